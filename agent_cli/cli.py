@@ -1,0 +1,204 @@
+"""The `agent` command line: options -> settings -> model -> tools -> loop -> renderers.
+
+This is the only module that imports Typer, and the one error boundary: every AgentError (and any
+Typer usage error) becomes one line on stderr and a documented exit code, never a traceback.
+Heavy modules are imported inside the commands, so `agent --help` pays only for Typer.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from agent_cli import __version__
+from agent_cli.errors import AgentError
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 answered; 1 runtime error; 2 usage or configuration error; "
+    "3 a limit was reached (max steps, timeout); 130 interrupted."
+)
+
+
+def _fail(message: str) -> None:
+    print(f"agent: error: {message}", file=sys.stderr, flush=True)
+
+
+class AgentGroup(TyperGroup):
+    """The top-level command, wrapped in the single error boundary."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        code = _guarded(
+            lambda: super(AgentGroup, self).main(
+                args, "agent", complete_var, standalone_mode=False, **extra
+            )
+        )
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _guarded(call: Any) -> int:
+    try:
+        result = call()
+    except AgentError as exc:
+        _fail(str(exc))
+        return exc.exit_code
+    except typer.Abort:
+        _fail("aborted")
+        return 1
+    except typer.TyperException as exc:  # Click's usage errors: bad option, missing argument...
+        return _usage_error(exc)
+    except Exception as exc:
+        if os.environ.get("AGENT_DEBUG"):
+            raise
+        _fail(f"internal error ({type(exc).__name__}: {exc}); set AGENT_DEBUG=1 for details")
+        return 1
+    return result if isinstance(result, int) else 0
+
+
+def _usage_error(exc: typer.TyperException) -> int:
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError":  # the help was printed as it was raised
+        return 2
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    _fail(exc.format_message().rstrip(".") + hint)
+    return getattr(exc, "exit_code", 2)
+
+
+app = typer.Typer(
+    cls=AgentGroup,
+    help="A command-line support agent: an LLM in an observe-reason-act loop.\n\n"
+    + EXIT_CODES_HELP,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+orders_app = typer.Typer(help="Browse and import the orders in the local SQLite store.")
+app.add_typer(orders_app, name="orders")
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"agent-cli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """A command-line support agent: an LLM in an observe-reason-act loop."""
+
+
+@app.command(epilog=EXIT_CODES_HELP)
+def ask(
+    question: Annotated[str, typer.Argument(help="The customer's question, in quotes.")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Use the offline playbook model: no network.")
+    ] = False,
+    script: Annotated[
+        Path | None,
+        typer.Option(help="Replay the decisions in this JSON file instead of calling a model."),
+    ] = None,
+    max_steps: Annotated[
+        int | None, typer.Option(help="Stop after this many model decisions (default: 8).")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Stop the run after this many seconds (default: 120).")
+    ] = None,
+    today: Annotated[
+        str | None, typer.Option(help="Today's date for the model, YYYY-MM-DD (reproducible runs).")
+    ] = None,
+    trace: Annotated[
+        Path | None, typer.Option(help="Append the run's JSON Lines trace to this file.")
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the trace events as JSON Lines on stdout only.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answer.")] = False,
+    config: Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")] = None,
+) -> None:
+    """Answer one question, showing every step live."""
+    from agent_cli.commands import AskOptions, ask_once
+
+    ask_once(
+        AskOptions(
+            question=question,
+            dry_run=dry_run,
+            script=script,
+            max_steps=max_steps,
+            timeout=timeout,
+            today=today,
+            trace=trace,
+            json_output=json_output,
+            quiet=quiet,
+            config=config,
+        )
+    )
+
+
+@app.command(name="tools")
+def list_tools(
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print names, descriptions and JSON schemas as JSON.")
+    ] = False,
+    config: Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")] = None,
+) -> None:
+    """List the tools the agent can call, with their descriptions."""
+    from agent_cli.commands import show_tools_command
+
+    show_tools_command(json_output=json_output, config=config)
+
+
+@orders_app.command(name="list")
+def orders_list(
+    json_output: Annotated[bool, typer.Option("--json", help="Print the orders as JSON.")] = False,
+    config: Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")] = None,
+) -> None:
+    """List every order in the store."""
+    from agent_cli.commands import list_orders
+
+    list_orders(json_output=json_output, config=config)
+
+
+@orders_app.command(name="show")
+def orders_show(
+    code: Annotated[str, typer.Argument(help="The order code, e.g. A100.")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print the order as JSON.")] = False,
+    config: Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")] = None,
+) -> None:
+    """Show one order. Exit code 1 if there is no such order."""
+    from agent_cli.commands import show_order_command
+
+    show_order_command(code, json_output=json_output, config=config)
+
+
+@orders_app.command(name="import")
+def orders_import(
+    file: Annotated[Path, typer.Argument(help="A .csv or .json file of orders.")],
+    config: Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")] = None,
+) -> None:
+    """Import orders (columns code, status, total, delivered_at, currency, customer): all or none.
+
+    An order whose code already exists is replaced. A malformed file is rejected with the line
+    and the reason (exit code 2), and nothing is imported.
+    """
+    from agent_cli.commands import import_orders
+
+    import_orders(file, config=config)

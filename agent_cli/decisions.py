@@ -1,0 +1,106 @@
+"""What the model decides each step: a closed union of CallTool | FinalAnswer.
+
+The JSON wire form (used by --script files and the JSON mode of real providers):
+    {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}, "thought": "..."}
+    {"type": "final", "answer": "..."}
+Code that consumes a Decision matches it exhaustively and ends in `assert_never`, so a new case
+fails type checking everywhere it is not handled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+MAX_THOUGHT_CHARS = 4_000
+MAX_ANSWER_CHARS = 20_000
+
+
+class CallTool(BaseModel):
+    """Run one tool with these arguments; `thought` says why (kept for debugging)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["tool"] = "tool"
+    tool: str = Field(min_length=1, max_length=100)
+    args: dict[str, Any] = Field(default_factory=dict)
+    thought: str = Field(default="", max_length=MAX_THOUGHT_CHARS)
+
+
+class FinalAnswer(BaseModel):
+    """Stop and give this answer to the customer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["final"] = "final"
+    answer: str = Field(min_length=1, max_length=MAX_ANSWER_CHARS)
+
+
+Decision = Annotated[CallTool | FinalAnswer, Field(discriminator="type")]
+
+_DECISION: TypeAdapter[CallTool | FinalAnswer] = TypeAdapter(Decision)
+_TAGS = ("tool", "final")
+
+
+class DecisionError(ValueError):
+    """A payload is not a valid decision; the message names the field and the problem."""
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """One line naming each bad field, without echoing the (possibly huge) input."""
+    parts = []
+    for item in error.errors(include_url=False, include_input=False):
+        loc = item["loc"]
+        if len(loc) > 1 and loc[0] in _TAGS:  # drop the union tag pydantic puts first
+            loc = loc[1:]
+        where = ".".join(str(part) for part in loc) or "decision"
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
+
+
+def parse_decision(payload: object) -> CallTool | FinalAnswer:
+    """Validate one decision in its wire form (already decoded from JSON)."""
+    if isinstance(payload, dict) and "type" not in payload:
+        raise DecisionError('type: missing; expected "tool" or "final"')
+    try:
+        return _DECISION.validate_python(payload)
+    except ValidationError as exc:
+        raise DecisionError(describe_validation_error(exc)) from None
+
+
+def parse_decisions(payload: object) -> list[CallTool | FinalAnswer]:
+    """Validate a JSON array of decisions, naming the 1-based number of a bad one."""
+    if not isinstance(payload, list):
+        raise DecisionError(f"expected a JSON array of decisions, got {type(payload).__name__}")
+    decisions = []
+    for number, item in enumerate(payload, start=1):
+        try:
+            decisions.append(parse_decision(item))
+        except DecisionError as exc:
+            raise DecisionError(f"decision {number}: {exc}") from None
+    return decisions
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens a model call consumed; zero for offline models."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One executed action and the observation it produced: an entry of the history."""
+
+    number: int
+    call: CallTool
+    observation: str
+    is_error: bool

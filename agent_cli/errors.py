@@ -1,0 +1,105 @@
+"""Every error agent-cli raises on purpose, split by who is at fault.
+
+    AgentError                    exit 1: something failed at run time
+    ├── UsageError                exit 2: the user's input or configuration is wrong
+    │   ├── ConfigError               a setting or config file is invalid
+    │   ├── ScriptFileError           a --script file is not a valid decision list
+    │   ├── OrderFileError            an orders file to import is malformed
+    │   └── TraceFileError            the trace file cannot be written
+    ├── ModelError                exit 1: the reasoning model failed
+    │   └── ScriptExhausted           a scripted model ran out before a final answer
+    ├── StoreError                exit 1: the order database cannot be used
+    ├── OrderNotFound             exit 1: `agent orders show` found no such order
+    ├── LimitReached              exit 3: a circuit breaker stopped the run
+    │   ├── MaxStepsExceeded
+    │   └── RunTimedOut
+    └── Interrupted               exit 130: the user pressed Ctrl-C
+
+Messages are one line and say what to do next. Exceptions never print themselves: the CLI's
+single error boundary turns them into one line on stderr and an exit code.
+This module is stdlib-only so every layer can import it.
+"""
+
+from __future__ import annotations
+
+
+class AgentError(Exception):
+    """Base of every deliberate agent-cli error."""
+
+    exit_code = 1
+
+
+class UsageError(AgentError):
+    """The user's command line, files or configuration are wrong."""
+
+    exit_code = 2
+
+
+class ConfigError(UsageError):
+    """A configuration file, environment variable or option value is invalid."""
+
+
+class ScriptFileError(UsageError):
+    """A --script file is unreadable, not JSON, or not a list of valid decisions."""
+
+
+class OrderFileError(UsageError):
+    """An orders file given to `agent orders import` is malformed."""
+
+
+class TraceFileError(UsageError):
+    """The trace file cannot be opened for writing."""
+
+
+class ModelError(AgentError):
+    """The reasoning model failed to produce a decision."""
+
+
+class ScriptExhausted(ModelError):
+    """A scripted model was asked for more decisions than its script holds."""
+
+
+class StoreError(AgentError):
+    """The order database cannot be opened or queried."""
+
+
+class OrderNotFound(AgentError):
+    """No order has the code the user asked for."""
+
+
+class LimitReached(AgentError):
+    """A circuit breaker ended the run; `status` is what the trace records."""
+
+    exit_code = 3
+    status = "limit"
+
+
+class MaxStepsExceeded(LimitReached):
+    status = "max_steps"
+
+    def __init__(self, max_steps: int) -> None:
+        super().__init__(
+            f"Max steps ({max_steps}) exceeded without a final answer; "
+            "raise --max-steps or simplify the question"
+        )
+        self.max_steps = max_steps
+
+
+class RunTimedOut(LimitReached):
+    status = "timeout"
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(
+            f"Run timed out after {timeout_s:g} s without a final answer; raise --timeout"
+        )
+        self.timeout_s = timeout_s
+
+
+class Interrupted(AgentError):
+    """The user interrupted the run (Ctrl-C)."""
+
+    exit_code = 130
+    status = "interrupted"
+
+    def __init__(self) -> None:
+        super().__init__("Interrupted; the trace keeps every completed step")

@@ -1,0 +1,70 @@
+"""What the loop yields: one event per thing that happened, in order.
+
+Edges consume them: `ui/` renders them, `tracing.py` writes them as JSON Lines. Every event
+carries the run id and a wall-clock timestamp so a trace line stands on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from agent_cli.decisions import CallTool, FinalAnswer, Usage
+
+TRACE_SCHEMA_VERSION = 1
+
+RunStatus = Literal["answered", "max_steps", "timeout", "error", "interrupted"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """Fields every event has."""
+
+    kind: ClassVar[str] = "event"
+    run_id: str
+    ts: float  # seconds since the epoch (UTC)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStarted(Event):
+    kind: ClassVar[str] = "run_started"
+    goal: str
+    provider: str
+    model: str
+    max_steps: int
+    timeout_s: float
+    today: str
+    tools: tuple[str, ...]
+    schema: int = TRACE_SCHEMA_VERSION
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelDecided(Event):
+    kind: ClassVar[str] = "decision"
+    step: int
+    decision: CallTool | FinalAnswer
+    usage: Usage = field(default_factory=Usage)
+    latency_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolObserved(Event):
+    kind: ClassVar[str] = "observation"
+    step: int
+    tool: str
+    args: dict[str, Any]
+    observation: str
+    is_error: bool
+    duration_ms: float
+    detail: str | None = None  # internal error detail: for the trace only, never the model
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunFinished(Event):
+    kind: ClassVar[str] = "run_finished"
+    status: RunStatus
+    answer: str | None
+    steps: int
+    usage: Usage
+    elapsed_ms: float
+    error: str | None = None

@@ -1,0 +1,206 @@
+"""The offline playbook model: fixed code that decides like a careful support agent.
+
+It finds the order codes in the goal, looks each one up, reads the refund policy, then writes the
+answer from those observations alone (it knows no order facts of its own), in the language of the
+question (English or Japanese). This is the design's "when NOT to use an agent" flow, which is
+exactly why it is a faithful offline stand-in: deterministic, free and instant.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import date
+
+from agent_cli.decisions import CallTool, FinalAnswer, Step
+from agent_cli.loop import ModelReply, ModelRequest
+
+_CODE = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{1,3}[0-9]{2,9})(?![A-Za-z0-9])")
+_JAPANESE_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+_FIELD = re.compile(r"(\w+)=(\S+)")
+
+
+def find_order_codes(goal: str) -> list[str]:
+    """Order codes in the goal, upper-cased, in order of first mention (full-width folded)."""
+    folded = unicodedata.normalize("NFKC", goal)
+    return list(dict.fromkeys(match.upper() for match in _CODE.findall(folded)))
+
+
+def is_japanese(text: str) -> bool:
+    return _JAPANESE_CHARS.search(text) is not None
+
+
+class PlaybookModel:
+    """Look up every order named, read the policy, answer; the same inputs give the same answer."""
+
+    provider = "offline"
+    model = "playbook"
+
+    def decide(self, request: ModelRequest) -> ModelReply:
+        codes = find_order_codes(request.goal)
+        lookups = {
+            str(step.call.args.get("order_code", "")).upper(): step
+            for step in request.history
+            if step.call.tool == "lookup_order"
+        }
+        for code in codes:
+            if code not in lookups:
+                return ModelReply(
+                    CallTool(
+                        tool="lookup_order",
+                        args={"order_code": code},
+                        thought=f"I need the status and delivery date of order {code}.",
+                    )
+                )
+        policy = next((s for s in request.history if s.call.tool == "refund_policy"), None)
+        if policy is None:
+            return ModelReply(
+                CallTool(
+                    tool="refund_policy",
+                    thought="I need the refund policy to judge whether a refund is allowed.",
+                )
+            )
+        facts = [_assess(code, lookups[code], policy, request.today) for code in codes]
+        writer = _JAPANESE if is_japanese(request.goal) else _ENGLISH
+        return ModelReply(FinalAnswer(answer=writer.answer(facts, policy)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Policy:
+    window_days: int
+    statuses: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Fact:
+    """What the observations say about one order, before it is put into words."""
+
+    code: str
+    verdict: str  # refundable | wrong_status | expired | no_date | future | not_found | failed
+    fields: dict[str, str]
+    days: int = 0
+    policy: _Policy | None = None
+
+
+def _parse_policy(step: Step) -> _Policy | None:
+    fields = dict(_FIELD.findall(step.observation))
+    try:
+        days = int(fields["refund_window_days"])
+        statuses = tuple(fields["refundable_statuses"].split(","))
+    except (KeyError, ValueError):
+        return None
+    return None if step.is_error else _Policy(days, statuses)
+
+
+def _assess(code: str, lookup: Step, policy_step: Step, today: date) -> _Fact:
+    if lookup.is_error:
+        return _Fact(code, "failed", {"error": lookup.observation})
+    if lookup.observation.startswith("NOT_FOUND"):
+        return _Fact(code, "not_found", {})
+    fields = dict(_FIELD.findall(lookup.observation))
+    policy = _parse_policy(policy_step)
+    if policy is None:
+        return _Fact(code, "failed", {"error": "the refund policy could not be read"})
+    if fields.get("status") not in policy.statuses:
+        return _Fact(code, "wrong_status", fields, policy=policy)
+    try:
+        delivered = date.fromisoformat(fields.get("delivered_at", ""))
+    except ValueError:
+        return _Fact(code, "no_date", fields, policy=policy)
+    days = (today - delivered).days
+    if days < 0:
+        verdict = "future"
+    elif days <= policy.window_days:
+        verdict = "refundable"
+    else:
+        verdict = "expired"
+    return _Fact(code, verdict, fields, days=days, policy=policy)
+
+
+@dataclass(frozen=True, slots=True)
+class _Language:
+    """The sentences of one language, keyed by verdict; filled from the facts alone."""
+
+    sentences: dict[str, str]
+    no_code: str
+    rule: str
+    either: str  # joins several refundable statuses
+    currency_names: dict[str, str]
+
+    def answer(self, facts: list[_Fact], policy_step: Step) -> str:
+        if facts:
+            return "\n".join(self.sentence(fact) for fact in facts)
+        policy = _parse_policy(policy_step)
+        rule = self.rule.format(**_policy_values(policy, self.either)) if policy else ""
+        return self.no_code.format(rule=rule)
+
+    def sentence(self, fact: _Fact) -> str:
+        values = {
+            "code": fact.code,
+            "status": fact.fields.get("status", "?"),
+            "delivered_at": fact.fields.get("delivered_at", "?"),
+            "days": fact.days,
+            "day_word": "day" if fact.days == 1 else "days",
+            "amount": self.amount(fact.fields),
+            "error": fact.fields.get("error", "?"),
+            **_policy_values(fact.policy, self.either),
+        }
+        return self.sentences[fact.verdict].format(**values)
+
+    def amount(self, fields: dict[str, str]) -> str:
+        currency = fields.get("currency", "")
+        try:
+            total = f"{int(fields.get('total', '')):,}"
+        except ValueError:
+            total = fields.get("total", "?")
+        return self.currency_names.get(currency, "{total} " + currency).format(total=total)
+
+
+def _policy_values(policy: _Policy | None, either: str) -> dict[str, object]:
+    if policy is None:
+        return {"window": "?", "statuses": "?"}
+    return {"window": policy.window_days, "statuses": either.join(policy.statuses)}
+
+
+_ENGLISH = _Language(
+    sentences={
+        "refundable": "Order {code} is refundable: delivered {delivered_at}, {days} {day_word} "
+        "ago, within the {window}-day window; refund amount {amount}.",
+        "wrong_status": "Order {code} is not refundable: its status is {status}; "
+        "only {statuses} orders can be refunded.",
+        "expired": "Order {code} is not refundable: delivered {delivered_at}, {days} {day_word} "
+        "ago, outside the {window}-day window.",
+        "no_date": "I cannot tell whether order {code} is refundable: it has no delivery date.",
+        "future": "I cannot tell whether order {code} is refundable: its delivery date "
+        "{delivered_at} is after today.",
+        "not_found": "Order {code} was not found; please check the order code.",
+        "failed": "I could not check order {code}: {error}",
+    },
+    no_code="I could not find an order code in your question. Please tell me the order code "
+    "(for example A100) and I will check it.{rule}",
+    rule=" Our policy: refunds are accepted within {window} days of delivery, "
+    "for {statuses} orders only.",
+    either=" or ",
+    currency_names={},
+)
+
+_JAPANESE = _Language(
+    sentences={
+        "refundable": "注文{code}は返金可能です：{delivered_at}に配達済み（{days}日前）で、"
+        "{window}日間の返金期間内です。返金額は{amount}です。",
+        "wrong_status": "注文{code}は返金できません：ステータスが{status}です。"
+        "返金できるのは{statuses}の注文のみです。",
+        "expired": "注文{code}は返金できません：{delivered_at}に配達済み（{days}日前）で、"
+        "{window}日間の返金期間を過ぎています。",
+        "no_date": "注文{code}は配達日が記録されていないため、返金可否を判断できません。",
+        "future": "注文{code}の配達日（{delivered_at}）が今日より後のため、判断できません。",
+        "not_found": "注文{code}は見つかりませんでした。注文番号をご確認ください。",
+        "failed": "注文{code}を確認できませんでした：{error}",
+    },
+    no_code="ご質問に注文番号が見つかりませんでした。"
+    "注文番号（例：A100）を教えていただければ確認します。{rule}",
+    rule="返金ポリシー：配達日から{window}日以内、ステータスが{statuses}の注文のみ返金できます。",
+    either="または",
+    currency_names={"JPY": "{total}円"},
+)

@@ -1,0 +1,109 @@
+"""The tool registry: name -> Tool, argument validation, and failures turned into observations.
+
+A tool's input comes from the model and is untrusted: it is validated against the tool's pydantic
+model (strict types, no extra fields, never coerced) before the tool runs. Whatever goes wrong
+becomes an `ERROR: ...` observation the model can read and correct, never a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agent_cli.decisions import describe_validation_error
+from agent_cli.loop import Observation, ToolSpec
+
+MAX_NAME_IN_MESSAGE = 60
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's argument model: strict, closed, immutable."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class NoArgs(ToolArgs):
+    """For tools that take no arguments."""
+
+
+class ToolFailure(Exception):
+    """A tool could not do its job; the message is written for the model to read and act on."""
+
+
+A = TypeVar("A", bound=ToolArgs)
+
+
+@dataclass(frozen=True, slots=True)
+class Tool(Generic[A]):
+    """A named capability the model may call. The description is all the model knows of it."""
+
+    name: str
+    description: str
+    args_model: type[A]
+    execute: Callable[[A], str]
+
+    def spec(self) -> ToolSpec:
+        schema = self.args_model.model_json_schema()
+        schema.pop("title", None)
+        schema.pop("description", None)
+        return ToolSpec(self.name, self.description, schema)
+
+    def signature(self) -> str:
+        """`lookup_order(order_code: string)`: the expected arguments, for error messages."""
+        properties = self.args_model.model_json_schema().get("properties", {})
+        params = ", ".join(f"{key}: {prop.get('type', 'any')}" for key, prop in properties.items())
+        return f"{self.name}({params})"
+
+
+class ToolRegistry:
+    """The toolbox handed to the loop."""
+
+    def __init__(self, tools: Iterable[Tool[Any]]) -> None:
+        self._tools: dict[str, Tool[Any]] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"duplicate tool name {tool.name!r}")
+            self._tools[tool.name] = tool
+        self._specs = tuple(tool.spec() for tool in self._tools.values())
+
+    def __iter__(self) -> Any:
+        return iter(self._tools.values())
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._tools)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return self._specs
+
+    def invoke(self, name: str, args: Mapping[str, Any]) -> Observation:
+        tool = self._tools.get(name)
+        if tool is None:
+            shown = name if len(name) <= MAX_NAME_IN_MESSAGE else name[:MAX_NAME_IN_MESSAGE] + "..."
+            valid = ", ".join(self._tools)
+            return Observation(f"ERROR: Unknown tool {shown!r}; should be one of: {valid}", True)
+        try:
+            parsed = tool.args_model.model_validate(dict(args))
+        except ValidationError as exc:
+            problem = describe_validation_error(exc)
+            return Observation(
+                f"ERROR: invalid arguments for {name}: {problem}. Expected {tool.signature()}",
+                True,
+            )
+        return _execute(tool, parsed)
+
+
+def _execute(tool: Tool[A], args: A) -> Observation:
+    try:
+        return Observation(tool.execute(args))
+    except ToolFailure as exc:
+        return Observation(f"ERROR: {exc}", True)
+    except Exception as exc:
+        # The model gets a short line; the details (paths, SQL) stay in the trace only.
+        return Observation(
+            f"ERROR: {tool.name} failed unexpectedly ({type(exc).__name__}); try another approach",
+            True,
+            detail=f"{type(exc).__name__}: {exc}",
+        )

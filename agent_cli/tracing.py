@@ -1,0 +1,106 @@
+"""Trace events as JSON Lines: one complete object per line, written and flushed as it happens.
+
+Every line has `event`, `run_id` and `ts` (ISO 8601, UTC). A line is serialised in full before it
+is written, so an error can never leave half a line; values JSON cannot hold (NaN, dates, bytes)
+are converted, and text that cannot be UTF-8 (lone surrogates) is escaped. Trace files are opened
+for appending, created owner-only (0600): an existing file is never overwritten.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import BaseModel
+
+from agent_cli.errors import TraceFileError
+from agent_cli.events import Event
+
+
+def event_record(event: Event) -> dict[str, Any]:
+    """The trace record of an event: `event`, `run_id`, `ts`, then its own fields."""
+    record: dict[str, Any] = {
+        "event": event.kind,
+        "run_id": event.run_id,
+        "ts": datetime.fromtimestamp(event.ts, UTC).isoformat(timespec="milliseconds"),
+    }
+    for item in dataclasses.fields(event):
+        if item.name not in ("run_id", "ts"):
+            record[item.name] = _jsonable(getattr(event, item.name))
+    return record
+
+
+def dumps_event(event: Event) -> str:
+    """One JSON line (without the newline) that is always valid UTF-8."""
+    line = json.dumps(event_record(event), ensure_ascii=False, allow_nan=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: keep them, as JSON escapes
+        line = json.dumps(event_record(event), ensure_ascii=True, allow_nan=False)
+    return line
+
+
+def _jsonable(value: Any) -> Any:  # noqa: PLR0911 - one return per kind of value
+    if isinstance(value, BaseModel):
+        return _jsonable(value.model_dump(mode="python"))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, float):
+        return round(value, 3) if math.isfinite(value) else str(value)
+    if value is None or isinstance(value, str | int | bool):
+        return value
+    if isinstance(value, date | datetime):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    return str(value)
+
+
+class TraceWriter:
+    """Writes each event as one line and flushes it, so a killed run keeps every finished step."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, event: Event) -> None:
+        self._stream.write(dumps_event(event) + "\n")
+        self._stream.flush()
+
+
+def open_trace_file(path: Path) -> TextIO:
+    """Open `path` for appending (created 0600); TraceFileError before any model call if not."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        return os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+    except OSError as exc:
+        raise TraceFileError(
+            f"Cannot write the trace file {path}: {exc.strerror or exc}; "
+            "choose another --trace path"
+        ) from None
+
+
+def read_trace(path: Path, *, warn: Callable[[str], None]) -> Iterator[dict[str, Any]]:
+    """Yield each record; a torn (unparseable) line is skipped with a warning naming it."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                warn(f"{path}: line {number} is incomplete or not JSON; skipped")
+                continue
+            if isinstance(record, dict):
+                yield record
+            else:
+                warn(f"{path}: line {number} is not a trace record; skipped")

@@ -1,0 +1,7 @@
+"""Rich rendering of loop events and command output. The only package that imports Rich."""
+
+from agent_cli.ui.console import clean_text, make_console
+from agent_cli.ui.run_view import RunView
+from agent_cli.ui.tables import show_order, show_orders, show_tools
+
+__all__ = ["RunView", "clean_text", "make_console", "show_order", "show_orders", "show_tools"]

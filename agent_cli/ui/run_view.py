@@ -1,0 +1,105 @@
+"""Live rendering of one run: a spinner while the model decides, each step as it completes,
+the answer in a panel, and a footer with the step count and elapsed time."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, assert_never
+
+from rich.console import Console
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from agent_cli.decisions import CallTool, FinalAnswer
+from agent_cli.events import Event, ModelDecided, RunFinished, RunStarted, ToolObserved
+from agent_cli.ui.console import clean_text
+
+_INDENT = 4
+
+
+class RunView:
+    """Turns events into lines on a console. `quiet` prints the answer and nothing else."""
+
+    def __init__(self, console: Console, *, quiet: bool = False) -> None:
+        self.console = console
+        self.quiet = quiet
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """A spinner while the next event is awaited (terminals only; never with --quiet)."""
+        if self.console.is_terminal and not self.quiet:
+            with self.console.status("thinking…", spinner="dots"):
+                yield
+        else:
+            yield
+
+    def show(self, event: Event) -> None:
+        if self.quiet:
+            if isinstance(event, ModelDecided) and isinstance(event.decision, FinalAnswer):
+                # Never wrapped: scripts read this line as it is.
+                self.console.print(Text(clean_text(event.decision.answer)), soft_wrap=True)
+            return
+        match event:
+            case RunStarted():
+                self._started(event)
+            case ModelDecided():
+                self._decided(event)
+            case ToolObserved():
+                self._observed(event)
+            case RunFinished():
+                self._finished(event)
+
+    def _started(self, event: RunStarted) -> None:
+        line = f"{event.provider}/{event.model} · today {event.today} · max {event.max_steps} steps"
+        self.console.print(Text(clean_text(line), style="dim"))
+
+    def _decided(self, event: ModelDecided) -> None:
+        decision = event.decision
+        match decision:
+            case CallTool():
+                call = Text(f"[{event.step}] ", style="bold cyan")
+                call.append(clean_text(f"{decision.tool}({format_args(decision.args)})"), "bold")
+                self.console.print(call)
+                if decision.thought:
+                    thought = Text(clean_text(decision.thought), style="dim italic")
+                    self.console.print(Padding(thought, (0, 0, 0, _INDENT), expand=False))
+            case FinalAnswer():
+                answer = Text(clean_text(decision.answer))
+                self.console.print(Panel(answer, title="Answer", title_align="left", expand=False))
+            case _ as unreachable:
+                assert_never(unreachable)
+
+    def _observed(self, event: ToolObserved) -> None:
+        marker, style = ("✗", "red") if event.is_error else ("→", "green")
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=_INDENT - 1, justify="right", style=style)
+        grid.add_column(style="red" if event.is_error else "")
+        grid.add_row(marker, Text(clean_text(event.observation)))
+        self.console.print(grid)
+
+    def _finished(self, event: RunFinished) -> None:
+        parts = [
+            f"{event.steps} step{'s' if event.steps != 1 else ''}",
+            _duration(event.elapsed_ms),
+        ]
+        tokens = event.usage.input_tokens + event.usage.output_tokens
+        if tokens:
+            parts.append(f"{tokens:,} tokens")
+        if event.status != "answered":
+            parts.append(f"stopped: {event.status}")
+        style = "dim" if event.status == "answered" else "yellow"
+        self.console.print(Text(" · ".join(parts), style=style))
+
+
+def format_args(args: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in args.items()
+    )
+
+
+def _duration(ms: float) -> str:
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"

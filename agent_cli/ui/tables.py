@@ -1,0 +1,49 @@
+"""Tables for the non-run commands: `agent tools` and `agent orders`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from agent_cli.loop import ToolSpec
+from agent_cli.store import Order
+from agent_cli.ui.console import clean_text
+
+
+def show_tools(console: Console, specs: Iterable[ToolSpec]) -> None:
+    table = Table("tool", "arguments", "description", show_lines=True)
+    for spec in specs:
+        properties = spec.parameters.get("properties", {})
+        args = ", ".join(f"{name}: {prop.get('type', 'any')}" for name, prop in properties.items())
+        table.add_row(Text(spec.name, style="bold"), Text(args or "-"), Text(spec.description))
+    console.print(table)
+
+
+def show_orders(console: Console, orders: Iterable[Order]) -> None:
+    table = Table("code", "status", "total", "delivered", "customer")
+    for order in orders:
+        table.add_row(
+            Text(order.code, style="bold"),
+            Text(order.status),
+            Text(f"{order.total:,} {order.currency}", justify="right"),
+            Text(order.delivered_at.isoformat() if order.delivered_at else "-"),
+            Text(clean_text(order.customer or "-")),
+        )
+    console.print(table)
+
+
+def show_order(console: Console, order: Order) -> None:
+    rows = [
+        ("code", order.code),
+        ("status", order.status),
+        ("total", f"{order.total:,} {order.currency}"),
+        ("delivered", order.delivered_at.isoformat() if order.delivered_at else "-"),
+        ("customer", clean_text(order.customer or "-")),
+    ]
+    for name, value in rows:
+        line = Text(f"{name:<10}", style="dim")
+        line.append(value)
+        console.print(line)

@@ -1,0 +1,99 @@
+"""Start-up and loop-overhead figures for agent-cli. Prints a table; asserts nothing.
+
+    python benchmarks/startup.py [--runs N]
+
+Whole-process wall times (median, min-max over N runs) side by side with `python -c pass` and
+the Typer+Rich floor (`import typer.rich_utils`, what any Typer app with Rich help pays), each
+as a ratio to that floor; the peak memory of `agent ask --dry-run`; and, in process, the loop's
+own overhead per 3-step run with the scripted model and rendering off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+AGENT = [sys.executable, "-m", "agent_cli"]
+COMMANDS = {
+    "python -c pass": [sys.executable, "-c", "pass"],
+    "import typer.rich_utils (floor)": [sys.executable, "-c", "import typer.rich_utils"],
+    "agent --help": [*AGENT, "--help"],
+    "agent ask --dry-run": [*AGENT, "ask", "Is order A100 refundable?", "--dry-run"],
+}
+
+
+def time_process(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of one run of argv."""
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv)} failed")
+    return elapsed, usage.ru_maxrss
+
+
+def loop_overhead_ms(runs: int) -> float:
+    """Median in-process time of a 3-step scripted run through the loop, no rendering."""
+    from collections.abc import Mapping
+    from typing import Any
+
+    from agent_cli.decisions import CallTool, FinalAnswer
+    from agent_cli.loop import Observation, ToolSpec, run
+    from agent_cli.providers.scripted import ScriptedModel
+
+    class NullTools:
+        def specs(self) -> tuple[ToolSpec, ...]:
+            return (ToolSpec("lookup_order", "d", {}), ToolSpec("refund_policy", "d", {}))
+
+        def invoke(self, name: str, args: Mapping[str, Any]) -> Observation:
+            return Observation("ok")
+
+    script = [
+        CallTool(tool="lookup_order", args={"order_code": "A100"}),
+        CallTool(tool="refund_policy"),
+        FinalAnswer(answer="yes"),
+    ]
+    tools = NullTools()
+    samples = []
+    for _ in range(runs):
+        model = ScriptedModel(script)
+        started = time.perf_counter()
+        for _event in run("Is order A100 refundable?", model, tools):
+            pass
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=15)
+    runs = parser.parse_args().runs
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "AGENT_DB": str(Path(home) / "orders.db"), "HOME": home}
+        time_process(COMMANDS["agent ask --dry-run"], env)  # seed the database once
+        figures = {}
+        for name, argv in COMMANDS.items():
+            time_process(argv, env)  # warm the file cache
+            figures[name] = [time_process(argv, env) for _ in range(runs)]
+    floor = statistics.median(t for t, _ in figures["import typer.rich_utils (floor)"])
+    print(f"{'command':34} {'median':>9} {'min-max':>17} {'x floor':>8} {'peak RSS':>9}")
+    for name, samples in figures.items():
+        times = [t * 1000 for t, _ in samples]
+        median = statistics.median(times)
+        peak = max(rss for _, rss in samples) / 1024
+        print(
+            f"{name:34} {median:7.0f}ms {min(times):7.0f}-{max(times):.0f}ms "
+            f"{median / (floor * 1000):7.2f}x {peak:7.1f}MB"
+        )
+    print(f"loop overhead, 3-step scripted run: {loop_overhead_ms(2000):.3f} ms (median of 2000)")
+
+
+if __name__ == "__main__":
+    main()

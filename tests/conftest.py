@@ -1,0 +1,55 @@
+"""Shared fixtures: every test gets its own home, data directory and database, and no network."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_cli.store import OrderStore
+
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(self: socket.socket, address: object) -> None:
+    host = address[0] if isinstance(address, tuple) else address
+    if (
+        isinstance(host, str)
+        and host not in ("127.0.0.1", "::1", "localhost")
+        and self.family
+        in (
+            socket.AF_INET,
+            socket.AF_INET6,
+        )
+    ):
+        raise OSError(f"tests must not reach the network (tried {host})")
+    _real_connect(self, address)  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("AGENT_DB", str(tmp_path / "orders.db"))
+    for name in (
+        "AGENT_CONFIG",
+        "AGENT_DEBUG",
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(socket.socket, "connect", _loopback_only)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[OrderStore]:
+    opened = OrderStore.open(tmp_path / "orders.db")
+    yield opened
+    opened.close()

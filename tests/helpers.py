@@ -1,0 +1,55 @@
+"""Small builders shared by tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date
+
+from agent_cli.decisions import CallTool, FinalAnswer
+from agent_cli.events import Event
+from agent_cli.loop import Limits, run
+from agent_cli.providers.scripted import ScriptedModel
+from agent_cli.store import OrderStore
+from agent_cli.tools import ToolRegistry
+from agent_cli.tools.orders import RefundPolicy, order_tools
+
+TODAY = date(2026, 10, 13)
+
+
+def registry(store: OrderStore, policy: RefundPolicy | None = None) -> ToolRegistry:
+    return ToolRegistry(order_tools(lambda: store, policy or RefundPolicy()))
+
+
+def call(tool: str, thought: str = "", **args: object) -> CallTool:
+    return CallTool(tool=tool, args=dict(args), thought=thought)
+
+
+def final(answer: str) -> FinalAnswer:
+    return FinalAnswer(answer=answer)
+
+
+def collect(events: Iterable[Event]) -> list[Event]:
+    """Consume a run, keeping every event even when it ends by raising."""
+    seen: list[Event] = []
+    try:
+        for event in events:
+            seen.append(event)
+    except Exception as exc:
+        seen.append(exc)  # type: ignore[arg-type]
+    return seen
+
+
+def scripted_run(
+    store: OrderStore, *decisions: CallTool | FinalAnswer, max_steps: int = 8
+) -> tuple[ScriptedModel, list[Event]]:
+    model = ScriptedModel(decisions)
+    events = collect(
+        run(
+            "Is order A100 refundable?",
+            model,
+            registry(store),
+            limits=Limits(max_steps),
+            today=TODAY,
+        )
+    )
+    return model, events

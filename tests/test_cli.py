@@ -1,0 +1,271 @@
+"""The `agent` command through CliRunner: outputs, exit codes, one-line errors, help text."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from agent_cli.cli import app
+
+runner = CliRunner()
+TODAY = ["--today", "2026-10-13"]
+
+
+def agent(*args: str, input: str | None = None) -> Result:
+    return runner.invoke(app, list(args), input=input)
+
+
+def assert_one_line_error(result: Result, code: int, fragment: str) -> None:
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("agent: error: ")
+    assert fragment in lines[0]
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_ask_answers_with_the_offline_default_and_says_so() -> None:
+    result = agent("ask", "Is order A100 refundable?", *TODAY)
+    assert result.exit_code == 0, result.stderr
+    assert "offline playbook model" in result.stderr
+    assert "Order A100 is refundable: delivered 2026-10-01, 12 days ago" in result.stdout
+    assert "[1] lookup_order" in result.stdout and "[2] refund_policy" in result.stdout
+    assert "3 steps" in result.stdout
+
+
+def test_dry_run_has_no_notice() -> None:
+    result = agent("ask", "Is order A100 refundable?", "--dry-run", *TODAY)
+    assert result.exit_code == 0
+    assert result.stderr == ""
+
+
+def test_quiet_prints_only_the_answer() -> None:
+    result = agent("ask", "Is order A101 refundable?", "--quiet", *TODAY)
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "Order A101 is not refundable: its status is SHIPPING; "
+        "only DELIVERED orders can be refunded.\n"
+    )
+    assert result.stderr == ""
+
+
+def test_json_prints_only_trace_lines_on_stdout() -> None:
+    result = agent("ask", "Is order A100 refundable?", "--json", "--dry-run", *TODAY)
+    assert result.exit_code == 0
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["event"] for r in records] == [
+        "run_started",
+        "decision",
+        "observation",
+        "decision",
+        "observation",
+        "decision",
+        "run_finished",
+    ]
+    assert records[-1]["status"] == "answered"
+    assert records[0]["today"] == "2026-10-13"
+
+
+def test_trace_file_is_written_while_rendering(tmp_path: Path) -> None:
+    trace = tmp_path / "run.jsonl"
+    result = agent("ask", "A100?", "--dry-run", "--trace", str(trace), *TODAY)
+    assert result.exit_code == 0
+    assert "Answer" in result.stdout
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert records[0]["event"] == "run_started" and records[-1]["event"] == "run_finished"
+    assert stat.S_IMODE(trace.stat().st_mode) == 0o600
+
+
+def test_unwritable_trace_fails_before_the_run(tmp_path: Path) -> None:
+    result = agent("ask", "A100?", "--dry-run", "--trace", str(tmp_path / "no" / "t.jsonl"))
+    assert_one_line_error(result, 2, "Cannot write the trace file")
+    assert result.stdout == ""
+
+
+def write_script(tmp_path: Path, decisions: list[dict[str, object]]) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(decisions))
+    return str(path)
+
+
+def test_script_replay(tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path,
+        [
+            {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A101"}},
+            {"type": "final", "answer": "It is on its way."},
+        ],
+    )
+    result = agent("ask", "Where is A101?", "--script", script)
+    assert result.exit_code == 0
+    assert "status=SHIPPING" in result.stdout and "It is on its way." in result.stdout
+
+
+def test_script_that_runs_out_exits_1_and_is_traced(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [{"type": "tool", "tool": "refund_policy"}])
+    trace = tmp_path / "t.jsonl"
+    result = agent("ask", "q", "--script", script, "--trace", str(trace))
+    assert_one_line_error(result, 1, "ran out after 1 decisions without a final answer")
+    last = json.loads(trace.read_text().splitlines()[-1])
+    assert (last["event"], last["status"]) == ("run_finished", "error")
+
+
+def test_bad_script_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text("[{")
+    assert_one_line_error(agent("ask", "q", "--script", str(path)), 2, "is not valid JSON")
+
+
+def test_max_steps_exits_3_and_keeps_the_steps(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [{"type": "tool", "tool": "refund_policy"}] * 5)
+    result = agent("ask", "q", "--script", script, "--max-steps", "2", "--json")
+    assert_one_line_error(result, 3, "Max steps (2) exceeded")
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert sum(r["event"] == "observation" for r in records) == 2
+    assert records[-1]["status"] == "max_steps"
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "fragment"),
+    [
+        (
+            ["ask", "q", "--max-steps", "0"],
+            2,
+            "limits.max_steps: Input should be greater than or equal to 1",
+        ),
+        (["ask", "q", "--timeout", "-1"], 2, "limits.timeout: Input should be greater than 0"),
+        (["ask", "q", "--timeout", "abc"], 2, "Invalid value for '--timeout'"),
+        (
+            ["ask", "q", "--today", "13/10/2026"],
+            2,
+            "--today '13/10/2026' is not a date; use YYYY-MM-DD",
+        ),
+        (["ask", "q", "--bogus"], 2, "No such option: --bogus (see 'agent ask --help')"),
+        (["ask"], 2, "Missing argument"),
+        (["ask", "   "], 2, "The question is empty"),
+        (["ask", "x" * 5000], 2, "The question is 5,000 characters; the limit is 4,000"),
+        (["ask", "a\x00b"], 2, "NUL bytes"),
+        (["ask", "bad \udcff text"], 2, "not valid UTF-8"),
+        (["ask", "q", "--config", "/nonexistent.toml"], 2, "does not exist"),
+        (["frobnicate"], 2, "No such command 'frobnicate'"),
+        (["orders", "show", "../etc"], 2, "is not an order code"),
+        (["orders", "show", "Z999"], 1, "No order with code Z999"),
+        (["orders", "import", "/nonexistent.csv"], 2, "cannot read"),
+    ],
+)
+def test_bad_input_is_one_line_with_a_documented_code(
+    args: list[str], code: int, fragment: str
+) -> None:
+    assert_one_line_error(agent(*args), code, fragment)
+
+
+def test_bad_config_file_is_named(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("[limits]\nmax_stepz = 3\n")
+    assert_one_line_error(
+        agent("ask", "q", "--config", str(config)), 2, "limits.max_stepz: unknown setting"
+    )
+
+
+def test_a_corrupt_database_is_a_runtime_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "corrupt.db"
+    db.write_text("garbage " * 1000)
+    monkeypatch.setenv("AGENT_DB", str(db))
+    assert_one_line_error(agent("orders", "list"), 1, "Cannot open the order database")
+
+
+def test_tools_lists_names_and_descriptions() -> None:
+    result = agent("tools")
+    assert result.exit_code == 0
+    assert "lookup_order" in result.stdout and "refund_policy" in result.stdout
+    assert "order_code: string" in result.stdout
+
+
+def test_tools_json_has_schemas() -> None:
+    tools = json.loads(agent("tools", "--json").stdout)
+    assert [t["name"] for t in tools] == ["lookup_order", "refund_policy"]
+    assert tools[0]["parameters"]["required"] == ["order_code"]
+
+
+def test_orders_list_and_show() -> None:
+    listing = agent("orders", "list")
+    assert listing.exit_code == 0 and "A100" in listing.stdout and "250,000 JPY" in listing.stdout
+    shown = json.loads(agent("orders", "show", "a100", "--json").stdout)
+    assert shown == {
+        "code": "A100",
+        "status": "DELIVERED",
+        "total": 250000,
+        "currency": "JPY",
+        "delivered_at": "2026-10-01",
+        "customer": "Sato Haruki",
+    }
+
+
+def test_orders_import_then_ask(tmp_path: Path) -> None:
+    path = tmp_path / "orders.csv"
+    path.write_text("code,status,total,delivered_at\nN900,DELIVERED,5000,2026-10-10\n")
+    result = agent("orders", "import", str(path))
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"Imported 1 orders from {path} (1 new, 0 replaced)"
+    answer = agent("ask", "Is N900 refundable?", "--quiet", *TODAY)
+    assert "Order N900 is refundable: delivered 2026-10-10, 3 days ago" in answer.stdout
+
+
+def test_a_bad_import_names_the_line_and_imports_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "orders.csv"
+    path.write_text("code,status,total\nN1,PENDING,1\nN2,PENDING,lots\n")
+    assert_one_line_error(agent("orders", "import", str(path)), 2, "line 3: total")
+    assert agent("orders", "show", "N1").exit_code == 1
+
+
+def test_version() -> None:
+    result = agent("--version")
+    assert result.exit_code == 0 and result.stdout.startswith("agent-cli ")
+
+
+def test_no_arguments_shows_help() -> None:
+    result = agent()
+    assert result.exit_code == 2
+    assert "Usage" in result.stdout and "ask" in result.stdout
+
+
+def _commands(group: object, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], object]]:
+    found = []
+    for name, command in getattr(group, "commands", {}).items():
+        found.append(((*path, name), command))
+        found.extend(_commands(command, (*path, name)))
+    return found
+
+
+def test_every_command_and_option_has_help_text() -> None:
+    from typer.main import get_command
+
+    commands = _commands(get_command(app))
+    assert len(commands) >= 6
+    for path, command in commands:
+        assert getattr(command, "help", None), f"agent {' '.join(path)} has no help"
+        for param in getattr(command, "params", []):
+            assert getattr(param, "help", None), f"{path} {param.name} has no help"
+        help_run = agent(*path, "--help")
+        assert help_run.exit_code == 0, path
+
+
+def test_exit_codes_are_in_the_help() -> None:
+    out = " ".join(agent("ask", "--help").stdout.replace("│", " ").split())
+    assert "130 interrupted" in out and "3 a limit was reached" in out
+
+
+def test_an_internal_error_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agent_cli.commands
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(agent_cli.commands, "ask_once", explode)
+    assert_one_line_error(agent("ask", "q"), 1, "internal error (RuntimeError: bug)")

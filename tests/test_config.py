@@ -1,0 +1,97 @@
+"""Settings: sources in order, and every bad setting named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_cli.config import default_config_path, load_settings
+from agent_cli.errors import ConfigError
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults() -> None:
+    settings = load_settings()
+    assert (settings.limits.max_steps, settings.limits.timeout) == (8, 120.0)
+    assert settings.policy.refund_window_days == 30
+    assert settings.policy.refundable_statuses == ("DELIVERED",)
+
+
+def test_file_then_environment_then_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(
+        tmp_path, "[limits]\nmax_steps = 5\ntimeout = 9.5\n[store]\npath = 'from-file.db'\n"
+    )
+    monkeypatch.setenv("AGENT_DB", "from-env.db")
+    settings = load_settings(path, overrides={"limits": {"max_steps": 3, "timeout": None}})
+    assert (settings.limits.max_steps, settings.limits.timeout) == (3, 9.5)
+    assert settings.store.path == Path("from-env.db")
+
+
+def test_default_file_is_read_when_present(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = default_config_path()
+    path.parent.mkdir(parents=True)
+    path.write_text("[policy]\nrefund_window_days = 14\n")
+    assert load_settings().policy.refund_window_days == 14
+
+
+def test_agent_config_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_CONFIG", str(write(tmp_path, "[limits]\nmax_steps = 2\n")))
+    assert load_settings().limits.max_steps == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "messages"),
+    [
+        (
+            "[limits]\nmax_steps = 0\n",
+            ["limits.max_steps: Input should be greater than or equal to 1"],
+        ),
+        (
+            "[limits]\nmax_steps = -3\ntimeout = 'abc'\n",
+            ["limits.max_steps", "limits.timeout: Input should be a valid number"],
+        ),
+        ("[limits]\nmax_step = 3\n", ["limits.max_step: unknown setting"]),
+        ("[limtis]\n", ["limtis: unknown setting"]),
+        ("[policy]\nrefundable_statuses = ['LOST']\n", ["policy.refundable_statuses.0"]),
+        (
+            "[limits]\ntimeout = 1e9\n",
+            ["limits.timeout: Input should be less than or equal to 86400"],
+        ),
+    ],
+)
+def test_bad_settings_are_all_named(tmp_path: Path, text: str, messages: list[str]) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(write(tmp_path, text))
+    for message in messages:
+        assert message in str(caught.value)
+    assert caught.value.exit_code == 2
+
+
+def test_bad_option_values_are_named() -> None:
+    with pytest.raises(
+        ConfigError, match=r"limits.max_steps: Input should be greater than or equal to 1"
+    ):
+        load_settings(overrides={"limits": {"max_steps": 0}})
+
+
+def test_invalid_toml(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is not valid TOML"):
+        load_settings(write(tmp_path, "[limits\n"))
+
+
+def test_missing_explicit_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist; check --config"):
+        load_settings(tmp_path / "nope.toml")
+
+
+def test_example_config_matches_the_defaults() -> None:
+    example = Path(__file__).parent.parent / "config.example.toml"
+    assert load_settings(example) == load_settings()

@@ -1,0 +1,194 @@
+"""The observe-reason-act loop: the design's three essential tests, limits, events, interrupts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from agent_cli.decisions import Usage
+from agent_cli.errors import (
+    Interrupted,
+    LimitReached,
+    MaxStepsExceeded,
+    RunTimedOut,
+    ScriptExhausted,
+)
+from agent_cli.events import ModelDecided, RunFinished, RunStarted, RunStatus, ToolObserved
+from agent_cli.loop import Limits, ModelReply, ModelRequest, Observation, ToolSpec, run
+from agent_cli.store import OrderStore
+
+from .helpers import TODAY, call, collect, final, registry, scripted_run
+
+
+def test_observation_reaches_the_next_model_call(store: OrderStore) -> None:
+    model, _ = scripted_run(store, call("lookup_order", order_code="A100"), final("yes"))
+    first, second = model.requests
+    assert first.history == ()
+    assert len(second.history) == 1
+    assert "status=DELIVERED" in second.history[0].observation
+    assert second.history[0].call.tool == "lookup_order"
+
+
+def test_max_steps_stops_a_model_that_never_answers(store: OrderStore) -> None:
+    looping = [call("refund_policy")] * 10
+    model, events = scripted_run(store, *looping, max_steps=3)
+    assert len(model.requests) == 3
+    error = events[-1]
+    assert isinstance(error, MaxStepsExceeded)
+    assert "Max steps (3) exceeded" in str(error)
+    finished = events[-2]
+    assert isinstance(finished, RunFinished)
+    assert (finished.status, finished.steps, finished.answer) == ("max_steps", 3, None)
+
+
+def test_unknown_tool_becomes_an_error_observation(store: OrderStore) -> None:
+    model, events = scripted_run(store, call("delete_everything"), final("sorry"))
+    observed = [e for e in events if isinstance(e, ToolObserved)]
+    assert observed[0].is_error
+    assert observed[0].observation.startswith("ERROR: Unknown tool 'delete_everything'")
+    assert "lookup_order, refund_policy" in observed[0].observation
+    assert model.requests[1].history[0].is_error
+    assert isinstance(events[-1], RunFinished) and events[-1].status == "answered"
+
+
+def test_events_come_in_order_with_one_run_id(store: OrderStore) -> None:
+    _, events = scripted_run(
+        store, call("lookup_order", order_code="A100"), call("refund_policy"), final("ok")
+    )
+    kinds = [type(e).__name__ for e in events]
+    assert kinds == [
+        "RunStarted",
+        "ModelDecided",
+        "ToolObserved",
+        "ModelDecided",
+        "ToolObserved",
+        "ModelDecided",
+        "RunFinished",
+    ]
+    assert len({e.run_id for e in events}) == 1  # type: ignore[attr-defined]
+    started, finished = events[0], events[-1]
+    assert isinstance(started, RunStarted) and started.tools == ("lookup_order", "refund_policy")
+    assert isinstance(finished, RunFinished)
+    assert (finished.status, finished.answer, finished.steps) == ("answered", "ok", 3)
+    assert [e.step for e in events if isinstance(e, ModelDecided)] == [1, 2, 3]
+
+
+def test_history_handed_to_the_model_is_immutable(store: OrderStore) -> None:
+    model, _ = scripted_run(
+        store, call("lookup_order", order_code="A100"), call("refund_policy"), final("ok")
+    )
+    history = model.requests[2].history
+    assert isinstance(history, tuple)
+    with pytest.raises(AttributeError):
+        history[0].observation = "tampered"  # type: ignore[misc]
+    assert len(model.requests[1].history) == 1  # later steps did not grow an earlier view
+
+
+def test_model_error_is_recorded_then_raised(store: OrderStore) -> None:
+    _, events = scripted_run(store, call("refund_policy"))
+    assert isinstance(events[-1], ScriptExhausted)
+    finished = events[-2]
+    assert isinstance(finished, RunFinished)
+    assert finished.status == "error"
+    assert finished.error is not None and "ran out after 1 decisions" in finished.error
+
+
+class _SlowClock:
+    """A monotonic clock that advances 10 s every time it is read."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 10.0
+        return self.now
+
+
+def test_timeout_ends_the_run_with_status_timeout(store: OrderStore) -> None:
+    from agent_cli.providers.scripted import ScriptedModel
+
+    model = ScriptedModel([call("refund_policy")] * 5)
+    events = collect(
+        run("q", model, registry(store), limits=Limits(8, 25.0), today=TODAY, clock=_SlowClock())
+    )
+    assert isinstance(events[-1], RunTimedOut)
+    assert "timed out after 25 s" in str(events[-1])
+    finished = events[-2]
+    assert isinstance(finished, RunFinished) and finished.status == "timeout"
+
+
+def test_model_is_given_the_deadline_and_today(store: OrderStore) -> None:
+    model, _ = scripted_run(store, final("ok"))
+    request = model.requests[0]
+    assert request.today == TODAY
+    assert request.deadline > 0
+    assert [t.name for t in request.tools] == ["lookup_order", "refund_policy"]
+
+
+class _InterruptingModel:
+    provider = "test"
+    model = "interrupt"
+
+    def decide(self, request: ModelRequest) -> ModelReply:
+        if request.history:
+            raise KeyboardInterrupt
+        return ModelReply(call("refund_policy"), Usage(10, 5))
+
+
+def test_ctrl_c_during_a_model_call_is_recorded_as_interrupted(store: OrderStore) -> None:
+    events = collect(run("q", _InterruptingModel(), registry(store), today=TODAY))
+    assert isinstance(events[-1], Interrupted)
+    finished = events[-2]
+    assert isinstance(finished, RunFinished)
+    assert (finished.status, finished.steps) == ("interrupted", 1)
+    assert finished.usage == Usage(10, 5)
+
+
+def test_ctrl_c_thrown_in_while_an_event_is_consumed(store: OrderStore) -> None:
+    from agent_cli.providers.scripted import ScriptedModel
+
+    events = run("q", ScriptedModel([call("refund_policy"), final("x")]), registry(store))
+    assert isinstance(next(events), RunStarted)
+    finished = events.throw(KeyboardInterrupt())
+    assert isinstance(finished, RunFinished) and finished.status == "interrupted"
+    with pytest.raises(Interrupted):
+        next(events)
+
+
+class _ExplodingToolbox:
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return ()
+
+    def invoke(self, name: str, args: Mapping[str, Any]) -> Observation:
+        return Observation("ERROR: boom", is_error=True, detail="secret path /srv/db")
+
+
+def test_observation_detail_goes_to_the_event_not_the_model() -> None:
+    from agent_cli.providers.scripted import ScriptedModel
+
+    model = ScriptedModel([call("x"), final("done")])
+    events = collect(run("q", model, _ExplodingToolbox(), today=TODAY))
+    observed = next(e for e in events if isinstance(e, ToolObserved))
+    assert observed.detail == "secret path /srv/db"
+    assert "secret" not in model.requests[1].history[0].observation
+
+
+def test_every_limit_status_is_a_run_status() -> None:
+    from typing import get_args
+
+    for limit in LimitReached.__subclasses__():
+        assert limit.status in get_args(RunStatus)
+
+
+def test_the_loop_imports_no_typer_rich_or_httpx() -> None:
+    code = (
+        "import sys, agent_cli.loop, agent_cli.tools.orders, agent_cli.providers.playbook;"
+        "bad = [m for m in ('typer', 'rich', 'httpx', 'click') if m in sys.modules];"
+        "print(','.join(bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -1,0 +1,168 @@
+"""The offline playbook model: looks up what the goal names, reads the policy, answers from
+the observations, in the language of the question."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from agent_cli.decisions import CallTool, FinalAnswer
+from agent_cli.events import ModelDecided, RunFinished
+from agent_cli.loop import Limits, run
+from agent_cli.providers.playbook import PlaybookModel, find_order_codes, is_japanese
+from agent_cli.store import Order, OrderStore
+from agent_cli.tools.orders import RefundPolicy
+
+from .helpers import TODAY, collect, registry
+
+
+def answer(
+    store: OrderStore, goal: str, *, today: date = TODAY, policy: RefundPolicy | None = None
+) -> tuple[str, list[CallTool]]:
+    events = collect(
+        run(goal, PlaybookModel(), registry(store, policy), limits=Limits(20), today=today)
+    )
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.status == "answered", events[-1]
+    calls = [
+        e.decision
+        for e in events
+        if isinstance(e, ModelDecided) and isinstance(e.decision, CallTool)
+    ]
+    assert finished.answer is not None
+    return finished.answer, calls
+
+
+def test_refundable_order(store: OrderStore) -> None:
+    text, calls = answer(store, "Is order A100 refundable?")
+    assert text == (
+        "Order A100 is refundable: delivered 2026-10-01, 12 days ago, within the 30-day window; "
+        "refund amount 250,000 JPY."
+    )
+    assert [(c.tool, c.args) for c in calls] == [
+        ("lookup_order", {"order_code": "A100"}),
+        ("refund_policy", {}),
+    ]
+    assert all(c.thought for c in calls)
+
+
+def test_wrong_status(store: OrderStore) -> None:
+    text, _ = answer(store, "Can I get my money back for A101?")
+    assert text == (
+        "Order A101 is not refundable: its status is SHIPPING; "
+        "only DELIVERED orders can be refunded."
+    )
+
+
+def test_outside_the_window(store: OrderStore) -> None:
+    text, _ = answer(store, "refund for a103 please")
+    assert text == (
+        "Order A103 is not refundable: delivered 2026-06-15, 120 days ago, "
+        "outside the 30-day window."
+    )
+
+
+def test_not_found(store: OrderStore) -> None:
+    text, _ = answer(store, "What about order Z999?")
+    assert text == "Order Z999 was not found; please check the order code."
+
+
+def test_several_orders_in_one_question_in_order(store: OrderStore) -> None:
+    text, calls = answer(store, "Are A100, A101 and A104 refundable? Also A100 again.")
+    lines = text.splitlines()
+    assert [line.split()[1] for line in lines] == ["A100", "A101", "A104"]
+    assert "REFUNDED" in lines[2]
+    assert [c.args.get("order_code") for c in calls] == ["A100", "A101", "A104", None]
+
+
+def test_answers_come_from_the_observations_not_from_fixed_facts(store: OrderStore) -> None:
+    store.import_orders([Order("A100", "DELIVERED", 777, date(2026, 10, 12), "USD")])
+    text, _ = answer(store, "Is order A100 refundable?")
+    assert "delivered 2026-10-12, 1 day ago" in text and "777 USD" in text
+
+
+def test_policy_comes_from_the_policy_tool(store: OrderStore) -> None:
+    text, _ = answer(store, "Is order A100 refundable?", policy=RefundPolicy(7, ("DELIVERED",)))
+    assert "outside the 7-day window" in text
+
+
+def test_window_boundary_is_inclusive(store: OrderStore) -> None:
+    assert "is refundable" in answer(store, "A100?", today=date(2026, 10, 31))[0]
+    assert "not refundable" in answer(store, "A100?", today=date(2026, 11, 1))[0]
+
+
+def test_delivery_after_today_is_not_judged(store: OrderStore) -> None:
+    text, _ = answer(store, "A100?", today=date(2026, 9, 1))
+    assert "is after today" in text
+
+
+@pytest.mark.parametrize(
+    ("goal", "expected"),
+    [
+        (
+            "注文A100は返金できますか？",
+            "注文A100は返金可能です：2026-10-01に配達済み（12日前）で、30日間の返金期間内です。返金額は250,000円です。",
+        ),
+        (
+            "A101の返金をお願いします",
+            "注文A101は返金できません：ステータスがSHIPPINGです。返金できるのはDELIVEREDの注文のみです。",
+        ),
+        (
+            "注文番号Ａ１０３を返品したい",
+            "注文A103は返金できません：2026-06-15に配達済み（120日前）で、30日間の返金期間を過ぎています。",
+        ),
+        ("Z999は？", "注文Z999は見つかりませんでした。注文番号をご確認ください。"),
+    ],
+)
+def test_japanese_questions_get_japanese_answers(
+    store: OrderStore, goal: str, expected: str
+) -> None:
+    assert answer(store, goal)[0] == expected
+
+
+def test_no_order_code_asks_for_one_and_states_the_policy(store: OrderStore) -> None:
+    text, calls = answer(store, "Is my order refundable?")
+    assert [c.tool for c in calls] == ["refund_policy"]
+    assert text.startswith("I could not find an order code in your question.")
+    assert "within 30 days of delivery, for DELIVERED orders only" in text
+
+
+def test_no_order_code_in_japanese(store: OrderStore) -> None:
+    text, _ = answer(store, "返金できますか？")
+    assert text.startswith("ご質問に注文番号が見つかりませんでした。")
+    assert "30日以内" in text
+
+
+@pytest.mark.parametrize(
+    ("goal", "codes"),
+    [
+        ("Is order A100 refundable?", ["A100"]),
+        ("a100 and B200, then a100", ["A100", "B200"]),
+        ("注文A100とA101", ["A100", "A101"]),
+        ("ｃ３００", ["C300"]),
+        ("order #A100.", ["A100"]),
+        ("Is my order refundable? Today is 2026-10-13.", []),
+        ("paper size A4 and ISO9001x", []),
+    ],
+)
+def test_find_order_codes(goal: str, codes: list[str]) -> None:
+    assert find_order_codes(goal) == codes
+
+
+def test_language_detection() -> None:
+    assert is_japanese("返金できますか")
+    assert not is_japanese("Is A100 refundable?")
+
+
+def test_a_failed_lookup_is_reported_not_invented(store: OrderStore) -> None:
+    from agent_cli.decisions import Step
+    from agent_cli.loop import ModelRequest
+
+    failed = Step(
+        1, CallTool(tool="lookup_order", args={"order_code": "A100"}), "ERROR: db down", True
+    )
+    policy = Step(2, CallTool(tool="refund_policy"), RefundPolicy().describe(), False)
+    reply = PlaybookModel().decide(ModelRequest("A100?", TODAY, (), (failed, policy), 1e9))
+    assert isinstance(reply.decision, FinalAnswer)
+    assert reply.decision.answer == "I could not check order A100: ERROR: db down"

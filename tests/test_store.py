@@ -1,0 +1,176 @@
+"""The SQLite order store: seeding, queries, and all-or-nothing imports."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from agent_cli.errors import OrderFileError, StoreError, UsageError
+from agent_cli.order_files import normalise_code, read_orders
+from agent_cli.store import SAMPLE_ORDERS, Order, OrderStore
+
+
+def test_first_open_creates_and_seeds_the_database(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "dir" / "orders.db"
+    store = OrderStore.open(path)
+    assert path.exists()
+    assert store.get("A100") == Order(
+        "A100", "DELIVERED", 250_000, date(2026, 10, 1), "JPY", "Sato Haruki"
+    )
+    a101 = store.get("A101")
+    assert a101 is not None and (a101.status, a101.total, a101.delivered_at) == (
+        "SHIPPING",
+        480_000,
+        None,
+    )
+    assert {o.status for o in store.all()} >= {"CANCELLED", "REFUNDED", "PENDING", "DELIVERED"}
+    store.close()
+
+
+def test_seeding_happens_once(tmp_path: Path) -> None:
+    path = tmp_path / "orders.db"
+    store = OrderStore.open(path)
+    store.import_orders([Order("A100", "REFUNDED", 250_000, date(2026, 10, 1))])
+    store.close()
+    reopened = OrderStore.open(path)
+    a100 = reopened.get("A100")
+    assert a100 is not None and a100.status == "REFUNDED"
+    assert len(reopened.all()) == len(SAMPLE_ORDERS)
+    reopened.close()
+
+
+def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "orders.db"
+    path.write_text("this is not sqlite, " * 200)
+    with pytest.raises(StoreError, match=r"Cannot open the order database .*set AGENT_DB"):
+        OrderStore.open(path)
+
+
+def test_an_unwritable_location_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StoreError, match="Cannot open the order database"):
+        OrderStore.open(blocker / "orders.db")
+
+
+def test_database_constraints_reject_bad_rows(store: OrderStore) -> None:
+    with pytest.raises(sqlite3.IntegrityError):
+        store.import_orders([Order("Z1", "LOST", 1)])
+    assert store.get("Z1") is None
+
+
+def test_csv_import_adds_and_replaces(store: OrderStore, tmp_path: Path) -> None:
+    path = tmp_path / "orders.csv"
+    path.write_text(
+        "code,status,total,delivered_at,currency,customer\n"
+        "d400,DELIVERED,1200,2026-10-10,USD,Ann Lee\n"
+        "A101,DELIVERED,480000,2026-10-05,,\n"
+    )
+    orders = read_orders(path)
+    result = store.import_orders(orders)
+    assert (result.added, result.updated) == (1, 1)
+    assert store.get("D400") == Order(
+        "D400", "DELIVERED", 1200, date(2026, 10, 10), "USD", "Ann Lee"
+    )
+    a101 = store.get("A101")
+    assert a101 is not None and a101.delivered_at == date(2026, 10, 5) and a101.currency == "JPY"
+
+
+def test_json_import(tmp_path: Path) -> None:
+    path = tmp_path / "orders.json"
+    path.write_text(json.dumps([{"code": "E500", "status": "PENDING", "total": 10}]))
+    assert read_orders(path) == [Order("E500", "PENDING", 10)]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        (
+            "o.csv",
+            "code,status,total\nA1,DELIVERED,abc\n",
+            "line 2: total: Input should be a valid integer",
+        ),
+        (
+            "o.csv",
+            "code,status,total\nA1,PENDING,1\nA2,LOST,2\n",
+            "line 3: status: Input should be",
+        ),
+        ("o.csv", "code,status\nA1,PENDING\n", "line 1: missing column 'total'"),
+        (
+            "o.csv",
+            "code,status,total,colour\nA1,PENDING,1,red\n",
+            "line 1: unknown column 'colour'",
+        ),
+        ("o.csv", "code,status,total\nA1,PENDING\n", "line 2: expected 3 fields"),
+        ("o.csv", "code,status,total\nA1,PENDING,1,extra\n", "line 2: expected 3 fields"),
+        (
+            "o.csv",
+            "code,status,total\n../x,PENDING,1\n",
+            "line 2: code: String should match pattern",
+        ),
+        (
+            "o.csv",
+            "code,status,total\nA1,DELIVERED,5\n",
+            "line 2: delivered_at: required when status is DELIVERED",
+        ),
+        (
+            "o.csv",
+            "code,status,total\nA1,PENDING,1\na1,PENDING,1\n",
+            "line 3: order A1 already appears at line 2",
+        ),
+        (
+            "o.csv",
+            "code,status,total\nA1,PENDING,-5\n",
+            "line 2: total: Input should be greater than or equal to 0",
+        ),
+        ("o.csv", "code,status,total\n", "no orders found"),
+        ("o.json", '[{"code": "A1", "status": "PENDING"}]', "item 1: total: Field required"),
+        ("o.json", '{"code": "A1"}', "expected a JSON array of order objects"),
+        ("o.json", "[1,\n 2,", "line 2: not valid JSON"),
+        (
+            "o.json",
+            '[{"code": "A1", "status": "PENDING", "total": 1, "x": 1}]',
+            "item 1: x: Extra inputs",
+        ),
+        ("o.xml", "<orders/>", "unsupported file type; use a .csv or .json file"),
+    ],
+)
+def test_malformed_files_name_the_line_and_the_reason(
+    tmp_path: Path, name: str, content: str, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(OrderFileError) as caught:
+        read_orders(path)
+    assert message in str(caught.value)
+    assert str(path) in str(caught.value)
+
+
+def test_a_file_that_is_not_utf8_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "o.csv"
+    path.write_bytes(b"code,status,total\nA1,PENDING,\xff\n")
+    with pytest.raises(OrderFileError, match="not UTF-8 text"):
+        read_orders(path)
+
+
+def test_a_missing_file_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(OrderFileError, match="cannot read"):
+        read_orders(tmp_path / "nope.csv")
+
+
+def test_a_failed_import_changes_nothing(store: OrderStore) -> None:
+    before = store.all()
+    good = Order("N1", "PENDING", 1)
+    with pytest.raises(sqlite3.IntegrityError):
+        store.import_orders([good, Order("N2", "BROKEN", 1)])
+    assert store.all() == before
+
+
+def test_normalise_code() -> None:
+    assert normalise_code("a100") == "A100"
+    with pytest.raises(UsageError, match="is not an order code"):
+        normalise_code("../etc/passwd")

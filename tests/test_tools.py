@@ -1,0 +1,119 @@
+"""Tool registry: validation before execution, and every failure as an ERROR observation."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_cli.store import OrderStore
+from agent_cli.tools import NoArgs, Tool, ToolFailure, ToolRegistry
+from agent_cli.tools.orders import RefundPolicy
+
+from .helpers import registry
+
+
+def test_lookup_finds_an_order(store: OrderStore) -> None:
+    result = registry(store).invoke("lookup_order", {"order_code": "A100"})
+    assert not result.is_error
+    assert result.text == (
+        "order=A100 status=DELIVERED total=250000 currency=JPY delivered_at=2026-10-01"
+    )
+
+
+def test_lookup_upper_cases_the_code(store: OrderStore) -> None:
+    assert (
+        "order=A101 status=SHIPPING"
+        in registry(store).invoke("lookup_order", {"order_code": "a101"}).text
+    )
+
+
+def test_lookup_of_a_missing_order_is_not_found_not_an_error(store: OrderStore) -> None:
+    result = registry(store).invoke("lookup_order", {"order_code": "Z999"})
+    assert (result.text, result.is_error) == ("NOT_FOUND: no order with code Z999", False)
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["../../etc", "1;DROP TABLE orders", "A100' OR '1'='1", "Ａ100", "A 100", "", "x" * 10_000],
+)
+def test_hostile_order_codes_are_rejected_before_any_query(store: OrderStore, code: str) -> None:
+    result = registry(store).invoke("lookup_order", {"order_code": code})
+    assert result.is_error
+    assert result.text.startswith("ERROR: invalid arguments for lookup_order: order_code:")
+    assert "Expected lookup_order(order_code: string)" in result.text
+    assert len(result.text) < 300
+    assert store.get("A100") is not None  # the table is still there
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        ({}, "order_code: Field required"),
+        ({"order_code": 100}, "order_code: Input should be a valid string"),
+        ({"order_code": "A100", "force": True}, "force: Extra inputs are not permitted"),
+    ],
+)
+def test_invalid_arguments_are_never_coerced(
+    store: OrderStore, args: dict[str, object], problem: str
+) -> None:
+    result = registry(store).invoke("lookup_order", args)
+    assert result.is_error and problem in result.text
+
+
+def test_refund_policy_reflects_the_settings(store: OrderStore) -> None:
+    policy = RefundPolicy(14, ("DELIVERED", "REFUNDED"))
+    text = registry(store, policy).invoke("refund_policy", {}).text
+    assert "refund_window_days=14 refundable_statuses=DELIVERED,REFUNDED" in text
+    assert "within 14 days" in text
+
+
+def test_refund_policy_refuses_arguments(store: OrderStore) -> None:
+    result = registry(store).invoke("refund_policy", {"order_code": "A100"})
+    assert result.is_error and "Extra inputs are not permitted" in result.text
+
+
+def test_unknown_tool_lists_the_valid_names_and_truncates_the_name(store: OrderStore) -> None:
+    result = registry(store).invoke("x" * 500, {})
+    assert result.is_error
+    assert result.text.endswith("should be one of: lookup_order, refund_policy")
+    assert len(result.text) < 200
+
+
+def _failing(_: NoArgs) -> str:
+    raise ToolFailure("the warehouse system is down; try again later")
+
+
+def _crashing(_: NoArgs) -> str:
+    raise RuntimeError("cannot connect to postgres://admin:hunter2@10.0.0.5/orders")
+
+
+def test_a_tool_failure_is_an_observation_with_its_message() -> None:
+    tools = ToolRegistry([Tool("stock", "Check stock.", NoArgs, _failing)])
+    result = tools.invoke("stock", {})
+    assert (result.text, result.is_error) == (
+        "ERROR: the warehouse system is down; try again later",
+        True,
+    )
+
+
+def test_an_unexpected_crash_hides_internal_details_from_the_model() -> None:
+    tools = ToolRegistry([Tool("stock", "Check stock.", NoArgs, _crashing)])
+    result = tools.invoke("stock", {})
+    assert result.is_error
+    assert result.text == "ERROR: stock failed unexpectedly (RuntimeError); try another approach"
+    assert "hunter2" not in result.text
+    assert result.detail is not None and "hunter2" in result.detail
+
+
+def test_duplicate_tool_names_are_a_programming_error() -> None:
+    tool = Tool("stock", "Check stock.", NoArgs, _failing)
+    with pytest.raises(ValueError, match="duplicate tool name 'stock'"):
+        ToolRegistry([tool, tool])
+
+
+def test_specs_carry_precise_json_schemas(store: OrderStore) -> None:
+    lookup, policy = registry(store).specs()
+    assert lookup.parameters["required"] == ["order_code"]
+    assert lookup.parameters["additionalProperties"] is False
+    assert lookup.parameters["properties"]["order_code"]["type"] == "string"
+    assert policy.parameters["properties"] == {}
+    assert "DELIVERED" in lookup.description and "NOT_FOUND" in lookup.description

@@ -1,0 +1,87 @@
+"""Rendering on a fixed-width colourless console: what users see, normalised."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from agent_cli.decisions import Usage
+from agent_cli.events import Event, ModelDecided, RunFinished
+from agent_cli.store import OrderStore
+from agent_cli.ui import RunView, clean_text, make_console
+
+from .helpers import call, final, scripted_run
+
+
+def render(events: list[Event], *, quiet: bool = False) -> str:
+    buffer = io.StringIO()
+    view = RunView(make_console(buffer, width=80), quiet=quiet)
+    for event in events:
+        if not isinstance(event, Exception):
+            view.show(event)
+    lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
+    return re.sub(r"\d+ ms", "N ms", "\n".join(lines))
+
+
+def test_a_run_renders_steps_answer_and_footer(store: OrderStore) -> None:
+    _, events = scripted_run(
+        store,
+        call("lookup_order", "Need the order.", order_code="A100"),
+        call("nope"),
+        final("Order A100 is refundable."),
+    )
+    assert render(events) == (
+        "scripted/script · today 2026-10-13 · max 8 steps\n"
+        '[1] lookup_order(order_code="A100")\n'
+        "    Need the order.\n"
+        "  → order=A100 status=DELIVERED total=250000 currency=JPY\n"
+        "    delivered_at=2026-10-01\n"
+        "[2] nope()\n"
+        "  ✗ ERROR: Unknown tool 'nope'; should be one of: lookup_order, refund_policy\n"
+        "╭─ Answer ──────────────────╮\n"
+        "│ Order A100 is refundable. │\n"
+        "╰───────────────────────────╯\n"
+        "3 steps · N ms"
+    )
+
+
+def test_plain_output_has_no_escape_codes(store: OrderStore) -> None:
+    _, events = scripted_run(store, call("refund_policy"), final("ok"))
+    assert "\x1b" not in render(events)
+
+
+def test_quiet_prints_only_the_answer(store: OrderStore) -> None:
+    _, events = scripted_run(store, call("refund_policy"), final("Just this."))
+    assert render(events, quiet=True) == "Just this."
+
+
+def test_markup_and_escapes_from_the_model_are_printed_literally(store: OrderStore) -> None:
+    hostile = "[bold red]FREE[/] [link=http://evil]x[/link] \x1b[31mred\x1b[0m \x1b]0;title\x07done"
+    _, events = scripted_run(store, final(hostile))
+    out = render(events)
+    assert "[bold red]FREE[/] [link=http://evil]x[/link] red done" in out
+    assert "\x1b" not in out and "\x07" not in out
+
+
+def test_a_limit_shows_in_the_footer() -> None:
+    finished = RunFinished(
+        run_id="r",
+        ts=0,
+        status="max_steps",
+        answer=None,
+        steps=8,
+        usage=Usage(1200, 34),
+        elapsed_ms=2500,
+        error="Max steps (8) exceeded",
+    )
+    assert render([finished]) == "8 steps · 2.5 s · 1,234 tokens · stopped: max_steps"
+
+
+def test_a_final_answer_event_alone_renders_a_panel() -> None:
+    event = ModelDecided(run_id="r", ts=0, step=1, decision=final("Hi"))
+    assert render([event]) == "╭─ Answer ─╮\n│ Hi       │\n╰──────────╯"
+
+
+def test_clean_text_keeps_newlines_tabs_and_unicode() -> None:
+    assert clean_text("a\tb\nc 返金 😀 \u202eabc") == "a\tb\nc 返金 😀 \u202eabc"
+    assert clean_text("a\x00b\x08c\x7fd\x9be") == "abcde"
