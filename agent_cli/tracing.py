@@ -9,13 +9,14 @@ for appending, created owner-only (0600): an existing file is never overwritten.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
 import os
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from pydantic import BaseModel
 
@@ -67,21 +68,29 @@ def _jsonable(value: Any) -> Any:  # noqa: PLR0911 - one return per kind of valu
 
 
 class TraceWriter:
-    """Writes each event as one line and flushes it, so a killed run keeps every finished step."""
+    """Writes each event as one line and flushes it, so a killed run keeps every finished step.
 
-    def __init__(self, stream: TextIO) -> None:
+    On a raw binary file (see `open_trace_file`) each line is one write(2) to an O_APPEND file,
+    so two runs tracing to the same file never interleave inside a line.
+    """
+
+    def __init__(self, stream: TextIO | BinaryIO) -> None:
         self._stream = stream
 
     def write(self, event: Event) -> None:
-        self._stream.write(dumps_event(event) + "\n")
+        line = dumps_event(event) + "\n"
+        if isinstance(self._stream, io.TextIOBase):
+            self._stream.write(line)
+        else:
+            self._stream.write(line.encode("utf-8"))  # type: ignore[arg-type]
         self._stream.flush()
 
 
-def open_trace_file(path: Path) -> TextIO:
-    """Open `path` for appending (created 0600); TraceFileError before any model call if not."""
+def open_trace_file(path: Path) -> BinaryIO:
+    """Open `path` unbuffered for appending, created 0600; TraceFileError if it cannot be."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        return os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        return os.fdopen(fd, "ab", buffering=0)
     except OSError as exc:
         raise TraceFileError(
             f"Cannot write the trace file {path}: {exc.strerror or exc}; "

@@ -269,3 +269,53 @@ def test_an_internal_error_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(agent_cli.commands, "ask_once", explode)
     assert_one_line_error(agent("ask", "q"), 1, "internal error (RuntimeError: bug)")
+
+
+def test_ctrl_c_during_a_run_exits_130_and_closes_the_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_cli.loop import ModelReply, ModelRequest
+    from agent_cli.providers.playbook import PlaybookModel
+
+    real_decide = PlaybookModel.decide
+
+    def interrupted_on_step_two(self: PlaybookModel, request: ModelRequest) -> ModelReply:
+        if request.history:
+            raise KeyboardInterrupt
+        return real_decide(self, request)
+
+    monkeypatch.setattr(PlaybookModel, "decide", interrupted_on_step_two)
+    trace = tmp_path / "t.jsonl"
+    result = agent("ask", "A100?", "--dry-run", "--trace", str(trace))
+    assert_one_line_error(result, 130, "Interrupted")
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [r["event"] for r in records] == [
+        "run_started",
+        "decision",
+        "observation",
+        "run_finished",
+    ]
+    assert records[-1]["status"] == "interrupted"
+
+
+def test_ctrl_c_while_rendering_is_recorded_too(tmp_path: Path) -> None:
+    from agent_cli.commands import drive
+    from agent_cli.errors import Interrupted
+    from agent_cli.events import Event, RunFinished, ToolObserved
+    from agent_cli.loop import run
+    from agent_cli.providers.playbook import PlaybookModel
+    from agent_cli.store import OrderStore
+
+    from .helpers import registry
+
+    store = OrderStore.open(tmp_path / "o.db")
+    seen: list[Event] = []
+
+    def impatient(event: Event) -> None:
+        if isinstance(event, ToolObserved):
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted):
+        drive(run("A100?", PlaybookModel(), registry(store)), [seen.append, impatient])
+    assert isinstance(seen[-1], RunFinished) and seen[-1].status == "interrupted"
+    store.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TextIO
 
@@ -23,10 +24,13 @@ def clean_text(text: str) -> str:
 
 
 def make_console(stream: TextIO | None = None, *, width: int | None = None) -> Console:
-    """A console that honours NO_COLOR and prints plain text when `stream` is not a terminal."""
+    """A console that prints plain text (no styles at all) when `stream` is not a terminal or
+    NO_COLOR is set: Rich alone would keep bold and dim under NO_COLOR."""
+    plain = bool(os.environ.get("NO_COLOR"))
     return Console(
         file=stream,
         width=width,
+        color_system=None if plain else "auto",
         highlight=False,
         markup=False,
         emoji=False,

@@ -30,8 +30,8 @@ class RunView:
 
     @contextmanager
     def waiting(self) -> Iterator[None]:
-        """A spinner while the next event is awaited (terminals only; never with --quiet)."""
-        if self.console.is_terminal and not self.quiet:
+        """A spinner while the next event is awaited: on a terminal, without NO_COLOR or --quiet."""
+        if self.console.is_terminal and not self.console.no_color and not self.quiet:
             with self.console.status("thinking…", spinner="dots"):
                 yield
         else:
