@@ -21,7 +21,7 @@ from agent_cli.errors import AgentError
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 answered; 1 runtime error; 2 usage or configuration error; "
-    "3 a limit was reached (max steps, timeout); 130 interrupted."
+    "3 a limit was reached (max steps, timeout, tokens); 130 interrupted."
 )
 
 
@@ -88,6 +88,8 @@ app = typer.Typer(
 )
 orders_app = typer.Typer(help="Browse and import the orders in the local SQLite store.")
 app.add_typer(orders_app, name="orders")
+config_app = typer.Typer(help="Inspect the configuration.")
+app.add_typer(config_app, name="config")
 
 
 def _version(value: bool) -> None:
@@ -106,9 +108,34 @@ def _root(
     """A command-line support agent: an LLM in an observe-reason-act loop."""
 
 
+ConfigOption = Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")]
+ProviderOption = Annotated[
+    str | None,
+    typer.Option(
+        "--provider",
+        help="offline, openai, anthropic, ollama, or a [profiles.NAME] of the config "
+        "(default: AGENT_PROVIDER, the config, else OPENAI_API_KEY / ANTHROPIC_API_KEY, "
+        "else offline).",
+    ),
+]
+ModelOption = Annotated[str | None, typer.Option("--model", help="The model name to ask for.")]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option("--base-url", help="The API's base URL, e.g. http://localhost:11434/v1."),
+]
+ModeOption = Annotated[
+    str | None,
+    typer.Option("--mode", help="tools (native tool calling, the default) or json."),
+]
+
+
 @app.command(epilog=EXIT_CODES_HELP)
 def ask(
     question: Annotated[str, typer.Argument(help="The customer's question, in quotes.")],
+    provider: ProviderOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    mode: ModeOption = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Use the offline playbook model: no network.")
     ] = False,
@@ -122,6 +149,9 @@ def ask(
     timeout: Annotated[
         float | None, typer.Option(help="Stop the run after this many seconds (default: 120).")
     ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Stop before a request would pass this many tokens.")
+    ] = None,
     today: Annotated[
         str | None, typer.Option(help="Today's date for the model, YYYY-MM-DD (reproducible runs).")
     ] = None,
@@ -132,10 +162,10 @@ def ask(
         bool, typer.Option("--json", help="Print the trace events as JSON Lines on stdout only.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answer.")] = False,
-    config: Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")] = None,
+    config: ConfigOption = None,
 ) -> None:
     """Answer one question, showing every step live."""
-    from agent_cli.commands import AskOptions, ask_once
+    from agent_cli.commands import AskOptions, ProviderOptions, ask_once
 
     ask_once(
         AskOptions(
@@ -144,13 +174,48 @@ def ask(
             script=script,
             max_steps=max_steps,
             timeout=timeout,
+            max_tokens=max_tokens,
             today=today,
             trace=trace,
             json_output=json_output,
             quiet=quiet,
-            config=config,
+            provider=ProviderOptions(provider, model, base_url, mode, config),
         )
     )
+
+
+@app.command()
+def doctor(
+    provider: ProviderOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Check the configuration, the API key and that the provider answers; say what to fix.
+
+    Exit code 0 when every check passes, 1 when one fails.
+    """
+    from agent_cli.commands import ProviderOptions
+    from agent_cli.diagnostics import doctor as run_doctor
+
+    raise typer.Exit(run_doctor(ProviderOptions(provider, model, base_url, None, config)))
+
+
+@config_app.command(name="show")
+def config_show(
+    provider: ProviderOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the settings as JSON.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Print the effective configuration, where each value came from, with secrets masked."""
+    from agent_cli.commands import ProviderOptions
+    from agent_cli.diagnostics import show_config
+
+    show_config(ProviderOptions(provider, model, base_url, None, config), json_output=json_output)
 
 
 @app.command(name="tools")
@@ -158,7 +223,7 @@ def list_tools(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print names, descriptions and JSON schemas as JSON.")
     ] = False,
-    config: Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")] = None,
+    config: ConfigOption = None,
 ) -> None:
     """List the tools the agent can call, with their descriptions."""
     from agent_cli.commands import show_tools_command
@@ -169,7 +234,7 @@ def list_tools(
 @orders_app.command(name="list")
 def orders_list(
     json_output: Annotated[bool, typer.Option("--json", help="Print the orders as JSON.")] = False,
-    config: Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")] = None,
+    config: ConfigOption = None,
 ) -> None:
     """List every order in the store."""
     from agent_cli.commands import list_orders
@@ -181,7 +246,7 @@ def orders_list(
 def orders_show(
     code: Annotated[str, typer.Argument(help="The order code, e.g. A100.")],
     json_output: Annotated[bool, typer.Option("--json", help="Print the order as JSON.")] = False,
-    config: Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")] = None,
+    config: ConfigOption = None,
 ) -> None:
     """Show one order. Exit code 1 if there is no such order."""
     from agent_cli.commands import show_order_command
@@ -192,7 +257,7 @@ def orders_show(
 @orders_app.command(name="import")
 def orders_import(
     file: Annotated[Path, typer.Argument(help="A .csv or .json file of orders.")],
-    config: Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")] = None,
+    config: ConfigOption = None,
 ) -> None:
     """Import orders (columns code, status, total, delivered_at, currency, customer): all or none.
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Generator, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from agent_cli.config import Settings, load_settings
+from agent_cli.config import Settings, choose_provider, load_settings
 from agent_cli.errors import OrderNotFound, UsageError
 from agent_cli.events import Event
 from agent_cli.loop import Limits, ReasoningModel, run
@@ -25,36 +26,70 @@ from agent_cli.ui import RunView, make_console, show_order, show_orders, show_to
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderOptions:
+    """Command-line choices of the model, shared by the commands that reach a provider."""
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    mode: str | None = None
+    config: Path | None = None
+
+    def overrides(self) -> dict[str, dict[str, object]]:
+        return {
+            "provider": {
+                "name": self.provider,
+                "model": self.model,
+                "base_url": self.base_url,
+                "mode": self.mode,
+            }
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class AskOptions:
     question: str
     dry_run: bool = False
     script: Path | None = None
     max_steps: int | None = None
     timeout: float | None = None
+    max_tokens: int | None = None
     today: str | None = None
     trace: Path | None = None
     json_output: bool = False
     quiet: bool = False
-    config: Path | None = None
+    provider: ProviderOptions = ProviderOptions()
+
+    def settings(self) -> Settings:
+        limits = {
+            "max_steps": self.max_steps,
+            "timeout": self.timeout,
+            "max_tokens": self.max_tokens,
+        }
+        return load_settings(
+            self.provider.config, overrides={"limits": limits, **self.provider.overrides()}
+        )
 
 
 def ask_once(options: AskOptions) -> None:
     """`agent ask`: one question, one run, rendered live and/or traced."""
-    settings = load_settings(
-        options.config,
-        overrides={"limits": {"max_steps": options.max_steps, "timeout": options.timeout}},
-    )
+    settings = options.settings()
     question = check_question(options.question, settings.limits.max_question_chars)
     today = parse_today(options.today)
-    model = choose_model(options)
     with ExitStack() as stack:
+        model = choose_model(options, settings, stack)
         sinks: list[Callable[[Event], None]] = []
         if options.trace:  # opened before the first model call: a bad path fails early
             sinks.append(TraceWriter(stack.enter_context(open_trace_file(options.trace))).write)
         store = _LazyStore(settings)
         stack.callback(store.close)
         tools = ToolRegistry(order_tools(store.get, _policy(settings)))
-        limits = Limits(settings.limits.max_steps, settings.limits.timeout)
+        limits = Limits(
+            settings.limits.max_steps,
+            settings.limits.timeout,
+            settings.limits.max_repairs,
+            settings.limits.max_tokens,
+        )
         events = run(question, model, tools, limits=limits, today=today)
         if options.json_output:
             sinks.append(TraceWriter(sys.stdout).write)
@@ -114,21 +149,32 @@ def parse_today(value: str | None) -> date:
         raise UsageError(f"--today {value!r} is not a date; use YYYY-MM-DD") from None
 
 
-def choose_model(options: AskOptions) -> ReasoningModel:
-    """--script, else the offline playbook (with a notice unless --dry-run asked for it)."""
+def choose_model(options: AskOptions, settings: Settings, stack: ExitStack) -> ReasoningModel:
+    """--script, else --dry-run's playbook, else the configured or detected provider. A missing
+    key fails here, before any request; the adapter's connection is closed with the stack."""
     if options.script is not None:
         from agent_cli.providers.scripted import load_script
 
         return load_script(options.script)
     from agent_cli.providers.playbook import PlaybookModel
 
-    if not options.dry_run and not options.quiet:
-        print(
-            "agent: no LLM provider configured; answering with the offline playbook model "
-            "(pass --dry-run to choose it explicitly)",
-            file=sys.stderr,
-        )
-    return PlaybookModel()
+    if options.dry_run:
+        return PlaybookModel()
+    choice = choose_provider(settings, os.environ)
+    if choice.kind == "offline":
+        if choice.automatic and not options.quiet:
+            print(
+                "agent: no LLM provider configured and no API key found; answering with the "
+                "offline playbook model (pass --dry-run to choose it explicitly)",
+                file=sys.stderr,
+            )
+        return PlaybookModel()
+    key = choice.api_key(os.environ)
+    from agent_cli.providers.connect import connect
+
+    model = connect(choice, settings.provider, key)
+    stack.callback(model.close)
+    return model
 
 
 def _policy(settings: Settings) -> RefundPolicy:

@@ -2,20 +2,33 @@
 
 The config file is `--config FILE`, else `$AGENT_CONFIG`, else `~/.config/agent-cli/config.toml`
 when it exists. Unknown keys are errors (typos are caught), and so are values out of range.
+The provider is chosen here too (`choose_provider`); API keys are read from the environment only,
+never from the file, and never printed.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_cli.errors import ConfigError
+from agent_cli.errors import ConfigError, MissingApiKey
 
 OrderStatus = Literal["PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED"]
+ProviderKind = Literal["openai", "anthropic"]
+
+# Environment variables that set a setting, between the config file and the options.
+ENVIRONMENT = {
+    "AGENT_DB": ("store", "path"),
+    "AGENT_PROVIDER": ("provider", "name"),
+    "AGENT_MODEL": ("provider", "model"),
+    "AGENT_BASE_URL": ("provider", "base_url"),
+}
 
 
 class _Section(BaseModel):
@@ -23,11 +36,11 @@ class _Section(BaseModel):
 
 
 class LimitSettings(_Section):
-    max_steps: int = Field(default=8, ge=1, le=100, description="Model decisions per run, at most")
-    timeout: float = Field(
-        default=120.0, gt=0, le=86_400, description="Seconds a whole run may take"
-    )
-    max_question_chars: int = Field(default=4_000, ge=1, le=100_000, description="Longest question")
+    max_steps: int = Field(default=8, ge=1, le=100)
+    timeout: float = Field(default=120.0, gt=0, le=86_400)
+    max_question_chars: int = Field(default=4_000, ge=1, le=100_000)
+    max_repairs: int = Field(default=2, ge=0, le=20)
+    max_tokens: int | None = Field(default=None, ge=1)
 
 
 class PolicySettings(_Section):
@@ -36,13 +49,58 @@ class PolicySettings(_Section):
 
 
 class StoreSettings(_Section):
-    path: Path | None = None  # None: $AGENT_DB, else the user's data directory
+    path: Path | None = None  # None: the user's data directory
+
+
+class ProviderSettings(_Section):
+    name: str | None = None  # offline, openai, anthropic, ollama or a [profiles.NAME]; None: auto
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    mode: Literal["tools", "json"] = "tools"
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    max_output_tokens: int = Field(default=1024, ge=1, le=1_000_000)
+    connect_timeout: float = Field(default=5.0, gt=0, le=600)
+    read_timeout: float = Field(default=60.0, gt=0, le=3_600)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    max_retry_wait: float = Field(default=60.0, ge=0, le=3_600)
+    response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
+
+
+class ProfileSettings(_Section):
+    kind: ProviderKind
+    base_url: str
+    model: str
+    api_key_env: str = ""  # empty: the server needs no key
+    max_tokens_param: Literal["max_completion_tokens", "max_tokens"] = "max_tokens"
 
 
 class Settings(_Section):
     limits: LimitSettings = Field(default_factory=LimitSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    provider: ProviderSettings = Field(default_factory=ProviderSettings)
+    profiles: dict[str, ProfileSettings] = Field(default_factory=dict)
+
+
+BUILTIN_PROFILES = {
+    "openai": ProfileSettings(
+        kind="openai",
+        base_url="https://api.openai.com/v1",
+        model="gpt-4o-mini",
+        api_key_env="OPENAI_API_KEY",
+        max_tokens_param="max_completion_tokens",
+    ),
+    "anthropic": ProfileSettings(
+        kind="anthropic",
+        base_url="https://api.anthropic.com",
+        model="claude-haiku-4-5",
+        api_key_env="ANTHROPIC_API_KEY",
+    ),
+    "ollama": ProfileSettings(
+        kind="openai", base_url="http://localhost:11434/v1", model="llama3.2", api_key_env=""
+    ),
+}
 
 
 def default_config_path() -> Path:
@@ -53,18 +111,39 @@ def default_config_path() -> Path:
 def load_settings(
     config_file: Path | None = None, *, overrides: dict[str, dict[str, Any]] | None = None
 ) -> Settings:
-    """Merge every source and validate once; ConfigError lists every bad setting."""
+    return load_settings_with_sources(config_file, overrides=overrides)[0]
+
+
+def load_settings_with_sources(
+    config_file: Path | None = None, *, overrides: dict[str, dict[str, Any]] | None = None
+) -> tuple[Settings, dict[str, str]]:
+    """Merge every source and validate once; ConfigError lists every bad setting. The second
+    value says where each non-default setting came from (`section.key` -> source)."""
     path, required = _config_source(config_file)
     data = _read_toml(path, required=required)
-    if db := os.environ.get("AGENT_DB"):
-        data.setdefault("store", {})["path"] = db
-    for section, values in (overrides or {}).items():
-        table = data.setdefault(section, {})
-        if not isinstance(table, dict):
-            raise ConfigError(f"Invalid configuration in {path}: [{section}] must be a table")
-        table.update({key: value for key, value in values.items() if value is not None})
+    sources = {
+        f"{section}.{key}": f"file {path}"
+        for section, table in data.items()
+        if isinstance(table, dict)
+        for key in table
+    }
+    layers = [
+        (f"env {name}", {section: {key: value}})
+        for name, (section, key) in ENVIRONMENT.items()
+        if (value := os.environ.get(name))
+    ]
+    layers.append(("option", overrides or {}))
+    for source, layer in layers:
+        for section, values in layer.items():
+            table = data.setdefault(section, {})
+            if not isinstance(table, dict):
+                raise ConfigError(f"Invalid configuration in {path}: [{section}] must be a table")
+            for key, value in values.items():
+                if value is not None:
+                    table[key] = value
+                    sources[f"{section}.{key}"] = source
     try:
-        return Settings.model_validate(data)
+        return Settings.model_validate(data), sources
     except ValidationError as exc:
         raise ConfigError(f"Invalid configuration ({path}): {_describe(exc)}") from None
 
@@ -98,3 +177,58 @@ def _describe(error: ValidationError) -> str:
         message = "unknown setting" if item["type"] == "extra_forbidden" else item["msg"]
         parts.append(f"{where}: {message}")
     return "; ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderChoice:
+    """The provider a run will use, resolved from settings and the environment."""
+
+    name: str  # offline, or a profile name (openai, anthropic, ollama, [profiles.X])
+    kind: Literal["offline", "openai", "anthropic"]
+    model: str = "playbook"
+    base_url: str = ""
+    api_key_env: str = ""  # empty: no key needed
+    max_tokens_param: str = "max_tokens"
+    automatic: bool = False  # nothing named it: chosen from the keys in the environment
+
+    def api_key(self, env: Mapping[str, str]) -> str | None:
+        """The key, trimmed (a pasted key often ends in a newline); MissingApiKey if unset."""
+        if not self.api_key_env:
+            return None
+        key = env.get(self.api_key_env, "").strip()
+        if not key:
+            raise MissingApiKey(
+                f"No API key for {self.name}: set {self.api_key_env} "
+                "(or api_key_env under [provider] in the config)"
+            )
+        return key
+
+
+OFFLINE = ProviderChoice("offline", "offline")
+
+
+def choose_provider(settings: Settings, env: Mapping[str, str]) -> ProviderChoice:
+    """A named provider, else the first key found (OPENAI_API_KEY, ANTHROPIC_API_KEY), else
+    the offline playbook model."""
+    name, automatic = settings.provider.name, False
+    if name is None:
+        automatic = True
+        key_envs = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+        name = next((n for n, var in key_envs.items() if env.get(var, "").strip()), "offline")
+    if name == "offline":
+        return ProviderChoice("offline", "offline", automatic=automatic)
+    profiles = {**BUILTIN_PROFILES, **settings.profiles}
+    profile = profiles.get(name)
+    if profile is None:
+        known = ", ".join(["offline", *profiles])
+        raise ConfigError(f"Unknown provider {name!r}; choose one of: {known}")
+    chosen = settings.provider
+    return ProviderChoice(
+        name=name,
+        kind=profile.kind,
+        model=chosen.model or profile.model,
+        base_url=chosen.base_url or profile.base_url,
+        api_key_env=profile.api_key_env if chosen.api_key_env is None else chosen.api_key_env,
+        max_tokens_param=profile.max_tokens_param,
+        automatic=automatic,
+    )

@@ -27,6 +27,8 @@ class CallTool(BaseModel):
     tool: str = Field(min_length=1, max_length=100)
     args: dict[str, Any] = Field(default_factory=dict)
     thought: str = Field(default="", max_length=MAX_THOUGHT_CHARS)
+    call_id: str | None = None  # the provider's id for this call, echoed back with its result
+    invalid: str | None = None  # why the model's arguments could not be read: never run
 
 
 class FinalAnswer(BaseModel):
@@ -90,6 +92,10 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
 
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
@@ -98,9 +104,13 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One executed action and the observation it produced: an entry of the history."""
+    """One entry of the history: an action and its observation, or an unusable reply and why.
+
+    Steps that share a `number` came from one model reply (parallel tool calls).
+    """
 
     number: int
-    call: CallTool
+    call: CallTool | None  # None: the reply held no usable decision (see `reply`)
     observation: str
     is_error: bool
+    reply: str | None = None  # the unusable reply as the model wrote it

@@ -5,14 +5,25 @@
     │   ├── ConfigError               a setting or config file is invalid
     │   ├── ScriptFileError           a --script file is not a valid decision list
     │   ├── OrderFileError            an orders file to import is malformed
-    │   └── TraceFileError            the trace file cannot be written
+    │   ├── TraceFileError            the trace file cannot be written
+    │   └── MissingApiKey             the provider needs a key that is not set
     ├── ModelError                exit 1: the reasoning model failed
-    │   └── ScriptExhausted           a scripted model ran out before a final answer
+    │   ├── ScriptExhausted           a scripted model ran out before a final answer
+    │   ├── MalformedReply            one reply was unusable (caught by the loop: a repair)
+    │   ├── RepairBudgetExceeded      the model kept producing unusable output
+    │   └── ProviderError             the LLM service failed or refused the request
+    │       ├── ProviderAuthError         401/403: the key was rejected or lacks permission
+    │       ├── ProviderRequestError      400/404/413/422: the request was refused; not retried
+    │       ├── ProviderBillingError      quota or spend limit reached; not retried
+    │       ├── ProviderRateLimited       429 asking to wait longer than we will
+    │       ├── ProviderUnavailable       5xx/529/connection errors after every retry
+    │       └── InvalidProviderResponse   a reply that is not the expected JSON
     ├── StoreError                exit 1: the order database cannot be used
     ├── OrderNotFound             exit 1: `agent orders show` found no such order
     ├── LimitReached              exit 3: a circuit breaker stopped the run
     │   ├── MaxStepsExceeded
-    │   └── RunTimedOut
+    │   ├── RunTimedOut
+    │   └── TokenBudgetExceeded
     └── Interrupted               exit 130: the user pressed Ctrl-C
 
 Messages are one line and say what to do next. Exceptions never print themselves: the CLI's
@@ -59,6 +70,56 @@ class ScriptExhausted(ModelError):
     """A scripted model was asked for more decisions than its script holds."""
 
 
+class MissingApiKey(UsageError):
+    """The selected provider needs an API key and its environment variable is empty."""
+
+
+class MalformedReply(ModelError):
+    """The model's reply holds no usable decision. The loop feeds `problem` back (a repair)."""
+
+    def __init__(self, problem: str, *, raw: str = "", usage: object = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.raw = raw
+        self.usage = usage
+
+
+class RepairBudgetExceeded(ModelError):
+    def __init__(self, repairs: int, problem: str) -> None:
+        super().__init__(
+            f"The model's output was unusable {repairs} times (repair budget {repairs - 1}); "
+            f"last problem: {problem}; try another model, or --mode json / --mode tools"
+        )
+
+
+class ProviderError(ModelError):
+    """The LLM service failed; the message names the status and what to do."""
+
+
+class ProviderAuthError(ProviderError):
+    pass
+
+
+class ProviderRequestError(ProviderError):
+    pass
+
+
+class ProviderBillingError(ProviderError):
+    pass
+
+
+class ProviderRateLimited(ProviderError):
+    pass
+
+
+class ProviderUnavailable(ProviderError):
+    pass
+
+
+class InvalidProviderResponse(ProviderError):
+    pass
+
+
 class StoreError(AgentError):
     """The order database cannot be opened or queried."""
 
@@ -93,6 +154,16 @@ class RunTimedOut(LimitReached):
             f"Run timed out after {timeout_s:g} s without a final answer; raise --timeout"
         )
         self.timeout_s = timeout_s
+
+
+class TokenBudgetExceeded(LimitReached):
+    status = "token_budget"
+
+    def __init__(self, budget: int, used: int) -> None:
+        super().__init__(
+            f"Token budget ({budget:,}) would be exceeded: {used:,} used so far; "
+            "raise --max-tokens or ask a narrower question"
+        )
 
 
 class Interrupted(AgentError):

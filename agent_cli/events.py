@@ -13,7 +13,7 @@ from agent_cli.decisions import CallTool, FinalAnswer, Usage
 
 TRACE_SCHEMA_VERSION = 1
 
-RunStatus = Literal["answered", "max_steps", "timeout", "error", "interrupted"]
+RunStatus = Literal["answered", "max_steps", "timeout", "token_budget", "error", "interrupted"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,6 +45,31 @@ class ModelDecided(Event):
     decision: CallTool | FinalAnswer
     usage: Usage = field(default_factory=Usage)
     latency_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelCalled(Event):
+    """One HTTP attempt at a model call; failed attempts that were retried show up here too."""
+
+    kind: ClassVar[str] = "model_call"
+    step: int
+    attempt: int
+    status: int | None  # the HTTP status, None when no response came (connection error)
+    latency_ms: float
+    usage: Usage = field(default_factory=Usage)
+    retry_in_s: float | None = None  # set when this attempt failed and will be retried
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RepairRequested(Event):
+    """The model's output could not be used; it is told why and may try again."""
+
+    kind: ClassVar[str] = "repair"
+    step: int
+    problem: str
+    repairs: int  # how many so far in this run, this one included
+    cause: Literal["reply", "call"]  # an unusable reply, or a rejected tool call
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

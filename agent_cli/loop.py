@@ -4,7 +4,9 @@
 httpx: the edges (CLI, UI, tracing) decide what to do with each event. Limits are enforced here,
 in code, whatever the model says. When a run ends for any reason other than an answer, the loop
 first yields a `RunFinished` with the matching status and then raises, so every consumer sees
-the final record before the error reaches the CLI's error boundary.
+the final record before the error reaches the CLI's error boundary. A KeyboardInterrupt that
+arrives while the consumer holds an event can be thrown into the generator (`events.throw`) and
+is recorded the same way.
 """
 
 from __future__ import annotations
@@ -14,11 +16,29 @@ import uuid
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Protocol, assert_never, cast
+from typing import Any, Literal, Protocol, assert_never, cast
 
 from agent_cli.decisions import CallTool, FinalAnswer, Step, Usage
-from agent_cli.errors import AgentError, Interrupted, LimitReached, MaxStepsExceeded, RunTimedOut
-from agent_cli.events import Event, ModelDecided, RunFinished, RunStarted, RunStatus, ToolObserved
+from agent_cli.errors import (
+    AgentError,
+    Interrupted,
+    LimitReached,
+    MalformedReply,
+    MaxStepsExceeded,
+    RepairBudgetExceeded,
+    RunTimedOut,
+    TokenBudgetExceeded,
+)
+from agent_cli.events import (
+    Event,
+    ModelCalled,
+    ModelDecided,
+    RepairRequested,
+    RunFinished,
+    RunStarted,
+    RunStatus,
+    ToolObserved,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +57,27 @@ class Observation:
     text: str
     is_error: bool = False
     detail: str | None = None  # internal detail for the trace; never shown to the model
+    rejected: bool = False  # the call itself was invalid (unknown tool, bad arguments): a repair
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """What a provider reports about one HTTP attempt (see `ModelCalled`)."""
+
+    attempt: int
+    status: int | None
+    latency_ms: float
+    usage: Usage = field(default_factory=Usage)
+    retry_in_s: float | None = None
+    error: str | None = None
+
+
+class DeadlineExceeded(Exception):
+    """Raised by a model that could not answer before `ModelRequest.deadline`."""
+
+
+def _ignore(_: ModelCall) -> None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,17 +88,32 @@ class ModelRequest:
     today: date
     tools: tuple[ToolSpec, ...]
     history: tuple[Step, ...]
-    deadline: float  # on the loop's monotonic clock; a model must not wait past it
+    deadline: float  # on time.monotonic(); a model must not wait past it
+    on_call: Callable[[ModelCall], None] = _ignore  # providers report each HTTP attempt here
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ModelReply:
-    decision: CallTool | FinalAnswer
-    usage: Usage = field(default_factory=Usage)
+    """One reply: a single FinalAnswer, or one or more CallTools (parallel tool calls)."""
+
+    decisions: tuple[CallTool | FinalAnswer, ...]
+    usage: Usage
+
+    def __init__(self, *decisions: CallTool | FinalAnswer, usage: Usage | None = None) -> None:
+        if not decisions:
+            raise ValueError("a reply needs at least one decision")
+        if len(decisions) > 1 and any(isinstance(d, FinalAnswer) for d in decisions):
+            raise ValueError("a final answer must be the only decision of its reply")
+        object.__setattr__(self, "decisions", decisions)
+        object.__setattr__(self, "usage", usage or Usage())
 
 
 class ReasoningModel(Protocol):
-    """Anything that can decide the next step: a real LLM provider or a scripted stand-in."""
+    """Anything that can decide the next step: a real LLM provider or a scripted stand-in.
+
+    `decide` raises MalformedReply for a reply with no usable decision, DeadlineExceeded when
+    the deadline passes, and ModelError subclasses for failures that end the run.
+    """
 
     @property
     def provider(self) -> str: ...
@@ -82,6 +138,8 @@ class Limits:
 
     max_steps: int = 8
     timeout_s: float = 120.0
+    max_repairs: int = 2  # unusable replies and rejected calls the model may correct
+    max_tokens: int | None = None  # input + output tokens over the whole run
 
 
 @dataclass(slots=True)
@@ -94,7 +152,9 @@ class _Run:
     wall: Callable[[], float]
     started: float
     steps: int = 0
+    repairs: int = 0
     usage: Usage = field(default_factory=Usage)
+    last_usage: Usage = field(default_factory=Usage)
 
     @property
     def deadline(self) -> float:
@@ -104,8 +164,17 @@ class _Run:
         if self.clock() > self.deadline:
             raise RunTimedOut(self.limits.timeout_s)
 
-    def elapsed_ms(self) -> float:
-        return (self.clock() - self.started) * 1000
+    def check_budget(self) -> None:
+        """Stop before a request that would exceed the token budget: the next prompt holds at
+        least the previous prompt and its reply, so that is the estimate."""
+        budget = self.limits.max_tokens
+        if budget is not None and self.usage.total + self.last_usage.total > budget:
+            raise TokenBudgetExceeded(budget, self.usage.total)
+
+    def count_repair(self, problem: str) -> None:
+        self.repairs += 1
+        if self.repairs > self.limits.max_repairs:
+            raise RepairBudgetExceeded(self.repairs, problem)
 
     def finish(
         self, status: RunStatus, *, answer: str | None = None, error: str | None = None
@@ -117,7 +186,7 @@ class _Run:
             answer=answer,
             steps=self.steps,
             usage=self.usage,
-            elapsed_ms=self.elapsed_ms(),
+            elapsed_ms=(self.clock() - self.started) * 1000,
             error=error,
         )
 
@@ -177,34 +246,104 @@ def _react(
     history: tuple[Step, ...] = ()
     for number in range(1, state.limits.max_steps + 1):
         state.check_deadline()
-        asked = state.clock()
-        reply = model.decide(ModelRequest(goal, today, specs, history, state.deadline))
+        state.check_budget()
         state.steps = number
+        calls: list[ModelCall] = []
+        asked = state.clock()
+        request = ModelRequest(goal, today, specs, history, state.deadline, calls.append)
+        try:
+            reply = model.decide(request)
+        except MalformedReply as exc:
+            yield from _calls(calls, number, state)
+            state.usage += _usage_of(exc)
+            history = (*history, Step(number, None, exc.problem, True, exc.raw))
+            yield _repair(exc.problem, "reply", number, state)
+            continue
+        except DeadlineExceeded:
+            yield from _calls(calls, number, state)
+            raise RunTimedOut(state.limits.timeout_s) from None
+        except BaseException:
+            yield from _calls(calls, number, state)
+            raise
+        yield from _calls(calls, number, state)
         state.usage += reply.usage
-        yield ModelDecided(
-            run_id=state.run_id,
-            ts=state.wall(),
-            step=number,
-            decision=reply.decision,
-            usage=reply.usage,
-            latency_ms=(state.clock() - asked) * 1000,
-        )
-        match reply.decision:
-            case FinalAnswer(answer=answer):
-                return answer
-            case CallTool() as call:
-                state.check_deadline()
-                step, event = _act(call, number, toolbox, state)
-                yield event
-                history = (*history, step)
-            case _ as unreachable:
-                assert_never(unreachable)
+        state.last_usage = reply.usage
+        latency_ms = (state.clock() - asked) * 1000
+        steps: list[Step] = []
+        for decision in reply.decisions:
+            yield _decided(decision, reply.usage, latency_ms, number, state)
+            match decision:
+                case FinalAnswer(answer=answer):
+                    return answer
+                case CallTool() as call:
+                    state.check_deadline()
+                    step, event, rejected = _act(call, number, toolbox, state)
+                    yield event
+                    steps.append(step)
+                    if rejected:
+                        yield _repair(step.observation, "call", number, state)
+                case _ as unreachable:
+                    assert_never(unreachable)
+        history = (*history, *steps)
     raise MaxStepsExceeded(state.limits.max_steps)
 
 
-def _act(call: CallTool, number: int, toolbox: Toolbox, state: _Run) -> tuple[Step, ToolObserved]:
+def _usage_of(exc: MalformedReply) -> Usage:
+    return exc.usage if isinstance(exc.usage, Usage) else Usage()
+
+
+def _calls(calls: list[ModelCall], number: int, state: _Run) -> Generator[Event, None, None]:
+    for call in calls:
+        yield ModelCalled(
+            run_id=state.run_id,
+            ts=state.wall(),
+            step=number,
+            attempt=call.attempt,
+            status=call.status,
+            latency_ms=call.latency_ms,
+            usage=call.usage,
+            retry_in_s=call.retry_in_s,
+            error=call.error,
+        )
+
+
+def _decided(
+    decision: CallTool | FinalAnswer, usage: Usage, latency_ms: float, number: int, state: _Run
+) -> ModelDecided:
+    return ModelDecided(
+        run_id=state.run_id,
+        ts=state.wall(),
+        step=number,
+        decision=decision,
+        usage=usage,
+        latency_ms=latency_ms,
+    )
+
+
+def _repair(
+    problem: str, cause: Literal["reply", "call"], number: int, state: _Run
+) -> RepairRequested:
+    """Count one repair (raising past the budget) and describe it for the trace."""
+    state.count_repair(problem)
+    return RepairRequested(
+        run_id=state.run_id,
+        ts=state.wall(),
+        step=number,
+        problem=problem,
+        repairs=state.repairs,
+        cause=cause,
+    )
+
+
+def _act(
+    call: CallTool, number: int, toolbox: Toolbox, state: _Run
+) -> tuple[Step, ToolObserved, bool]:
+    """Run one call; the flag says the call itself was rejected (a repair)."""
     started = state.clock()
-    observation = toolbox.invoke(call.tool, dict(call.args))
+    if call.invalid is not None:  # the provider could not read the arguments: never run it
+        observation = Observation(f"ERROR: {call.invalid}", is_error=True, rejected=True)
+    else:
+        observation = toolbox.invoke(call.tool, dict(call.args))
     event = ToolObserved(
         run_id=state.run_id,
         ts=state.wall(),
@@ -216,4 +355,5 @@ def _act(call: CallTool, number: int, toolbox: Toolbox, state: _Run) -> tuple[St
         duration_ms=(state.clock() - started) * 1000,
         detail=observation.detail,
     )
-    return Step(number, call, observation.text, observation.is_error), event
+    step = Step(number, call, observation.text, observation.is_error)
+    return step, event, observation.rejected

@@ -49,7 +49,7 @@ def dumps_event(event: Event) -> str:
 
 def _jsonable(value: Any) -> Any:  # noqa: PLR0911 - one return per kind of value
     if isinstance(value, BaseModel):
-        return _jsonable(value.model_dump(mode="python"))
+        return _jsonable(value.model_dump(mode="python", exclude_none=True))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):

@@ -10,6 +10,8 @@ import pytest
 
 from agent_cli.store import OrderStore
 
+from .fakellm import FakeLLM
+
 _real_connect = socket.socket.connect
 
 
@@ -53,3 +55,10 @@ def store(tmp_path: Path) -> Iterator[OrderStore]:
     opened = OrderStore.open(tmp_path / "orders.db")
     yield opened
     opened.close()
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    server = FakeLLM().start()
+    yield server
+    server.stop()

@@ -17,7 +17,7 @@ def test_tool_decision_round_trips() -> None:
     wire = {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}, "thought": "t"}
     decision = parse_decision(wire)
     assert decision == CallTool(tool="lookup_order", args={"order_code": "A100"}, thought="t")
-    assert decision.model_dump() == wire
+    assert decision.model_dump(exclude_none=True) == wire
 
 
 def test_final_decision_round_trips() -> None:

@@ -136,7 +136,7 @@ class _InterruptingModel:
     def decide(self, request: ModelRequest) -> ModelReply:
         if request.history:
             raise KeyboardInterrupt
-        return ModelReply(call("refund_policy"), Usage(10, 5))
+        return ModelReply(call("refund_policy"), usage=Usage(10, 5))
 
 
 def test_ctrl_c_during_a_model_call_is_recorded_as_interrupted(store: OrderStore) -> None:
@@ -144,7 +144,7 @@ def test_ctrl_c_during_a_model_call_is_recorded_as_interrupted(store: OrderStore
     assert isinstance(events[-1], Interrupted)
     finished = events[-2]
     assert isinstance(finished, RunFinished)
-    assert (finished.status, finished.steps) == ("interrupted", 1)
+    assert (finished.status, finished.steps) == ("interrupted", 2)  # step 2 had begun
     assert finished.usage == Usage(10, 5)
 
 
@@ -192,3 +192,88 @@ def test_the_loop_imports_no_typer_rich_or_httpx() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_a_reply_is_one_final_answer_or_tool_calls() -> None:
+    with pytest.raises(ValueError, match="at least one decision"):
+        ModelReply()
+    with pytest.raises(ValueError, match="only decision"):
+        ModelReply(call("refund_policy"), final("x"))
+
+
+class _ParallelModel:
+    provider = "test"
+    model = "parallel"
+
+    def __init__(self) -> None:
+        self.requests: list[ModelRequest] = []
+
+    def decide(self, request: ModelRequest) -> ModelReply:
+        self.requests.append(request)
+        if request.history:
+            return ModelReply(final("done"))
+        return ModelReply(
+            call("lookup_order", order_code="A100"), call("lookup_order", order_code="A101")
+        )
+
+
+def test_parallel_calls_share_a_step_and_all_reach_the_history(store: OrderStore) -> None:
+    model = _ParallelModel()
+    events = collect(run("q", model, registry(store), today=TODAY))
+    observed = [e for e in events if isinstance(e, ToolObserved)]
+    assert [e.step for e in observed] == [1, 1]
+    history = model.requests[1].history
+    assert [s.number for s in history] == [1, 1]
+    assert "A101" in history[1].observation
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.steps == 2
+
+
+class _MalformedThenFine:
+    provider = "test"
+    model = "malformed"
+
+    def __init__(self) -> None:
+        self.requests: list[ModelRequest] = []
+
+    def decide(self, request: ModelRequest) -> ModelReply:
+        from agent_cli.errors import MalformedReply
+
+        self.requests.append(request)
+        if not request.history:
+            raise MalformedReply("no JSON", raw="hello", usage=Usage(5, 1))
+        return ModelReply(final("ok"), usage=Usage(5, 1))
+
+
+def test_a_malformed_reply_becomes_a_history_entry_and_a_repair_event(store: OrderStore) -> None:
+    from agent_cli.events import RepairRequested
+
+    model = _MalformedThenFine()
+    events = collect(run("q", model, registry(store), today=TODAY))
+    (repair,) = [e for e in events if isinstance(e, RepairRequested)]
+    assert (repair.cause, repair.problem, repair.repairs) == ("reply", "no JSON", 1)
+    (entry,) = model.requests[1].history
+    assert (entry.call, entry.reply, entry.is_error) == (None, "hello", True)
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.usage == Usage(10, 2)
+
+
+class _Late:
+    provider = "test"
+    model = "late"
+
+    def decide(self, request: ModelRequest) -> ModelReply:
+        from agent_cli.loop import DeadlineExceeded, ModelCall
+
+        request.on_call(ModelCall(1, None, 1000.0, error="ReadTimeout"))
+        raise DeadlineExceeded
+
+
+def test_a_model_past_the_deadline_ends_the_run_as_timeout(store: OrderStore) -> None:
+    from agent_cli.events import ModelCalled
+
+    events = collect(run("q", _Late(), registry(store), limits=Limits(timeout_s=7), today=TODAY))
+    assert isinstance(events[-1], RunTimedOut)
+    assert any(isinstance(e, ModelCalled) and e.error == "ReadTimeout" for e in events)
+    finished = events[-2]
+    assert isinstance(finished, RunFinished) and finished.status == "timeout"

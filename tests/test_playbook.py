@@ -164,5 +164,6 @@ def test_a_failed_lookup_is_reported_not_invented(store: OrderStore) -> None:
     )
     policy = Step(2, CallTool(tool="refund_policy"), RefundPolicy().describe(), False)
     reply = PlaybookModel().decide(ModelRequest("A100?", TODAY, (), (failed, policy), 1e9))
-    assert isinstance(reply.decision, FinalAnswer)
-    assert reply.decision.answer == "I could not check order A100: ERROR: db down"
+    (decision,) = reply.decisions
+    assert isinstance(decision, FinalAnswer)
+    assert decision.answer == "I could not check order A100: ERROR: db down"

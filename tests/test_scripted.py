@@ -19,8 +19,8 @@ REQUEST = ModelRequest("q", TODAY, (), (), 1e9)
 
 def test_replays_in_order_then_fails_loudly() -> None:
     model = ScriptedModel([call("refund_policy"), final("done")], name="s.json")
-    assert model.decide(REQUEST).decision == call("refund_policy")
-    assert model.decide(REQUEST).decision == FinalAnswer(answer="done")
+    assert model.decide(REQUEST).decisions == (call("refund_policy"),)
+    assert model.decide(REQUEST).decisions == (FinalAnswer(answer="done"),)
     with pytest.raises(ScriptExhausted, match=r"The script s.json ran out after 2 decisions"):
         model.decide(REQUEST)
 
@@ -42,7 +42,7 @@ def test_load_script(tmp_path: Path) -> None:
     )
     model = load_script(path)
     assert model.model == "s.json"
-    assert model.decide(REQUEST).decision == call("lookup_order", "t", order_code="A100")
+    assert model.decide(REQUEST).decisions == (call("lookup_order", "t", order_code="A100"),)
 
 
 @pytest.mark.parametrize(

@@ -74,7 +74,7 @@ def test_a_limit_shows_in_the_footer() -> None:
         elapsed_ms=2500,
         error="Max steps (8) exceeded",
     )
-    assert render([finished]) == "8 steps · 2.5 s · 1,234 tokens · stopped: max_steps"
+    assert render([finished]) == "8 steps · 2.5 s · 1,234 tokens · model N ms · stopped: max_steps"
 
 
 def test_a_final_answer_event_alone_renders_a_panel() -> None:

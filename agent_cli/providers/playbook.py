@@ -42,7 +42,7 @@ class PlaybookModel:
         lookups = {
             str(step.call.args.get("order_code", "")).upper(): step
             for step in request.history
-            if step.call.tool == "lookup_order"
+            if step.call is not None and step.call.tool == "lookup_order"
         }
         for code in codes:
             if code not in lookups:
@@ -53,7 +53,10 @@ class PlaybookModel:
                         thought=f"I need the status and delivery date of order {code}.",
                     )
                 )
-        policy = next((s for s in request.history if s.call.tool == "refund_policy"), None)
+        policy = next(
+            (s for s in request.history if s.call is not None and s.call.tool == "refund_policy"),
+            None,
+        )
         if policy is None:
             return ModelReply(
                 CallTool(

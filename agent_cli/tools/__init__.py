@@ -83,7 +83,9 @@ class ToolRegistry:
         if tool is None:
             shown = name if len(name) <= MAX_NAME_IN_MESSAGE else name[:MAX_NAME_IN_MESSAGE] + "..."
             valid = ", ".join(self._tools)
-            return Observation(f"ERROR: Unknown tool {shown!r}; should be one of: {valid}", True)
+            return Observation(
+                f"ERROR: Unknown tool {shown!r}; should be one of: {valid}", True, rejected=True
+            )
         try:
             parsed = tool.args_model.model_validate(dict(args))
         except ValidationError as exc:
@@ -91,6 +93,7 @@ class ToolRegistry:
             return Observation(
                 f"ERROR: invalid arguments for {name}: {problem}. Expected {tool.signature()}",
                 True,
+                rejected=True,
             )
         return _execute(tool, parsed)
 

@@ -2,6 +2,15 @@
 
 from agent_cli.ui.console import clean_text, make_console
 from agent_cli.ui.run_view import RunView
-from agent_cli.ui.tables import show_order, show_orders, show_tools
+from agent_cli.ui.tables import show_checks, show_order, show_orders, show_settings, show_tools
 
-__all__ = ["RunView", "clean_text", "make_console", "show_order", "show_orders", "show_tools"]
+__all__ = [
+    "RunView",
+    "clean_text",
+    "make_console",
+    "show_checks",
+    "show_order",
+    "show_orders",
+    "show_settings",
+    "show_tools",
+]

@@ -15,7 +15,15 @@ from rich.table import Table
 from rich.text import Text
 
 from agent_cli.decisions import CallTool, FinalAnswer
-from agent_cli.events import Event, ModelDecided, RunFinished, RunStarted, ToolObserved
+from agent_cli.events import (
+    Event,
+    ModelCalled,
+    ModelDecided,
+    RepairRequested,
+    RunFinished,
+    RunStarted,
+    ToolObserved,
+)
 from agent_cli.ui.console import clean_text
 
 _INDENT = 4
@@ -27,6 +35,8 @@ class RunView:
     def __init__(self, console: Console, *, quiet: bool = False) -> None:
         self.console = console
         self.quiet = quiet
+        self._model_ms = 0.0  # time spent waiting for the model, for the footer
+        self._timed_steps: set[int] = set()
 
     @contextmanager
     def waiting(self) -> Iterator[None]:
@@ -50,6 +60,10 @@ class RunView:
                 self._decided(event)
             case ToolObserved():
                 self._observed(event)
+            case ModelCalled():
+                self._called(event)
+            case RepairRequested(cause="reply"):  # a rejected call shows as its observation
+                self._note(f"unusable reply (repair {event.repairs}): {event.problem}", event.step)
             case RunFinished():
                 self._finished(event)
 
@@ -57,7 +71,20 @@ class RunView:
         line = f"{event.provider}/{event.model} · today {event.today} · max {event.max_steps} steps"
         self.console.print(Text(clean_text(line), style="dim"))
 
+    def _called(self, event: ModelCalled) -> None:
+        if event.retry_in_s is not None:
+            what = event.error or f"HTTP {event.status}"
+            self._note(f"{what}; retrying in {event.retry_in_s:.1f} s", event.step)
+
+    def _note(self, text: str, step: int) -> None:
+        line = Text(f"[{step}] ", style="bold yellow")
+        line.append("↻ " + clean_text(text), style="yellow")
+        self.console.print(line)
+
     def _decided(self, event: ModelDecided) -> None:
+        if event.step not in self._timed_steps:  # parallel calls share one model latency
+            self._timed_steps.add(event.step)
+            self._model_ms += event.latency_ms
         decision = event.decision
         match decision:
             case CallTool():
@@ -86,9 +113,9 @@ class RunView:
             f"{event.steps} step{'s' if event.steps != 1 else ''}",
             _duration(event.elapsed_ms),
         ]
-        tokens = event.usage.input_tokens + event.usage.output_tokens
-        if tokens:
-            parts.append(f"{tokens:,} tokens")
+        if event.usage.total:
+            parts.append(f"{event.usage.total:,} tokens")
+            parts.append(f"model {_duration(self._model_ms)}")
         if event.status != "answered":
             parts.append(f"stopped: {event.status}")
         style = "dim" if event.status == "answered" else "yellow"

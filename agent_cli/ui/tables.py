@@ -47,3 +47,19 @@ def show_order(console: Console, order: Order) -> None:
         line = Text(f"{name:<10}", style="dim")
         line.append(value)
         console.print(line)
+
+
+def show_checks(console: Console, checks: Iterable[tuple[bool | None, str, str]]) -> None:
+    for ok, name, detail in checks:
+        mark, style = {True: ("✓", "green"), False: ("✗", "red"), None: ("-", "dim")}[ok]
+        line = Text(f"{mark} ", style=style)
+        line.append(f"{name}: ", style="bold")
+        line.append(clean_text(detail))
+        console.print(line)
+
+
+def show_settings(console: Console, rows: Iterable[tuple[str, str, str]]) -> None:
+    table = Table("setting", "value", "source")
+    for key, value, source in rows:
+        table.add_row(Text(key, style="bold"), Text(clean_text(value)), Text(source, style="dim"))
+    console.print(table)

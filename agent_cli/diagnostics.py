@@ -1,0 +1,136 @@
+"""`agent doctor` and `agent config show`: what is configured, from where, and does it work."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from agent_cli.commands import ProviderOptions
+from agent_cli.config import ProviderChoice, Settings, choose_provider, load_settings_with_sources
+from agent_cli.errors import AgentError
+from agent_cli.providers.connect import channel_for
+from agent_cli.store import OrderStore, default_db_path
+from agent_cli.ui import make_console, show_checks, show_settings
+
+DOCTOR_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    ok: bool | None  # None: skipped
+    name: str
+    detail: str
+
+
+def doctor(options: ProviderOptions) -> int:
+    """Run every check, print them, and return the exit code (0 all passed, 1 otherwise)."""
+    checks = list(_checks(options))
+    show_checks(make_console(), [(c.ok, c.name, c.detail) for c in checks])
+    return 0 if all(c.ok is not False for c in checks) else 1
+
+
+def _checks(options: ProviderOptions) -> Iterator[Check]:
+    try:
+        settings, _ = load_settings_with_sources(options.config, overrides=options.overrides())
+        choice = choose_provider(settings, os.environ)
+    except AgentError as exc:
+        yield Check(False, "configuration", f"{exc}")
+        return
+    yield Check(True, "configuration", "valid")
+    yield Check(True, "provider", _describe(choice))
+    yield _store_check(settings)
+    if choice.kind == "offline":
+        yield Check(None, "endpoint", "offline playbook model: nothing to reach")
+        return
+    try:
+        key = choice.api_key(os.environ)
+    except AgentError as exc:
+        yield Check(False, "API key", str(exc))
+        return
+    yield Check(True, "API key", f"{choice.api_key_env} is set" if key else "none needed")
+    yield _endpoint_check(choice, settings, key)
+
+
+def _describe(choice: ProviderChoice) -> str:
+    how = " (chosen automatically)" if choice.automatic else ""
+    if choice.kind == "offline":
+        return f"offline playbook model{how}"
+    return f"{choice.name} ({choice.kind}) model {choice.model} at {choice.base_url}{how}"
+
+
+def _store_check(settings: Settings) -> Check:
+    path = settings.store.path or default_db_path()
+    try:
+        store = OrderStore.open(path)
+    except AgentError as exc:
+        return Check(False, "order store", str(exc))
+    try:
+        count = len(store.all())
+    finally:
+        store.close()
+    return Check(True, "order store", f"{path} ({count} orders)")
+
+
+def _endpoint_check(choice: ProviderChoice, settings: Settings, key: str | None) -> Check:
+    channel = channel_for(choice, settings.provider, key, max_retries=0)
+    path = "/v1/models" if choice.kind == "anthropic" else "/models"
+    try:
+        payload = channel.request_json(
+            "GET", path, deadline=time.monotonic() + DOCTOR_TIMEOUT_S, on_call=lambda _: None
+        )
+    except AgentError as exc:
+        return Check(False, "endpoint", f"{exc}")
+    except Exception as exc:
+        return Check(False, "endpoint", f"no answer from {channel.base_url} ({type(exc).__name__})")
+    finally:
+        channel.close()
+    models = [m.get("id") for m in payload.get("data", []) if isinstance(m, dict)]
+    listed = "listed" if choice.model in models else "not listed; check --model"
+    return Check(
+        True,
+        "endpoint",
+        f"{channel.base_url} answered: {len(models)} models, {choice.model} {listed}",
+    )
+
+
+def show_config(options: ProviderOptions, *, json_output: bool) -> None:
+    settings, sources = load_settings_with_sources(options.config, overrides=options.overrides())
+    choice = choose_provider(settings, os.environ)
+    rows = [
+        (f"{section}.{key}", _show(value), sources.get(f"{section}.{key}", "default"))
+        for section, table in settings.model_dump(mode="json").items()
+        if section != "profiles"
+        for key, value in table.items()
+    ]
+    rows += _provider_rows(choice)
+    if json_output:
+        print(json.dumps([{"key": k, "value": v, "source": s} for k, v, s in rows], indent=2))
+        return
+    show_settings(make_console(), rows)
+
+
+def _provider_rows(choice: ProviderChoice) -> list[tuple[str, str, str]]:
+    how = "automatic" if choice.automatic else "chosen"
+    rows = [("effective provider", choice.name, how)]
+    if choice.kind == "offline":
+        return rows
+    rows += [
+        ("effective model", choice.model, "provider.model or the profile"),
+        ("effective base_url", choice.base_url, "provider.base_url or the profile"),
+    ]
+    if choice.api_key_env:
+        value = os.environ.get(choice.api_key_env, "").strip()
+        rows.append(("api key", mask(value) if value else "(not set)", f"env {choice.api_key_env}"))
+    return rows
+
+
+def mask(secret: str) -> str:
+    """Enough to tell two keys apart, never enough to use one."""
+    return f"***{secret[-4:]}" if len(secret) >= 16 else "***"
+
+
+def _show(value: object) -> str:
+    return "(none)" if value is None else json.dumps(value) if not isinstance(value, str) else value

@@ -1,0 +1,176 @@
+"""The Anthropic Messages adapter.
+
+Wire format: POST {base_url}/v1/messages with `x-api-key` and `anthropic-version`; `system` at the
+top level and `max_tokens` always. Tools mode sends `tools` with `input_schema`; the history goes
+as assistant content (text, then `tool_use` blocks) followed by one user message of
+`tool_result` blocks, one per `tool_use` id. JSON mode describes the decision JSON in the prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agent_cli.decisions import CallTool, FinalAnswer, Usage
+from agent_cli.errors import InvalidProviderResponse, MalformedReply
+from agent_cli.loop import ModelReply, ModelRequest, ToolSpec
+from agent_cli.providers.base import (
+    Mode,
+    Turn,
+    call_id,
+    observation_message,
+    parse_json_decision,
+    repair_message,
+    system_prompt,
+    turns,
+    wire_form,
+)
+from agent_cli.providers.http import Channel
+
+ANTHROPIC_VERSION = "2023-06-01"
+_STOPS_WITHOUT_DECISION = {
+    "max_tokens": "the reply was cut off by the output token limit{where}; reply more briefly",
+    "refusal": "the model refused to answer",
+    "pause_turn": "the model paused its turn without a decision",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AnthropicOptions:
+    model: str
+    mode: Mode = "tools"
+    temperature: float = 0.0
+    max_output_tokens: int = 1024
+
+
+class AnthropicMessages:
+    """A ReasoningModel over the Messages API."""
+
+    provider = "anthropic"
+
+    def __init__(self, channel: Channel, options: AnthropicOptions) -> None:
+        self._channel = channel
+        self._options = options
+        self.model = options.model
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def decide(self, request: ModelRequest) -> ModelReply:
+        payload = self._channel.request_json(
+            "POST",
+            "/v1/messages",
+            self.body(request),
+            deadline=request.deadline,
+            on_call=request.on_call,
+            usage_of=usage_of,
+        )
+        step = len({s.number for s in request.history}) + 1
+        return self.parse(payload, step)
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        options = self._options
+        messages: list[dict[str, Any]] = [{"role": "user", "content": request.goal}]
+        for turn in turns(request.history):
+            messages.extend(_turn_messages(turn, options.mode))
+        body: dict[str, Any] = {
+            "model": options.model,
+            "max_tokens": options.max_output_tokens,
+            "system": system_prompt(request.today, request.tools, options.mode),
+            "messages": messages,
+            "temperature": options.temperature,
+        }
+        if options.mode == "tools":
+            body["tools"] = [_tool(spec) for spec in request.tools]
+        return body
+
+    def parse(self, payload: dict[str, Any], step: int) -> ModelReply:
+        usage = usage_of(payload)
+        blocks = payload.get("content")
+        if not isinstance(blocks, list):
+            raise InvalidProviderResponse("Invalid provider response: no content in the reply")
+        blocks = [b for b in blocks if isinstance(b, dict)]
+        text = "".join(
+            b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+        uses = [b for b in blocks if b.get("type") == "tool_use"]
+        stop = payload.get("stop_reason")
+        if isinstance(stop, str) and stop in _STOPS_WITHOUT_DECISION:
+            where = " in the middle of a tool call, which was not run" if uses else ""
+            problem = _STOPS_WITHOUT_DECISION[stop].format(where=where)
+            raise MalformedReply(problem, raw=text, usage=usage)
+        if self._options.mode == "json":
+            return ModelReply(parse_json_decision(text, usage, call_id(step, 0)), usage=usage)
+        if uses:
+            calls = [
+                _call(use, text if i == 0 else "", call_id(step, i)) for i, use in enumerate(uses)
+            ]
+            return ModelReply(*calls, usage=usage)
+        if text.strip():
+            return ModelReply(FinalAnswer(answer=text.strip()), usage=usage)
+        raise MalformedReply(
+            "the reply was empty: neither an answer nor a tool call", raw="", usage=usage
+        )
+
+
+def usage_of(payload: dict[str, Any]) -> Usage:
+    usage = payload.get("usage")
+    if not isinstance(usage, dict):
+        return Usage()
+    counts = [usage.get("input_tokens"), usage.get("output_tokens")]
+    return Usage(*(c if isinstance(c, int) and c >= 0 else 0 for c in counts))
+
+
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "input_schema": dict(spec.parameters),
+    }
+
+
+def _call(use: dict[str, Any], thought: str, fallback_id: str) -> CallTool:
+    name = use.get("name") if isinstance(use.get("name"), str) else ""
+    ref = use.get("id") if isinstance(use.get("id"), str) else fallback_id
+    args = use.get("input")
+    problem = None
+    if not isinstance(args, dict):
+        problem, args = f"the input for {name} must be a JSON object", {}
+    if not name:
+        problem = "the tool call has no tool name"
+    return CallTool(tool=name or "(none)", args=args, thought=thought, call_id=ref, invalid=problem)
+
+
+def _turn_messages(turn: Turn, mode: Mode) -> list[dict[str, Any]]:
+    if (bad := turn.malformed) is not None:
+        return [
+            {"role": "assistant", "content": [{"type": "text", "text": bad.reply or "(empty)"}]},
+            {"role": "user", "content": [{"type": "text", "text": repair_message(bad)}]},
+        ]
+    if mode == "json":
+        call, step = turn.calls[0]
+        return [
+            {"role": "assistant", "content": [{"type": "text", "text": wire_form(call)}]},
+            {"role": "user", "content": [{"type": "text", "text": observation_message(step)}]},
+        ]
+    calls = turn.calls
+    content: list[dict[str, Any]] = []
+    if thought := calls[0][0].thought:
+        content.append({"type": "text", "text": thought})
+    content += [
+        {"type": "tool_use", "id": call.call_id, "name": call.tool, "input": call.args}
+        for call, _ in calls
+    ]
+    results = [_result(call, step.observation, step.is_error) for call, step in calls]
+    return [{"role": "assistant", "content": content}, {"role": "user", "content": results}]
+
+
+def _result(call: CallTool, observation: str, is_error: bool) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": call.call_id,
+        "content": observation,
+    }
+    if is_error:
+        result["is_error"] = True
+    return result

@@ -1,0 +1,65 @@
+"""Build a real LLM adapter from a resolved provider choice: the one place keys become headers."""
+
+from __future__ import annotations
+
+import httpx
+
+from agent_cli import __version__
+from agent_cli.config import ProviderChoice, ProviderSettings
+from agent_cli.providers.anthropic import ANTHROPIC_VERSION, AnthropicMessages, AnthropicOptions
+from agent_cli.providers.http import Channel, RetryPolicy
+from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
+
+
+def channel_for(
+    choice: ProviderChoice,
+    settings: ProviderSettings,
+    key: str | None,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    max_retries: int | None = None,
+) -> Channel:
+    headers = {"user-agent": f"agent-cli/{__version__}", "accept": "application/json"}
+    if choice.kind == "anthropic":
+        headers["anthropic-version"] = ANTHROPIC_VERSION
+        if key:
+            headers["x-api-key"] = key
+    elif key:
+        headers["authorization"] = f"Bearer {key}"
+    retries = settings.max_retries if max_retries is None else max_retries
+    return Channel(
+        base_url=choice.base_url,
+        headers=headers,
+        secret=key,
+        key_env=choice.api_key_env or None,
+        connect_timeout=settings.connect_timeout,
+        read_timeout=settings.read_timeout,
+        retry=RetryPolicy(max_retries=retries, max_retry_after=settings.max_retry_wait),
+        transport=transport,
+    )
+
+
+def connect(
+    choice: ProviderChoice, settings: ProviderSettings, key: str | None
+) -> OpenAIChat | AnthropicMessages:
+    """An adapter with its own httpx.Client: one connection pool for the whole run."""
+    channel = channel_for(choice, settings, key)
+    if choice.kind == "anthropic":
+        options = AnthropicOptions(
+            model=choice.model,
+            mode=settings.mode,
+            temperature=settings.temperature,
+            max_output_tokens=settings.max_output_tokens,
+        )
+        return AnthropicMessages(channel, options)
+    return OpenAIChat(
+        channel,
+        OpenAIOptions(
+            model=choice.model,
+            mode=settings.mode,
+            temperature=settings.temperature,
+            max_output_tokens=settings.max_output_tokens,
+            max_tokens_param=choice.max_tokens_param,
+            response_format=settings.response_format,
+        ),
+    )

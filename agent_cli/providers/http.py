@@ -1,0 +1,303 @@
+"""HTTP for the LLM adapters: one httpx.Client per run, retries like the official SDKs, and a
+deadline that bounds the whole request, not just each read.
+
+Retried: 408, 409, 429 and 5xx (529 included), connection errors and timeouts; at most
+`max_retries` times, waiting `retry-after-ms` / `retry-after` when the server says (up to
+`max_retry_after`; longer is an error that says when to come back), else `min(0.5 * 2**n, 8)`
+seconds times a jitter in 0.75..1. `x-should-retry: true|false` overrides the decision. Quota and
+billing errors are never retried. A Ctrl-C during a wait ends it at once (time.sleep raises).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+
+from agent_cli.decisions import Usage
+from agent_cli.errors import (
+    InvalidProviderResponse,
+    ProviderAuthError,
+    ProviderBillingError,
+    ProviderError,
+    ProviderRateLimited,
+    ProviderRequestError,
+    ProviderUnavailable,
+)
+from agent_cli.loop import DeadlineExceeded, ModelCall
+
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+MAX_MESSAGE_CHARS = 300
+_BILLING_CODES = {"insufficient_quota", "billing_error", "enforced_spend_limit_reached"}
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    max_retries: int = 2
+    initial_backoff: float = 0.5
+    max_backoff: float = 8.0
+    max_retry_after: float = 60.0
+
+    def backoff(self, retry_number: int, jitter: float) -> float:
+        """Seconds before retry number `retry_number` (0 for the first retry)."""
+        doubled: float = self.initial_backoff * 2.0**retry_number
+        return min(doubled, self.max_backoff) * jitter
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    status: int | None
+    headers: httpx.Headers
+    body: bytes
+    latency_ms: float
+    failure: str | None = None  # a connection error or timeout, when no response came
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: float) -> float | None:
+    """The server's requested wait: retry-after-ms wins over retry-after (seconds or a date)."""
+    if (value := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(float(value) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    if (value := headers.get("retry-after")) is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        return max(parsedate_to_datetime(value).timestamp() - now, 0.0)
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ApiError:
+    """What an error body says, whichever dialect: OpenAI `{"error": {...}}` or Anthropic's."""
+
+    message: str
+    codes: frozenset[str]
+
+    @classmethod
+    def parse(cls, body: bytes, secret: str | None) -> ApiError:
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return cls("(the response body is not JSON)", frozenset())
+        error = data.get("error") if isinstance(data, dict) else None
+        if not isinstance(error, dict):
+            return cls("(no error message)", frozenset())
+        details = error.get("details")
+        detail_code = details.get("error_code") if isinstance(details, dict) else None
+        codes = frozenset(str(v) for v in (error.get("type"), error.get("code"), detail_code))
+        message = str(error.get("message") or "(no error message)")
+        return cls(_clean(message, secret), codes)
+
+    @property
+    def is_billing(self) -> bool:
+        return bool(self.codes & _BILLING_CODES)
+
+
+def _clean(text: str, secret: str | None) -> str:
+    """One short line, with the key (if the server echoed it) masked."""
+    if secret:
+        text = text.replace(secret, "***")
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "..."
+
+
+class Channel:
+    """A connection to one provider endpoint, reused for every request of a run."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        headers: Mapping[str, str],
+        secret: str | None,
+        key_env: str | None,
+        connect_timeout: float,
+        read_timeout: float,
+        retry: RetryPolicy,
+        transport: httpx.BaseTransport | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        jitter: Callable[[], float] = lambda: random.uniform(0.75, 1.0),
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._secret = secret
+        self._key_env = key_env
+        self._connect = connect_timeout
+        self._read = read_timeout
+        self._retry = retry
+        self._clock = clock
+        self._sleep = sleep
+        self._jitter = jitter
+        self._client = httpx.Client(headers=dict(headers), transport=transport)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def request_json(
+        self,
+        method: str,
+        path: str,
+        body: Mapping[str, Any] | None = None,
+        *,
+        deadline: float,
+        on_call: Callable[[ModelCall], None],
+        usage_of: Callable[[dict[str, Any]], Usage] = lambda _: Usage(),
+    ) -> dict[str, Any]:
+        """Send with retries; return the JSON object of a 2xx response or raise ProviderError."""
+        url = self.base_url + path
+        for attempt in range(1, self._retry.max_retries + 2):
+            result = self._attempt(method, url, body, deadline)
+            if result.status is not None and 200 <= result.status < 300:
+                payload = self._json(result, url)
+                on_call(ModelCall(attempt, result.status, result.latency_ms, usage_of(payload)))
+                return payload
+            error = ApiError.parse(result.body, self._secret) if result.status else None
+            wait = self._retry_wait(result, error, attempt, url)
+            if self._clock() + wait > deadline:
+                on_call(ModelCall(attempt, result.status, result.latency_ms, error=_what(result)))
+                raise DeadlineExceeded
+            on_call(
+                ModelCall(
+                    attempt, result.status, result.latency_ms, retry_in_s=wait, error=_what(result)
+                )
+            )
+            self._sleep(wait)
+        raise AssertionError("unreachable: the last attempt either returns or raises")
+
+    def _attempt(
+        self, method: str, url: str, body: Mapping[str, Any] | None, deadline: float
+    ) -> _Attempt:
+        started = self._clock()
+        remaining = deadline - started
+        if remaining <= 0:
+            raise DeadlineExceeded
+        # httpx's read timeout applies per chunk; the deadline check between chunks bounds a
+        # server that trickles bytes.
+        read = min(self._read, remaining)
+        timeout = httpx.Timeout(read, connect=min(self._connect, remaining), pool=read)
+        try:
+            with self._client.stream(method, url, json=body, timeout=timeout) as response:
+                chunks, size = [], 0
+                for chunk in response.iter_bytes():
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if self._clock() > deadline:
+                        raise DeadlineExceeded
+                    if size > MAX_RESPONSE_BYTES:
+                        raise InvalidProviderResponse(
+                            f"Invalid provider response from {url}: larger than "
+                            f"{MAX_RESPONSE_BYTES // 2**20} MiB"
+                        )
+                latency = (self._clock() - started) * 1000
+                return _Attempt(response.status_code, response.headers, b"".join(chunks), latency)
+        except httpx.TimeoutException as exc:
+            if self._clock() >= deadline:
+                raise DeadlineExceeded from None
+            failure = f"{type(exc).__name__}: no answer within the timeout"
+        except httpx.TransportError as exc:
+            failure = f"{type(exc).__name__}: {_clean(str(exc), self._secret) or 'no details'}"
+        latency = (self._clock() - started) * 1000
+        return _Attempt(None, httpx.Headers(), b"", latency, failure)
+
+    def _json(self, result: _Attempt, url: str) -> dict[str, Any]:
+        try:
+            payload = json.loads(result.body)
+        except (ValueError, UnicodeDecodeError):
+            payload = None
+        if not isinstance(payload, dict):
+            kind = result.headers.get("content-type", "no content type").split(";")[0]
+            raise InvalidProviderResponse(
+                f"Invalid provider response from {url}: HTTP {result.status} with a {kind} body "
+                "that is not a JSON object; check --base-url"
+            )
+        return payload
+
+    def _retry_wait(
+        self, result: _Attempt, error: ApiError | None, attempt: int, url: str
+    ) -> float:
+        """Seconds to wait before the next attempt, or raise the error that ends the request."""
+        should = result.headers.get("x-should-retry", "").lower()
+        retryable = should == "true" if should in ("true", "false") else _retryable(result.status)
+        if error is not None and error.is_billing:
+            retryable = False
+        if not retryable:
+            raise self._final_error(result, error, url, attempts=attempt)
+        if attempt > self._retry.max_retries:
+            raise self._exhausted(result, error, url, attempt)
+        asked = retry_after_seconds(result.headers, time.time())
+        if asked is not None and asked > self._retry.max_retry_after:
+            when = datetime.fromtimestamp(time.time() + asked, UTC).strftime("%H:%M:%S UTC")
+            raise ProviderRateLimited(
+                f"Rate limited ({result.status}): the provider asks to wait {asked:.0f} s, longer "
+                f"than the {self._retry.max_retry_after:.0f} s we wait; try again after {when}"
+            )
+        return asked if asked is not None else self._retry.backoff(attempt - 1, self._jitter())
+
+    def _final_error(
+        self, result: _Attempt, error: ApiError | None, url: str, *, attempts: int
+    ) -> ProviderError:
+        if result.status is None or error is None:
+            return self._exhausted(result, error, url, attempts)
+        status, message = result.status, error.message
+        if error.is_billing or status == 402:
+            return ProviderBillingError(
+                f"Billing or quota problem ({status}): {message}; "
+                "check your plan and billing with the provider"
+            )
+        kind, template = _STATUS_ERRORS.get(
+            status, (ProviderRequestError, "The provider refused the request ({status}): {message}")
+        )
+        key = f"the key in {self._key_env}" if self._key_env else "the request"
+        return kind(template.format(status=status, message=message, url=url, key=key))
+
+    def _exhausted(
+        self, result: _Attempt, error: ApiError | None, url: str, attempts: int
+    ) -> ProviderError:
+        tries = f"after {attempts} attempt{'s' if attempts > 1 else ''}"
+        if result.status is None:
+            return ProviderUnavailable(
+                f"Cannot reach {url} {tries}: {result.failure}; "
+                "check --base-url and that the server is running"
+            )
+        message = error.message if error else ""
+        if result.status == 429:
+            return ProviderRateLimited(f"Rate limited (429) {tries}: {message}; try again later")
+        return ProviderUnavailable(
+            f"Provider overloaded or unavailable ({result.status}) {tries}: {message}; "
+            "try again later"
+        )
+
+
+_STATUS_ERRORS: dict[int, tuple[type[ProviderError], str]] = {
+    401: (ProviderAuthError, "Authentication failed (401): {key} was rejected: {message}"),
+    403: (ProviderAuthError, "Permission denied (403): {message}"),
+    404: (
+        ProviderRequestError,
+        "Not found (404) at {url}: {message}; check --model and --base-url",
+    ),
+    413: (
+        ProviderRequestError,
+        "Request too large (413): {message}; the history is too big for this provider",
+    ),
+}
+
+
+def _retryable(status: int | None) -> bool:
+    return status is None or status in (408, 409, 429) or status >= 500
+
+
+def _what(result: _Attempt) -> str:
+    return result.failure or f"HTTP {result.status}"

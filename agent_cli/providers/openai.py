@@ -1,0 +1,219 @@
+"""The OpenAI Chat Completions adapter; it serves every OpenAI-compatible server by base URL
+(OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter...).
+
+Wire format: POST {base_url}/chat/completions. Tools mode sends the tools' JSON schemas and the
+history as assistant `tool_calls` followed by one `tool` message per call id, so each request only
+appends to the previous one. JSON mode describes the decision JSON in the system prompt and asks
+for `response_format` json_schema (or json_object).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from agent_cli.decisions import CallTool, FinalAnswer, Usage
+from agent_cli.errors import InvalidProviderResponse, MalformedReply
+from agent_cli.loop import ModelReply, ModelRequest, ToolSpec
+from agent_cli.providers.base import (
+    DECISION_SCHEMA,
+    Mode,
+    Turn,
+    call_id,
+    observation_message,
+    parse_json_decision,
+    repair_message,
+    system_prompt,
+    turns,
+    wire_form,
+)
+from agent_cli.providers.http import Channel
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIOptions:
+    model: str
+    mode: Mode = "tools"
+    temperature: float = 0.0
+    max_output_tokens: int = 1024
+    max_tokens_param: str = "max_completion_tokens"  # older compatible servers: "max_tokens"
+    response_format: str = "json_schema"  # JSON mode: json_schema | json_object | none
+
+
+class OpenAIChat:
+    """A ReasoningModel over the Chat Completions API."""
+
+    provider = "openai"
+
+    def __init__(self, channel: Channel, options: OpenAIOptions) -> None:
+        self._channel = channel
+        self._options = options
+        self.model = options.model
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def decide(self, request: ModelRequest) -> ModelReply:
+        payload = self._channel.request_json(
+            "POST",
+            "/chat/completions",
+            self.body(request),
+            deadline=request.deadline,
+            on_call=request.on_call,
+            usage_of=usage_of,
+        )
+        step = len({s.number for s in request.history}) + 1
+        return self.parse(payload, request.tools, step)
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        options = self._options
+        prompt = system_prompt(request.today, request.tools, options.mode)
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": prompt},
+            {"role": "user", "content": request.goal},
+        ]
+        for turn in turns(request.history):
+            messages.extend(_turn_messages(turn, options.mode))
+        body: dict[str, Any] = {
+            "model": options.model,
+            "messages": messages,
+            "temperature": options.temperature,
+            options.max_tokens_param: options.max_output_tokens,
+        }
+        if options.mode == "tools":
+            body["tools"] = [_tool(spec) for spec in request.tools]
+        elif options.response_format == "json_schema":
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "decision", "schema": DECISION_SCHEMA, "strict": False},
+            }
+        elif options.response_format == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    def parse(self, payload: dict[str, Any], tools: tuple[ToolSpec, ...], step: int) -> ModelReply:
+        usage = usage_of(payload)
+        message, finish = _first_choice(payload)
+        content = _text(message.get("content"))
+        tool_calls = message.get("tool_calls") or []
+        if refusal := message.get("refusal"):
+            raise MalformedReply(f"the model refused: {refusal}", raw=str(refusal), usage=usage)
+        if finish == "length":
+            where = " in the middle of a tool call, which was not run" if tool_calls else ""
+            raise MalformedReply(
+                f"the reply was cut off by the output token limit{where}; reply more briefly",
+                raw=content or "",
+                usage=usage,
+            )
+        if self._options.mode == "json":
+            return ModelReply(parse_json_decision(content, usage, call_id(step, 0)), usage=usage)
+        if tool_calls:
+            schemas = {spec.name: spec.parameters for spec in tools}
+            calls = [
+                _call(raw, content if i == 0 else "", call_id(step, i), schemas)
+                for i, raw in enumerate(tool_calls)
+            ]
+            return ModelReply(*calls, usage=usage)
+        if content.strip():
+            return ModelReply(FinalAnswer(answer=content.strip()), usage=usage)
+        raise MalformedReply(
+            "the reply was empty: neither an answer nor a tool call", raw="", usage=usage
+        )
+
+
+def usage_of(payload: dict[str, Any]) -> Usage:
+    usage = payload.get("usage")
+    if not isinstance(usage, dict):
+        return Usage()
+    return Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _first_choice(payload: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    choices = payload.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise InvalidProviderResponse("Invalid provider response: no choices in the reply")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise InvalidProviderResponse("Invalid provider response: the choice has no message")
+    finish = choices[0].get("finish_reason")
+    return message, finish if isinstance(finish, str) else None
+
+
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": dict(spec.parameters),
+        },
+    }
+
+
+def _call(raw: Any, thought: str, fallback_id: str, schemas: dict[str, Any]) -> CallTool:
+    """One tool call as the model made it; unreadable arguments are kept as `invalid`, never run."""
+    raw = raw if isinstance(raw, dict) else {}
+    function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+    ref = raw.get("id") if isinstance(raw.get("id"), str) else fallback_id
+    name = _text(function.get("name"))
+    args, problem = _arguments(function.get("arguments"), name, schemas)
+    if not name:
+        problem = "the tool call has no tool name"
+    return CallTool(tool=name or "(none)", args=args, thought=thought, call_id=ref, invalid=problem)
+
+
+def _arguments(
+    arguments: object, name: str, schemas: dict[str, Any]
+) -> tuple[dict[str, Any], str | None]:
+    """The decoded arguments, or why they cannot be: the string may be invalid JSON."""
+    expected = json.dumps(schemas.get(name, {}), separators=(",", ":"))
+    if not isinstance(arguments, str) or not arguments.strip():
+        return {}, None
+    try:
+        args = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        return {}, f"the arguments for {name} are not valid JSON ({exc.msg}); expected {expected}"
+    if not isinstance(args, dict):
+        return {}, f"the arguments for {name} must be a JSON object; expected {expected}"
+    return args, None
+
+
+def _turn_messages(turn: Turn, mode: Mode) -> list[dict[str, Any]]:
+    if (bad := turn.malformed) is not None:
+        return [
+            {"role": "assistant", "content": bad.reply or "(empty reply)"},
+            {"role": "user", "content": repair_message(bad)},
+        ]
+    if mode == "json":
+        call, step = turn.calls[0]
+        return [
+            {"role": "assistant", "content": wire_form(call)},
+            {"role": "user", "content": observation_message(step)},
+        ]
+    calls = turn.calls
+    assistant = {
+        "role": "assistant",
+        "content": calls[0][0].thought or None,
+        "tool_calls": [
+            {
+                "id": call.call_id,
+                "type": "function",
+                "function": {"name": call.tool, "arguments": json.dumps(call.args)},
+            }
+            for call, _ in calls
+        ],
+    }
+    results = [
+        {"role": "tool", "tool_call_id": call.call_id, "content": step.observation}
+        for call, step in calls
+    ]
+    return [assistant, *results]

@@ -1,0 +1,274 @@
+"""A loopback HTTP server that speaks the OpenAI and Anthropic wire formats from a script.
+
+It checks each request's shape the way the real APIs do (a tool call without its result, a
+missing max_tokens, roles out of order...) and answers 400 for a bad one, recording why, so a
+test can assert no request was malformed. It counts TCP connections, to prove reuse.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = None  # a dict (sent as JSON), or bytes/str sent as they are
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds before answering
+    trickle: float | None = None  # send the body one byte per this many seconds
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class FakeLLM:
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.requests: list[Seen] = []
+        self.violations: list[str] = []
+        self.connections = 0
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server.daemon_threads = True
+        self._server.fake = self  # type: ignore[attr-defined]
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> FakeLLM:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def queue(self, *replies: Reply | dict[str, Any]) -> None:
+        for reply in replies:
+            self.replies.append(reply if isinstance(reply, Reply) else Reply(body=reply))
+
+    def bodies(self) -> list[Any]:
+        return [seen.body for seen in self.requests if seen.method == "POST"]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, so connection reuse can be observed
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.fake.connections += 1  # type: ignore[attr-defined]
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def do_GET(self) -> None:
+        self._serve(None)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", 0))
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = raw
+        self._serve(body)
+
+    def _serve(self, body: Any) -> None:
+        fake: FakeLLM = self.server.fake  # type: ignore[attr-defined]
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        fake.requests.append(Seen(self.command, self.path, headers, body))
+        problem = _shape_problem(self.path, headers, body) if self.command == "POST" else None
+        if problem:
+            fake.violations.append(problem)
+            reply = Reply(400, {"error": {"message": problem, "type": "invalid_request_error"}})
+        elif fake.replies:
+            reply = fake.replies.popleft()
+        else:
+            reply = Reply(500, {"error": {"message": "the test script ran out of replies"}})
+        self._send(reply)
+
+    def _send(self, reply: Reply) -> None:
+        time.sleep(reply.delay)
+        payload = reply.body
+        if isinstance(payload, dict | list):
+            payload = json.dumps(payload).encode()
+        elif isinstance(payload, str):
+            payload = payload.encode()
+        payload = payload or b""
+        self.send_response(reply.status)
+        content_type = "application/json" if isinstance(reply.body, dict | list) else "text/html"
+        self.send_header("content-type", reply.headers.pop("content-type", content_type))
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        try:
+            if reply.trickle is None:
+                self.wfile.write(payload)
+            else:
+                for byte in payload:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(reply.trickle)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+def _shape_problem(path: str, headers: dict[str, str], body: Any) -> str | None:
+    if not isinstance(body, dict):
+        return "the body is not a JSON object"
+    if path.endswith("/chat/completions"):
+        return _openai_problem(body)
+    if path.endswith("/v1/messages"):
+        return _anthropic_problem(headers, body)
+    return f"unknown path {path}"
+
+
+def _openai_problem(body: dict[str, Any]) -> str | None:
+    if not isinstance(body.get("model"), str) or not isinstance(body.get("messages"), list):
+        return "model and messages are required"
+    for tool in body.get("tools", []):
+        function = tool.get("function", {})
+        if tool.get("type") != "function" or "name" not in function or "parameters" not in function:
+            return "each tool needs type function, a name and parameters"
+    pending: list[str] = []
+    for message in body["messages"]:
+        role = message.get("role")
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            return f"unknown role {role}"
+        if role == "tool":
+            if message.get("tool_call_id") not in pending:
+                return "a tool message must answer a pending tool_call_id"
+            pending.remove(message["tool_call_id"])
+            continue
+        if pending:
+            return f"tool_call_ids without a result: {pending}"
+        if role == "assistant":
+            for call in message.get("tool_calls") or []:
+                if not isinstance(call["function"]["arguments"], str):
+                    return "tool call arguments must be a string"
+                pending.append(call["id"])
+    return f"tool_call_ids without a result: {pending}" if pending else None
+
+
+def _anthropic_problem(headers: dict[str, str], body: dict[str, Any]) -> str | None:
+    if "anthropic-version" not in headers:
+        return "anthropic-version header is required"
+    if not isinstance(body.get("max_tokens"), int):
+        return "max_tokens: field required"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages or messages[0].get("role") != "user":
+        return "messages must start with a user message"
+    for tool in body.get("tools", []):
+        if "name" not in tool or "input_schema" not in tool:
+            return "each tool needs a name and an input_schema"
+    expected_role, pending = "user", []
+    for message in messages:
+        if message.get("role") != expected_role:
+            return f"roles must alternate; got {message.get('role')} for {expected_role}"
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        if not blocks or any(b.get("type") == "text" and not b.get("text") for b in blocks):
+            return "text content blocks must be non-empty"
+        results = [b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"]
+        if sorted(results) != sorted(pending):
+            return f"tool_use ids {pending} need exactly one tool_result each, got {results}"
+        pending = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+        expected_role = "assistant" if expected_role == "user" else "user"
+    return None
+
+
+# --- replies in each dialect ------------------------------------------------------------------
+
+
+def openai_calls(*calls: tuple[str, Any], usage: tuple[int, int] = (100, 20)) -> dict[str, Any]:
+    """A reply with tool calls; each call is (name, args dict or raw argument string)."""
+    tool_calls = [
+        {
+            "id": f"call_{name}_{i}",
+            "type": "function",
+            "function": {
+                "name": name,
+                "arguments": args if isinstance(args, str) else json.dumps(args),
+            },
+        }
+        for i, (name, args) in enumerate(calls)
+    ]
+    message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
+    return _openai(message, "tool_calls", usage)
+
+
+def openai_text(
+    text: str, *, finish: str = "stop", usage: tuple[int, int] = (100, 20)
+) -> dict[str, Any]:
+    return _openai({"role": "assistant", "content": text}, finish, usage)
+
+
+def _openai(message: dict[str, Any], finish: str, usage: tuple[int, int]) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "gpt-test",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": sum(usage),
+        },
+    }
+
+
+def anthropic_calls(
+    *calls: tuple[str, Any], text: str = "", usage: tuple[int, int] = (100, 20)
+) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    content += [
+        {"type": "tool_use", "id": f"toolu_{name}_{i}", "name": name, "input": args}
+        for i, (name, args) in enumerate(calls)
+    ]
+    return _anthropic(content, "tool_use", usage)
+
+
+def anthropic_text(
+    text: str, *, stop: str = "end_turn", usage: tuple[int, int] = (100, 20)
+) -> dict[str, Any]:
+    return _anthropic([{"type": "text", "text": text}] if text else [], stop, usage)
+
+
+def _anthropic(content: list[dict[str, Any]], stop: str, usage: tuple[int, int]) -> dict[str, Any]:
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": content,
+        "stop_reason": stop,
+        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+    }
+
+
+def error(
+    status: int,
+    message: str,
+    *,
+    type_: str = "api_error",
+    code: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Reply:
+    return Reply(
+        status, {"error": {"message": message, "type": type_, "code": code}}, headers or {}
+    )

@@ -1,0 +1,103 @@
+"""`agent doctor` and `agent config show`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agent_cli.cli import app
+from agent_cli.config import choose_provider, load_settings
+
+from .fakellm import FakeLLM, Reply, error
+
+KEY = "sk-test-SECRET-0123456789abcdef"
+runner = CliRunner()
+
+
+def test_doctor_all_good_against_a_live_endpoint(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(Reply(body={"data": [{"id": "gpt-4o-mini"}, {"id": "other"}]}))
+    result = runner.invoke(
+        app,
+        ["doctor", "--provider", "openai", "--base-url", fake_llm.url + "/v1"],
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.exit_code == 0, result.stdout
+    assert "✓ API key: OPENAI_API_KEY is set" in result.stdout
+    assert "2 models, gpt-4o-mini listed" in result.stdout
+    assert fake_llm.requests[0].path == "/v1/models"
+    assert KEY not in result.stdout
+
+
+def test_doctor_reports_a_rejected_key(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(error(401, "invalid x-api-key"))
+    result = runner.invoke(
+        app,
+        ["doctor", "--provider", "anthropic", "--base-url", fake_llm.url],
+        env={"ANTHROPIC_API_KEY": KEY},
+    )
+    assert result.exit_code == 1
+    assert "✗ endpoint: Authentication failed (401)" in result.stdout
+    assert len(fake_llm.requests) == 1  # doctor does not retry
+
+
+def test_doctor_reports_a_missing_key_without_a_request(fake_llm: FakeLLM) -> None:
+    result = runner.invoke(app, ["doctor", "--provider", "openai", "--base-url", fake_llm.url])
+    assert result.exit_code == 1
+    assert "✗ API key: No API key for openai: set OPENAI_API_KEY" in result.stdout
+    assert fake_llm.requests == []
+
+
+def test_doctor_offline() -> None:
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0
+    assert "offline playbook model (chosen automatically)" in result.stdout
+    assert "✓ order store" in result.stdout
+
+
+def test_doctor_reports_a_bad_config(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("[provider]\nmode = 'yaml'\n")
+    result = runner.invoke(app, ["doctor", "--config", str(config)])
+    assert result.exit_code == 1
+    assert "✗ configuration: Invalid configuration" in result.stdout
+
+
+def test_config_show_masks_the_key_and_names_sources(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("[limits]\nmax_steps = 5\n")
+    result = runner.invoke(
+        app,
+        ["config", "show", "--config", str(config), "--model", "gpt-x", "--json"],
+        env={"OPENAI_API_KEY": KEY, "AGENT_DB": "/tmp/x.db"},
+    )
+    assert result.exit_code == 0, result.stderr
+    rows = {row["key"]: row for row in json.loads(result.stdout)}
+    assert rows["limits.max_steps"]["value"] == "5"
+    assert rows["limits.max_steps"]["source"] == f"file {config}"
+    assert rows["limits.timeout"]["source"] == "default"
+    assert rows["store.path"]["source"] == "env AGENT_DB"
+    assert rows["provider.model"]["source"] == "option"
+    assert rows["effective provider"] == {
+        "key": "effective provider",
+        "value": "openai",
+        "source": "automatic",
+    }
+    assert rows["api key"]["value"] == "***cdef"
+    assert KEY not in result.stdout
+
+
+def test_config_show_table() -> None:
+    result = runner.invoke(app, ["config", "show"])
+    assert result.exit_code == 0
+    assert "limits.max_steps" in result.stdout and "effective provider" in result.stdout
+
+
+def test_automatic_choice_order(monkeypatch: object) -> None:
+    settings = load_settings()
+    assert choose_provider(settings, {}).kind == "offline"
+    assert choose_provider(settings, {"ANTHROPIC_API_KEY": "k"}).kind == "anthropic"
+    both = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
+    assert choose_provider(settings, both).kind == "openai"
+    assert choose_provider(settings, {"OPENAI_API_KEY": "  \n"}).kind == "offline"

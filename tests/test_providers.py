@@ -1,0 +1,265 @@
+"""Real adapters over real HTTP: full runs against the loopback server, both dialects and modes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from agent_cli.cli import app
+
+from .fakellm import (
+    FakeLLM,
+    Reply,
+    anthropic_calls,
+    anthropic_text,
+    openai_calls,
+    openai_text,
+)
+
+KEY = "sk-test-SECRET-0123456789abcdef"
+runner = CliRunner()
+
+
+def ask(fake: FakeLLM, provider: str, *args: str, env: dict[str, str] | None = None) -> Result:
+    variable = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
+    base = fake.url if provider == "anthropic" else fake.url + "/v1"
+    argv = [
+        "ask",
+        "Is order A100 refundable?",
+        "--provider",
+        provider,
+        "--base-url",
+        base,
+        "--today",
+        "2026-10-13",
+        "--json",
+        *args,
+    ]
+    return runner.invoke(app, argv, env={variable: KEY, **(env or {})})
+
+
+def records(result: Result) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def final(result: Result) -> dict[str, Any]:
+    return records(result)[-1]
+
+
+def test_openai_tools_mode_full_run(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(
+        openai_calls(("lookup_order", {"order_code": "A100"})),
+        openai_calls(("refund_policy", {})),
+        openai_text("Yes, A100 is refundable.", usage=(300, 30)),
+    )
+    result = ask(fake_llm, "openai")
+    assert result.exit_code == 0, result.stderr
+    assert fake_llm.violations == []
+    done = final(result)
+    assert (done["status"], done["answer"]) == ("answered", "Yes, A100 is refundable.")
+    assert done["usage"] == {"input_tokens": 500, "output_tokens": 70}
+    first, second, third = fake_llm.bodies()
+    assert first["model"] == "gpt-4o-mini"
+    assert [t["function"]["name"] for t in first["tools"]] == ["lookup_order", "refund_policy"]
+    assert first["tools"][0]["function"]["parameters"]["required"] == ["order_code"]
+    assert (
+        first["messages"][0]["role"] == "system" and "2026-10-13" in first["messages"][0]["content"]
+    )
+    assert first["messages"][1] == {"role": "user", "content": "Is order A100 refundable?"}
+    # Each request only appends to the previous one.
+    assert second["messages"][: len(first["messages"])] == first["messages"]
+    assert third["messages"][: len(second["messages"])] == second["messages"]
+    tool_message = second["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_lookup_order_0"
+    assert "status=DELIVERED" in tool_message["content"]
+    headers = fake_llm.requests[0].headers
+    assert headers["authorization"] == f"Bearer {KEY}"
+    assert fake_llm.connections == 1
+
+
+def test_openai_json_mode_full_run(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(
+        openai_text(
+            json.dumps({"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}})
+        ),
+        openai_text('```json\n{"type": "final", "answer": "Refundable."}\n```'),
+    )
+    result = ask(fake_llm, "openai", "--mode", "json")
+    assert result.exit_code == 0, result.stderr
+    assert final(result)["answer"] == "Refundable."
+    first, second = fake_llm.bodies()
+    assert "tools" not in first
+    assert first["response_format"]["type"] == "json_schema"
+    assert '"type": "final"' in first["messages"][0]["content"]
+    assert "lookup_order" in first["messages"][0]["content"]
+    assert second["messages"][2]["role"] == "assistant"
+    assert json.loads(second["messages"][2]["content"])["tool"] == "lookup_order"
+    assert (
+        second["messages"][3]["role"] == "user"
+        and "status=DELIVERED" in second["messages"][3]["content"]
+    )
+    assert fake_llm.violations == []
+
+
+def test_anthropic_tools_mode_full_run(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(
+        anthropic_calls(("lookup_order", {"order_code": "A100"}), text="Let me check."),
+        anthropic_calls(("refund_policy", {})),
+        anthropic_text("Yes, refundable."),
+    )
+    result = ask(fake_llm, "anthropic")
+    assert result.exit_code == 0, result.stderr
+    assert fake_llm.violations == []
+    assert final(result)["answer"] == "Yes, refundable."
+    first, second, _ = fake_llm.bodies()
+    assert first["max_tokens"] == 1024 and "2026-10-13" in first["system"]
+    assert first["tools"][0]["input_schema"]["required"] == ["order_code"]
+    assistant, results = second["messages"][1:3]
+    assert assistant["content"][0] == {"type": "text", "text": "Let me check."}
+    assert assistant["content"][1]["type"] == "tool_use"
+    assert results["content"][0]["tool_use_id"] == "toolu_lookup_order_0"
+    headers = fake_llm.requests[0].headers
+    assert headers["x-api-key"] == KEY and headers["anthropic-version"] == "2023-06-01"
+    assert fake_llm.requests[0].path == "/v1/messages"
+    assert fake_llm.connections == 1
+
+
+def test_anthropic_json_mode_full_run(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(
+        anthropic_text(json.dumps({"type": "tool", "tool": "refund_policy"})),
+        anthropic_text(json.dumps({"type": "final", "answer": "Within 30 days."})),
+    )
+    result = ask(fake_llm, "anthropic", "--mode", "json")
+    assert result.exit_code == 0, result.stderr
+    assert final(result)["answer"] == "Within 30 days."
+    assert "tools" not in fake_llm.bodies()[0]
+    assert fake_llm.violations == []
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_parallel_calls_each_run_and_each_get_a_result(fake_llm: FakeLLM, provider: str) -> None:
+    if provider == "openai":
+        first = openai_calls(
+            ("lookup_order", {"order_code": "A100"}),
+            ("lookup_order", '{"order_code": '),  # cut-off JSON: must not run
+            ("lookup_order", {"order_code": "A101"}),
+        )
+        last = openai_text("Done.")
+    else:
+        first = anthropic_calls(
+            ("lookup_order", {"order_code": "A100"}),
+            ("lookup_order", {"order_code": "../etc"}),
+            ("lookup_order", {"order_code": "A101"}),
+        )
+        last = anthropic_text("Done.")
+    fake_llm.queue(first, last)
+    result = ask(fake_llm, provider)
+    assert result.exit_code == 0, result.stderr
+    observed = [r for r in records(result) if r["event"] == "observation"]
+    assert [r["is_error"] for r in observed] == [False, True, False]
+    assert "status=DELIVERED" in observed[0]["observation"]
+    assert "status=SHIPPING" in observed[2]["observation"]
+    assert observed[1]["observation"].startswith("ERROR:")
+    assert sum(r["event"] == "repair" for r in records(result)) == 1
+    assert fake_llm.violations == []  # every call id got exactly one result
+
+
+def test_missing_key_fails_before_any_request(fake_llm: FakeLLM) -> None:
+    result = runner.invoke(app, ["ask", "q", "--provider", "openai", "--base-url", fake_llm.url])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "agent: error: No API key for openai: set OPENAI_API_KEY (or api_key_env under "
+        "[provider] in the config)"
+    )
+    assert fake_llm.requests == []
+
+
+def test_a_key_with_a_trailing_newline_is_trimmed(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(openai_text("ok"))
+    result = runner.invoke(
+        app,
+        ["ask", "q", "--provider", "openai", "--base-url", fake_llm.url, "--quiet"],
+        env={"OPENAI_API_KEY": KEY + "\n"},
+    )
+    assert result.exit_code == 0
+    assert fake_llm.requests[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_the_key_never_appears_in_any_output(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    fake_llm.queue(
+        openai_calls(("lookup_order", {"order_code": "A100"})),
+        Reply(
+            401,
+            {
+                "error": {
+                    "message": f"Incorrect API key provided: {KEY}",
+                    "type": "invalid_request_error",
+                }
+            },
+        ),
+    )
+    trace = tmp_path / "t.jsonl"
+    result = ask(fake_llm, "openai", "--trace", str(trace))
+    assert result.exit_code == 1
+    assert "OPENAI_API_KEY" in result.stderr and "was rejected" in result.stderr
+    for output in (result.stdout, result.stderr, trace.read_text()):
+        assert KEY not in output
+        assert KEY[-12:] not in output
+
+
+def test_automatic_choice_uses_the_key_in_the_environment(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(openai_text("From the API."))
+    result = runner.invoke(
+        app,
+        ["ask", "q", "--quiet"],
+        env={"OPENAI_API_KEY": KEY, "AGENT_BASE_URL": fake_llm.url},
+    )
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "From the API.\n"
+
+
+def test_ollama_profile_needs_no_key(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(openai_text("Local answer."))
+    result = runner.invoke(
+        app, ["ask", "q", "--provider", "ollama", "--base-url", fake_llm.url, "--quiet"]
+    )
+    assert result.exit_code == 0, result.stderr
+    seen = fake_llm.requests[0]
+    assert "authorization" not in seen.headers
+    assert seen.body["model"] == "llama3.2" and "max_tokens" in seen.body
+
+
+def test_a_profile_from_the_config(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(
+        f'[provider]\nname = "vllm"\n[profiles.vllm]\nkind = "openai"\n'
+        f'base_url = "{fake_llm.url}"\nmodel = "qwen"\n'
+    )
+    fake_llm.queue(openai_text("Hi."))
+    result = runner.invoke(app, ["ask", "q", "--config", str(config), "--quiet"])
+    assert result.exit_code == 0, result.stderr
+    assert fake_llm.requests[0].body["model"] == "qwen"
+
+
+def test_an_unknown_provider_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["ask", "q", "--provider", "gemini"])
+    assert result.exit_code == 2
+    assert (
+        "Unknown provider 'gemini'; choose one of: offline, openai, anthropic, ollama"
+        in result.stderr
+    )
+
+
+def test_footer_shows_tokens(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(openai_text("Fine.", usage=(1000, 234)))
+    result = runner.invoke(
+        app,
+        ["ask", "q", "--provider", "openai", "--base-url", fake_llm.url],
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.exit_code == 0
+    assert "1,234 tokens" in result.stdout and "model " in result.stdout
