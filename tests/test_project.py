@@ -35,3 +35,42 @@ def test_cli_import_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def imports_of(path: Path) -> set[str]:
+    import ast
+
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_framework_imports_stay_at_their_edges() -> None:
+    package = ROOT / "agent_cli"
+    allowed = {"typer": {"cli.py"}, "rich": {"ui"}, "httpx": {"providers"}, "click": set()}
+    for path in package.rglob("*.py"):
+        where = path.relative_to(package).parts
+        for module, homes in allowed.items():
+            if module in imports_of(path):
+                assert where[0] in homes, f"{'/'.join(where)} imports {module}"
+
+
+def test_an_offline_run_never_imports_httpx(tmp_path: Path) -> None:
+    code = (
+        "import sys;"
+        "from agent_cli.cli import app;"
+        "sys.argv = ['agent', 'ask', 'A100?', '--dry-run', '--quiet'];"
+        "\ntry:\n    app()\nexcept SystemExit:\n    pass\n"
+        "print('httpx' in sys.modules, file=sys.stderr)"
+    )
+    env = {**__import__("os").environ, "AGENT_DB": str(tmp_path / "o.db")}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stderr.strip().splitlines()[-1] == "False"
+    assert "A100" in out.stdout

@@ -10,8 +10,10 @@ billing errors are never retried. A Ctrl-C during a wait ends it at once (time.s
 
 from __future__ import annotations
 
+import functools
 import json
 import random
+import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -141,7 +143,10 @@ class Channel:
         self._clock = clock
         self._sleep = sleep
         self._jitter = jitter
-        self._client = httpx.Client(headers=dict(headers), transport=transport)
+        verify: ssl.SSLContext | bool = (
+            _tls_context() if self.base_url.startswith("https") else False
+        )
+        self._client = httpx.Client(headers=dict(headers), transport=transport, verify=verify)
 
     def close(self) -> None:
         self._client.close()
@@ -293,6 +298,13 @@ _STATUS_ERRORS: dict[int, tuple[type[ProviderError], str]] = {
         "Request too large (413): {message}; the history is too big for this provider",
     ),
 }
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One verifying TLS context per process: loading the CA bundle costs ~30 ms each time.
+    Plain-HTTP endpoints (a local Ollama) get none: there is nothing to verify."""
+    return httpx.create_ssl_context()
 
 
 def _retryable(status: int | None) -> bool:

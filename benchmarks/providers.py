@@ -1,0 +1,136 @@
+"""Figures for the HTTP path, against a loopback OpenAI-compatible server in another process.
+
+    python benchmarks/providers.py [--runs N]
+
+(a) in-process cost of a 3-step run through the `openai` adapter at 0 ms server latency;
+(b) 100 sequential 3-step runs at 50 ms latency against the 15 s floor (3 x 50 ms x 100);
+(c) TCP connections opened per run; (d) request bytes per step, tools mode vs json mode, over a
+10-step run. Prints a table; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+
+
+class Server:
+    def __init__(self, *, latency: float, steps: int = 3, mode: str = "tools") -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                str(HERE / "loopback_llm.py"),
+                "--latency",
+                str(latency),
+                "--steps",
+                str(steps),
+                "--mode",
+                mode,
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        self.url = f"http://127.0.0.1:{self.process.stdout.readline().strip()}"
+
+    def stats(self) -> dict[str, Any]:
+        with urllib.request.urlopen(self.url + "/stats") as response:
+            return dict(json.load(response))
+
+    def reset(self) -> None:
+        request = urllib.request.Request(self.url + "/reset", data=b"{}", method="POST")
+        urllib.request.urlopen(request).close()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait()
+
+
+def one_run(url: str, *, mode: str = "tools", max_steps: int = 8) -> None:
+    from agent_cli.config import ProviderChoice, ProviderSettings
+    from agent_cli.decisions import FinalAnswer
+    from agent_cli.events import RunFinished
+    from agent_cli.loop import Limits, run
+    from agent_cli.providers.connect import connect
+    from agent_cli.tools import ToolRegistry
+    from agent_cli.tools.orders import RefundPolicy, order_tools
+
+    choice = ProviderChoice("openai", "openai", "bench", url + "/v1", "", "max_tokens")
+    model = connect(choice, ProviderSettings(mode=mode), None)  # type: ignore[arg-type]
+    store = STORE
+    tools = ToolRegistry(order_tools(lambda: store, RefundPolicy()))
+    try:
+        for event in run("Is order A100 refundable?", model, tools, limits=Limits(max_steps)):
+            last = event
+    finally:
+        model.close()
+    assert isinstance(last, RunFinished) and last.status == "answered", last
+    del FinalAnswer
+
+
+STORE: Any = None
+
+
+def main() -> None:
+    global STORE  # noqa: PLW0603 - one store for every run, as a long-lived process would have
+    from agent_cli.store import OrderStore
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=100)
+    runs = parser.parse_args().runs
+    STORE = OrderStore.open(Path(tempfile.mkdtemp()) / "orders.db")
+
+    fast = Server(latency=0.0)
+    for _ in range(20):
+        one_run(fast.url)  # warm up imports and the server
+    wall, cpu = [], []
+    for _ in range(200):
+        started, started_cpu = time.perf_counter(), time.process_time()
+        one_run(fast.url)
+        wall.append((time.perf_counter() - started) * 1000)
+        cpu.append((time.process_time() - started_cpu) * 1000)
+    fast.stop()
+    print(
+        f"(a) 3-step run via the openai adapter, 0 ms latency (n=200): our process's CPU "
+        f"median {statistics.median(cpu):.2f} ms; wall median {statistics.median(wall):.2f} ms "
+        "(includes the Python test server's own time)"
+    )
+
+    slow = Server(latency=0.05)
+    one_run(slow.url)
+    slow.reset()
+    started = time.perf_counter()
+    for _ in range(runs):
+        one_run(slow.url)
+    total = time.perf_counter() - started
+    floor = runs * 3 * 0.05
+    connections = slow.stats()["connections"] - 1  # the /stats request's own connection
+    slow.stop()
+    ratio = total / floor
+    print(f"(b) {runs} runs at 50 ms latency: {total:.2f} s vs floor {floor:.2f} s = {ratio:.3f}x")
+    print(f"(c) TCP connections per run: {connections / runs:.2f}")
+
+    for mode in ("tools", "json"):
+        server = Server(latency=0.0, steps=10, mode=mode)
+        one_run(server.url, mode=mode, max_steps=10)
+        sizes = server.stats()["request_bytes"]
+        server.stop()
+        growth = (sizes[-1] - sizes[0]) / (len(sizes) - 1)
+        print(
+            f"(d) {mode:5} mode, 10 steps: first request {sizes[0]} B, last {sizes[-1]} B, "
+            f"+{growth:.0f} B per step"
+        )
+
+
+if __name__ == "__main__":
+    main()
