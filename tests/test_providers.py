@@ -263,3 +263,19 @@ def test_footer_shows_tokens(fake_llm: FakeLLM) -> None:
     )
     assert result.exit_code == 0
     assert "1,234 tokens" in result.stdout and "model " in result.stdout
+
+
+def test_the_key_is_absent_from_the_rendered_output_too(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(
+        openai_calls(("lookup_order", {"order_code": "A100"})),
+        openai_text(f"Your key is {KEY[:8]}... no, I will not print it."),
+    )
+    result = runner.invoke(
+        app,
+        ["ask", "q", "--provider", "openai", "--base-url", fake_llm.url],
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.exit_code == 0
+    assert KEY not in result.stdout + result.stderr
+    body = json.dumps(fake_llm.bodies())
+    assert KEY not in body  # never in a prompt or a request body either

@@ -15,9 +15,11 @@ from agent_cli.decisions import CallTool, FinalAnswer, Usage
 from agent_cli.errors import InvalidProviderResponse, MalformedReply
 from agent_cli.loop import ModelReply, ModelRequest, ToolSpec
 from agent_cli.providers.base import (
+    HttpAdapter,
     Mode,
     Turn,
     call_id,
+    next_step,
     observation_message,
     parse_json_decision,
     repair_message,
@@ -43,30 +45,15 @@ class AnthropicOptions:
     max_output_tokens: int = 1024
 
 
-class AnthropicMessages:
+class AnthropicMessages(HttpAdapter):
     """A ReasoningModel over the Messages API."""
 
     provider = "anthropic"
+    path = "/v1/messages"
 
     def __init__(self, channel: Channel, options: AnthropicOptions) -> None:
-        self._channel = channel
+        super().__init__(channel, options.model)
         self._options = options
-        self.model = options.model
-
-    def close(self) -> None:
-        self._channel.close()
-
-    def decide(self, request: ModelRequest) -> ModelReply:
-        payload = self._channel.request_json(
-            "POST",
-            "/v1/messages",
-            self.body(request),
-            deadline=request.deadline,
-            on_call=request.on_call,
-            usage_of=usage_of,
-        )
-        step = len({s.number for s in request.history}) + 1
-        return self.parse(payload, step)
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         options = self._options
@@ -84,8 +71,8 @@ class AnthropicMessages:
             body["tools"] = [_tool(spec) for spec in request.tools]
         return body
 
-    def parse(self, payload: dict[str, Any], step: int) -> ModelReply:
-        usage = usage_of(payload)
+    def parse(self, payload: dict[str, Any], request: ModelRequest) -> ModelReply:
+        usage, step = self.usage_of(payload), next_step(request)
         blocks = payload.get("content")
         if not isinstance(blocks, list):
             raise InvalidProviderResponse("Invalid provider response: no content in the reply")
@@ -112,13 +99,13 @@ class AnthropicMessages:
             "the reply was empty: neither an answer nor a tool call", raw="", usage=usage
         )
 
-
-def usage_of(payload: dict[str, Any]) -> Usage:
-    usage = payload.get("usage")
-    if not isinstance(usage, dict):
-        return Usage()
-    counts = [usage.get("input_tokens"), usage.get("output_tokens")]
-    return Usage(*(c if isinstance(c, int) and c >= 0 else 0 for c in counts))
+    @staticmethod
+    def usage_of(payload: dict[str, Any]) -> Usage:
+        usage = payload.get("usage")
+        if not isinstance(usage, dict):
+            return Usage()
+        counts = [usage.get("input_tokens"), usage.get("output_tokens")]
+        return Usage(*(c if isinstance(c, int) and c >= 0 else 0 for c in counts))
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:

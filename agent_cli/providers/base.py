@@ -8,14 +8,16 @@ results (tools mode) or as user messages (JSON mode).
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from agent_cli.decisions import CallTool, DecisionError, FinalAnswer, Step, Usage, parse_decision
 from agent_cli.errors import MalformedReply
-from agent_cli.loop import ToolSpec
+from agent_cli.loop import ModelReply, ModelRequest, ToolSpec
+from agent_cli.providers.http import Channel
 
 Mode = Literal["tools", "json"]
 
@@ -105,6 +107,47 @@ def turns(history: tuple[Step, ...]) -> Iterator[Turn]:
         group.append(step)
     if group:
         yield Turn(tuple(group))
+
+
+class HttpAdapter(ABC):
+    """A ReasoningModel that posts one request per decision over a run's `Channel`; a subclass
+    owns its dialect: the request body, the reply parsing and the usage counts."""
+
+    provider: ClassVar[str]
+    path: ClassVar[str]
+
+    def __init__(self, channel: Channel, model: str) -> None:
+        self._channel = channel
+        self.model = model
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def decide(self, request: ModelRequest) -> ModelReply:
+        payload = self._channel.request_json(
+            "POST",
+            self.path,
+            self.body(request),
+            deadline=request.deadline,
+            on_call=request.on_call,
+            usage_of=self.usage_of,
+        )
+        return self.parse(payload, request)
+
+    @abstractmethod
+    def body(self, request: ModelRequest) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def parse(self, payload: dict[str, Any], request: ModelRequest) -> ModelReply: ...
+
+    @staticmethod
+    @abstractmethod
+    def usage_of(payload: dict[str, Any]) -> Usage: ...
+
+
+def next_step(request: ModelRequest) -> int:
+    """The number of the step this request decides (parallel calls share a number)."""
+    return len({step.number for step in request.history}) + 1
 
 
 def call_id(step_number: int, index: int) -> str:

@@ -18,9 +18,11 @@ from agent_cli.errors import InvalidProviderResponse, MalformedReply
 from agent_cli.loop import ModelReply, ModelRequest, ToolSpec
 from agent_cli.providers.base import (
     DECISION_SCHEMA,
+    HttpAdapter,
     Mode,
     Turn,
     call_id,
+    next_step,
     observation_message,
     parse_json_decision,
     repair_message,
@@ -41,30 +43,15 @@ class OpenAIOptions:
     response_format: str = "json_schema"  # JSON mode: json_schema | json_object | none
 
 
-class OpenAIChat:
+class OpenAIChat(HttpAdapter):
     """A ReasoningModel over the Chat Completions API."""
 
     provider = "openai"
+    path = "/chat/completions"
 
     def __init__(self, channel: Channel, options: OpenAIOptions) -> None:
-        self._channel = channel
+        super().__init__(channel, options.model)
         self._options = options
-        self.model = options.model
-
-    def close(self) -> None:
-        self._channel.close()
-
-    def decide(self, request: ModelRequest) -> ModelReply:
-        payload = self._channel.request_json(
-            "POST",
-            "/chat/completions",
-            self.body(request),
-            deadline=request.deadline,
-            on_call=request.on_call,
-            usage_of=usage_of,
-        )
-        step = len({s.number for s in request.history}) + 1
-        return self.parse(payload, request.tools, step)
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         options = self._options
@@ -92,8 +79,8 @@ class OpenAIChat:
             body["response_format"] = {"type": "json_object"}
         return body
 
-    def parse(self, payload: dict[str, Any], tools: tuple[ToolSpec, ...], step: int) -> ModelReply:
-        usage = usage_of(payload)
+    def parse(self, payload: dict[str, Any], request: ModelRequest) -> ModelReply:
+        usage, step, tools = self.usage_of(payload), next_step(request), request.tools
         message, finish = _first_choice(payload)
         content = _text(message.get("content"))
         tool_calls = message.get("tool_calls") or []
@@ -121,12 +108,12 @@ class OpenAIChat:
             "the reply was empty: neither an answer nor a tool call", raw="", usage=usage
         )
 
-
-def usage_of(payload: dict[str, Any]) -> Usage:
-    usage = payload.get("usage")
-    if not isinstance(usage, dict):
-        return Usage()
-    return Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+    @staticmethod
+    def usage_of(payload: dict[str, Any]) -> Usage:
+        usage = payload.get("usage")
+        if not isinstance(usage, dict):
+            return Usage()
+        return Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
 
 
 def _text(value: object) -> str:
