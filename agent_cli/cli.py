@@ -21,7 +21,8 @@ from agent_cli.errors import AgentError
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 answered; 1 runtime error; 2 usage or configuration error; "
-    "3 a limit was reached (max steps, timeout, tokens); 130 interrupted."
+    "3 a limit was reached (max steps, timeout, tokens); 4 the agent asked a question and no "
+    "one could answer; 130 interrupted."
 )
 
 
@@ -165,23 +166,73 @@ def ask(
     config: ConfigOption = None,
 ) -> None:
     """Answer one question, showing every step live."""
-    from agent_cli.commands import AskOptions, ProviderOptions, ask_once
+    from agent_cli.commands import AskOptions, ask_once
+    from agent_cli.runtime import ProviderOptions, RunOptions
 
-    ask_once(
-        AskOptions(
-            question=question,
-            dry_run=dry_run,
-            script=script,
-            max_steps=max_steps,
-            timeout=timeout,
-            max_tokens=max_tokens,
-            today=today,
-            trace=trace,
-            json_output=json_output,
-            quiet=quiet,
-            provider=ProviderOptions(provider, model, base_url, mode, config),
-        )
+    run_options = RunOptions(
+        dry_run=dry_run,
+        script=script,
+        max_steps=max_steps,
+        timeout=timeout,
+        max_tokens=max_tokens,
+        today=today,
+        trace=trace,
+        quiet=quiet,
+        provider=ProviderOptions(provider, model, base_url, mode, config),
     )
+    ask_once(AskOptions(question, json_output, run_options))
+
+
+@app.command(epilog="Exit code 0 when the session ends (Ctrl-D or /exit).")
+def chat(
+    provider: ProviderOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    mode: ModeOption = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Use the offline playbook model: no network.")
+    ] = False,
+    script: Annotated[
+        Path | None,
+        typer.Option(help="Replay the decisions in this JSON file instead of calling a model."),
+    ] = None,
+    max_steps: Annotated[
+        int | None, typer.Option(help="Stop each run after this many model decisions.")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Stop each run after this many seconds.")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Stop a run before a request would pass this many tokens.")
+    ] = None,
+    today: Annotated[
+        str | None, typer.Option(help="Today's date for the model, YYYY-MM-DD.")
+    ] = None,
+    trace: Annotated[
+        Path | None, typer.Option(help="Append the session's JSON Lines trace to this file.")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Talk to the agent question after question; /help lists the commands.
+
+    Each line is a turn, rendered live; earlier questions and answers are remembered (the
+    oldest are dropped first). Ctrl-C cancels a run, Ctrl-D or /exit leaves. Works with stdin
+    piped from a file too.
+    """
+    from agent_cli.chat import chat as run_chat
+    from agent_cli.runtime import ProviderOptions, RunOptions
+
+    options = RunOptions(
+        dry_run=dry_run,
+        script=script,
+        max_steps=max_steps,
+        timeout=timeout,
+        max_tokens=max_tokens,
+        today=today,
+        trace=trace,
+        provider=ProviderOptions(provider, model, base_url, mode, config),
+    )
+    raise typer.Exit(run_chat(options))
 
 
 @app.command()
@@ -195,8 +246,8 @@ def doctor(
 
     Exit code 0 when every check passes, 1 when one fails.
     """
-    from agent_cli.commands import ProviderOptions
     from agent_cli.diagnostics import doctor as run_doctor
+    from agent_cli.runtime import ProviderOptions
 
     raise typer.Exit(run_doctor(ProviderOptions(provider, model, base_url, None, config)))
 
@@ -212,8 +263,8 @@ def config_show(
     config: ConfigOption = None,
 ) -> None:
     """Print the effective configuration, where each value came from, with secrets masked."""
-    from agent_cli.commands import ProviderOptions
     from agent_cli.diagnostics import show_config
+    from agent_cli.runtime import ProviderOptions
 
     show_config(ProviderOptions(provider, model, base_url, None, config), json_output=json_output)
 

@@ -52,6 +52,12 @@ class StoreSettings(_Section):
     path: Path | None = None  # None: the user's data directory
 
 
+class ChatSettings(_Section):
+    memory_turns: int = Field(default=10, ge=0, le=1_000)  # earlier exchanges the model sees
+    memory_chars: int = Field(default=8_000, ge=0, le=1_000_000)  # ...and their total size
+    history_file: str | None = None  # None: the user's state directory; "" turns it off
+
+
 class ProviderSettings(_Section):
     name: str | None = None  # offline, openai, anthropic, ollama or a [profiles.NAME]; None: auto
     model: str | None = None
@@ -81,6 +87,7 @@ class Settings(_Section):
     store: StoreSettings = Field(default_factory=StoreSettings)
     provider: ProviderSettings = Field(default_factory=ProviderSettings)
     profiles: dict[str, ProfileSettings] = Field(default_factory=dict)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
 
 
 BUILTIN_PROFILES = {

@@ -1,7 +1,8 @@
-"""What the model decides each step: a closed union of CallTool | FinalAnswer.
+"""What the model decides each step: a closed union of CallTool | AskUser | FinalAnswer.
 
 The JSON wire form (used by --script files and the JSON mode of real providers):
     {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}, "thought": "..."}
+    {"type": "ask_user", "question": "Which order code?"}
     {"type": "final", "answer": "..."}
 Code that consumes a Decision matches it exhaustively and ends in `assert_never`, so a new case
 fails type checking everywhere it is not handled.
@@ -31,6 +32,23 @@ class CallTool(BaseModel):
     invalid: str | None = None  # why the model's arguments could not be read: never run
 
 
+ASK_USER_TOOL = "ask_user"  # the built-in tool through which tools-mode models ask a question
+
+
+class AskUser(BaseModel):
+    """Ask the person at the keyboard a clarifying question; their reply is the observation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["ask_user"] = "ask_user"
+    question: str = Field(min_length=1, max_length=2_000)
+    call_id: str | None = None  # the provider's id when it came as an ask_user tool call
+
+    def as_call(self) -> CallTool:
+        """How the question sits in the history: a call of the built-in ask_user tool."""
+        return CallTool(tool=ASK_USER_TOOL, args={"question": self.question}, call_id=self.call_id)
+
+
 class FinalAnswer(BaseModel):
     """Stop and give this answer to the customer."""
 
@@ -40,10 +58,10 @@ class FinalAnswer(BaseModel):
     answer: str = Field(min_length=1, max_length=MAX_ANSWER_CHARS)
 
 
-Decision = Annotated[CallTool | FinalAnswer, Field(discriminator="type")]
+Decision = Annotated[CallTool | AskUser | FinalAnswer, Field(discriminator="type")]
 
-_DECISION: TypeAdapter[CallTool | FinalAnswer] = TypeAdapter(Decision)
-_TAGS = ("tool", "final")
+_DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
+_TAGS = ("tool", "ask_user", "final")
 
 
 class DecisionError(ValueError):
@@ -62,21 +80,21 @@ def describe_validation_error(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def parse_decision(payload: object) -> CallTool | FinalAnswer:
+def parse_decision(payload: object) -> Decision:
     """Validate one decision in its wire form (already decoded from JSON)."""
     if isinstance(payload, dict) and "type" not in payload:
-        raise DecisionError('type: missing; expected "tool" or "final"')
+        raise DecisionError('type: missing; expected "tool", "ask_user" or "final"')
     try:
         return _DECISION.validate_python(payload)
     except ValidationError as exc:
         raise DecisionError(describe_validation_error(exc)) from None
 
 
-def parse_decisions(payload: object) -> list[CallTool | FinalAnswer]:
+def parse_decisions(payload: object) -> list[Decision]:
     """Validate a JSON array of decisions, naming the 1-based number of a bad one."""
     if not isinstance(payload, list):
         raise DecisionError(f"expected a JSON array of decisions, got {type(payload).__name__}")
-    decisions = []
+    decisions: list[Decision] = []
     for number, item in enumerate(payload, start=1):
         try:
             decisions.append(parse_decision(item))

@@ -8,10 +8,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from agent_cli.commands import ProviderOptions
 from agent_cli.config import ProviderChoice, Settings, choose_provider, load_settings_with_sources
 from agent_cli.errors import AgentError
 from agent_cli.providers.connect import channel_for
+from agent_cli.runtime import ProviderOptions
 from agent_cli.store import OrderStore, default_db_path
 from agent_cli.ui import make_console, show_checks, show_settings
 
@@ -62,7 +62,7 @@ def _describe(choice: ProviderChoice) -> str:
 
 
 def _store_check(settings: Settings) -> Check:
-    path = settings.store.path or default_db_path()
+    path = (settings.store.path or default_db_path()).expanduser()
     try:
         store = OrderStore.open(path)
     except AgentError as exc:

@@ -20,6 +20,7 @@
     │       └── InvalidProviderResponse   a reply that is not the expected JSON
     ├── StoreError                exit 1: the order database cannot be used
     ├── OrderNotFound             exit 1: `agent orders show` found no such order
+    ├── NeedsInput                exit 4: the model asked a question and nobody can answer
     ├── LimitReached              exit 3: a circuit breaker stopped the run
     │   ├── MaxStepsExceeded
     │   ├── RunTimedOut
@@ -126,6 +127,20 @@ class StoreError(AgentError):
 
 class OrderNotFound(AgentError):
     """No order has the code the user asked for."""
+
+
+class NeedsInput(AgentError):
+    """The model asked a clarifying question with no one at a terminal to answer it."""
+
+    exit_code = 4
+    status = "needs_input"
+
+    def __init__(self, question: str) -> None:
+        super().__init__(
+            f"The agent needs an answer: {question} (run it in a terminal, "
+            "or put the answer in the question)"
+        )
+        self.question = question
 
 
 class LimitReached(AgentError):

@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from agent_cli.decisions import CallTool, FinalAnswer, Usage
+from agent_cli.decisions import Decision, Usage
 
 TRACE_SCHEMA_VERSION = 1
 
-RunStatus = Literal["answered", "max_steps", "timeout", "token_budget", "error", "interrupted"]
+RunStatus = Literal[
+    "answered", "needs_input", "max_steps", "timeout", "token_budget", "error", "interrupted"
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,6 +31,7 @@ class Event:
 class RunStarted(Event):
     kind: ClassVar[str] = "run_started"
     goal: str
+    remembered_turns: int  # earlier exchanges of the conversation shown to the model
     provider: str
     model: str
     max_steps: int
@@ -42,7 +45,7 @@ class RunStarted(Event):
 class ModelDecided(Event):
     kind: ClassVar[str] = "decision"
     step: int
-    decision: CallTool | FinalAnswer
+    decision: Decision
     usage: Usage = field(default_factory=Usage)
     latency_ms: float = 0.0
 
@@ -70,6 +73,18 @@ class RepairRequested(Event):
     problem: str
     repairs: int  # how many so far in this run, this one included
     cause: Literal["reply", "call"]  # an unusable reply, or a rejected tool call
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuestionAsked(Event):
+    """The model asks the person at the keyboard. The consumer answers by sending the reply
+    into the generator (`events.send(reply)`); sending None (or plain iteration) means nobody
+    can answer, and the run ends with status `needs_input`. The reply then comes back as the
+    `observation` of tool `ask_user`."""
+
+    kind: ClassVar[str] = "question"
+    step: int
+    question: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

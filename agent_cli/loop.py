@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal, Protocol, assert_never, cast
 
-from agent_cli.decisions import CallTool, FinalAnswer, Step, Usage
+from agent_cli.decisions import AskUser, CallTool, Decision, FinalAnswer, Step, Usage
 from agent_cli.errors import (
     AgentError,
     Interrupted,
     LimitReached,
     MalformedReply,
     MaxStepsExceeded,
+    NeedsInput,
     RepairBudgetExceeded,
     RunTimedOut,
     TokenBudgetExceeded,
@@ -33,6 +34,7 @@ from agent_cli.events import (
     Event,
     ModelCalled,
     ModelDecided,
+    QuestionAsked,
     RepairRequested,
     RunFinished,
     RunStarted,
@@ -81,6 +83,14 @@ def _ignore(_: ModelCall) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class Exchange:
+    """An earlier turn of a conversation: a question and the answer it got."""
+
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
 class ModelRequest:
     """Everything the model may look at to make one decision. The history is a tuple: immutable."""
 
@@ -90,16 +100,17 @@ class ModelRequest:
     history: tuple[Step, ...]
     deadline: float  # on time.monotonic(); a model must not wait past it
     on_call: Callable[[ModelCall], None] = _ignore  # providers report each HTTP attempt here
+    conversation: tuple[Exchange, ...] = ()  # earlier turns of a chat, oldest first
 
 
 @dataclass(frozen=True, slots=True, init=False)
 class ModelReply:
-    """One reply: a single FinalAnswer, or one or more CallTools (parallel tool calls)."""
+    """One reply: a single FinalAnswer, or one or more calls and questions (parallel calls)."""
 
-    decisions: tuple[CallTool | FinalAnswer, ...]
+    decisions: tuple[Decision, ...]
     usage: Usage
 
-    def __init__(self, *decisions: CallTool | FinalAnswer, usage: Usage | None = None) -> None:
+    def __init__(self, *decisions: Decision, usage: Usage | None = None) -> None:
         if not decisions:
             raise ValueError("a reply needs at least one decision")
         if len(decisions) > 1 and any(isinstance(d, FinalAnswer) for d in decisions):
@@ -198,11 +209,13 @@ def run(
     *,
     limits: Limits | None = None,
     today: date | None = None,
+    conversation: tuple[Exchange, ...] = (),
     run_id: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     wall: Callable[[], float] = time.time,
-) -> Generator[Event, None, None]:
-    """Run the loop on `goal`, yielding an event for everything that happens."""
+) -> Generator[Event, str | None, None]:
+    """Run the loop on `goal`, yielding an event for everything that happens. A consumer
+    answers a `QuestionAsked` with `send(reply)`."""
     limits = limits or Limits()
     state = _Run(run_id or uuid.uuid4().hex, limits, clock, wall, started=clock())
     specs = toolbox.specs()
@@ -218,12 +231,17 @@ def run(
             timeout_s=limits.timeout_s,
             today=today.isoformat(),
             tools=tuple(spec.name for spec in specs),
+            remembered_turns=len(conversation),
         )
-        answer = yield from _react(goal, model, toolbox, specs=specs, today=today, state=state)
+        context = _Context(goal, model, toolbox, specs, today, conversation)
+        answer = yield from _react(context, state)
     except KeyboardInterrupt:
         error = Interrupted()
         yield state.finish("interrupted", error=str(error))
         raise error from None
+    except NeedsInput as exc:
+        yield state.finish("needs_input", error=str(exc))
+        raise
     except LimitReached as exc:
         # Every LimitReached subclass names a RunStatus (a test checks it).
         yield state.finish(cast(RunStatus, exc.status), error=str(exc))
@@ -234,15 +252,19 @@ def run(
     yield state.finish("answered", answer=answer)
 
 
-def _react(
-    goal: str,
-    model: ReasoningModel,
-    toolbox: Toolbox,
-    *,
-    specs: tuple[ToolSpec, ...],
-    today: date,
-    state: _Run,
-) -> Generator[Event, None, str]:
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What stays the same for every step of one run."""
+
+    goal: str
+    model: ReasoningModel
+    toolbox: Toolbox
+    specs: tuple[ToolSpec, ...]
+    today: date
+    conversation: tuple[Exchange, ...]
+
+
+def _react(context: _Context, state: _Run) -> Generator[Event, str | None, str]:
     history: tuple[Step, ...] = ()
     for number in range(1, state.limits.max_steps + 1):
         state.check_deadline()
@@ -250,9 +272,17 @@ def _react(
         state.steps = number
         calls: list[ModelCall] = []
         asked = state.clock()
-        request = ModelRequest(goal, today, specs, history, state.deadline, calls.append)
+        request = ModelRequest(
+            context.goal,
+            context.today,
+            context.specs,
+            history,
+            state.deadline,
+            calls.append,
+            context.conversation,
+        )
         try:
-            reply = model.decide(request)
+            reply = context.model.decide(request)
         except MalformedReply as exc:
             yield from _calls(calls, number, state)
             state.usage += _usage_of(exc)
@@ -277,15 +307,40 @@ def _react(
                     return answer
                 case CallTool() as call:
                     state.check_deadline()
-                    step, event, rejected = _act(call, number, toolbox, state)
+                    step, event, rejected = _act(call, number, context.toolbox, state)
                     yield event
                     steps.append(step)
                     if rejected:
                         yield _repair(step.observation, "call", number, state)
+                case AskUser() as question:
+                    step = yield from _ask(question, number, state)
+                    steps.append(step)
                 case _ as unreachable:
                     assert_never(unreachable)
         history = (*history, *steps)
     raise MaxStepsExceeded(state.limits.max_steps)
+
+
+def _ask(question: AskUser, number: int, state: _Run) -> Generator[Event, str | None, Step]:
+    """Yield the question; the consumer sends the reply back, or None when nobody can answer."""
+    started = state.clock()
+    reply = yield QuestionAsked(
+        run_id=state.run_id, ts=state.wall(), step=number, question=question.question
+    )
+    if reply is None:
+        raise NeedsInput(question.question)
+    call = question.as_call()
+    yield ToolObserved(
+        run_id=state.run_id,
+        ts=state.wall(),
+        step=number,
+        tool=call.tool,
+        args=dict(call.args),
+        observation=reply,
+        is_error=False,
+        duration_ms=(state.clock() - started) * 1000,
+    )
+    return Step(number, call, reply, False)
 
 
 def _usage_of(exc: MalformedReply) -> Usage:
@@ -308,7 +363,7 @@ def _calls(calls: list[ModelCall], number: int, state: _Run) -> Generator[Event,
 
 
 def _decided(
-    decision: CallTool | FinalAnswer, usage: Usage, latency_ms: float, number: int, state: _Run
+    decision: Decision, usage: Usage, latency_ms: float, number: int, state: _Run
 ) -> ModelDecided:
     return ModelDecided(
         run_id=state.run_id,

@@ -24,26 +24,30 @@ from agent_cli.errors import TraceFileError
 from agent_cli.events import Event
 
 
-def event_record(event: Event) -> dict[str, Any]:
-    """The trace record of an event: `event`, `run_id`, `ts`, then its own fields."""
+def event_record(event: Event, *, session_id: str | None = None) -> dict[str, Any]:
+    """The trace record of an event: `event`, `run_id`, `ts`, `session_id` (chat only), then
+    the event's own fields."""
     record: dict[str, Any] = {
         "event": event.kind,
         "run_id": event.run_id,
         "ts": datetime.fromtimestamp(event.ts, UTC).isoformat(timespec="milliseconds"),
     }
+    if session_id is not None:
+        record["session_id"] = session_id
     for item in dataclasses.fields(event):
         if item.name not in ("run_id", "ts"):
             record[item.name] = _jsonable(getattr(event, item.name))
     return record
 
 
-def dumps_event(event: Event) -> str:
+def dumps_event(event: Event, *, session_id: str | None = None) -> str:
     """One JSON line (without the newline) that is always valid UTF-8."""
-    line = json.dumps(event_record(event), ensure_ascii=False, allow_nan=False)
+    record = event_record(event, session_id=session_id)
+    line = json.dumps(record, ensure_ascii=False, allow_nan=False)
     try:
         line.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: keep them, as JSON escapes
-        line = json.dumps(event_record(event), ensure_ascii=True, allow_nan=False)
+        line = json.dumps(record, ensure_ascii=True, allow_nan=False)
     return line
 
 
@@ -74,11 +78,12 @@ class TraceWriter:
     so two runs tracing to the same file never interleave inside a line.
     """
 
-    def __init__(self, stream: TextIO | BinaryIO) -> None:
+    def __init__(self, stream: TextIO | BinaryIO, *, session_id: str | None = None) -> None:
         self._stream = stream
+        self._session_id = session_id
 
     def write(self, event: Event) -> None:
-        line = dumps_event(event) + "\n"
+        line = dumps_event(event, session_id=self._session_id) + "\n"
         if isinstance(self._stream, io.TextIOBase):
             self._stream.write(line)
         else:

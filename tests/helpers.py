@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from datetime import date
 
 from agent_cli.decisions import CallTool, FinalAnswer
-from agent_cli.events import Event
+from agent_cli.events import Event, QuestionAsked
 from agent_cli.loop import Limits, run
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.store import OrderStore
@@ -26,6 +26,25 @@ def call(tool: str, thought: str = "", **args: object) -> CallTool:
 
 def final(answer: str) -> FinalAnswer:
     return FinalAnswer(answer=answer)
+
+
+def converse(events: Generator[Event, str | None, None], *replies: str) -> list[Event]:
+    """Consume a run, answering each question with the next reply (None when they run out)."""
+    answers = list(replies)
+    seen: list[Event] = []
+    try:
+        event = next(events)
+        while True:
+            seen.append(event)
+            if isinstance(event, QuestionAsked):
+                event = events.send(answers.pop(0) if answers else None)
+            else:
+                event = next(events)
+    except StopIteration:
+        pass
+    except Exception as exc:
+        seen.append(exc)  # type: ignore[arg-type]
+    return seen
 
 
 def collect(events: Iterable[Event]) -> list[Event]:

@@ -319,3 +319,27 @@ def test_ctrl_c_while_rendering_is_recorded_too(tmp_path: Path) -> None:
         drive(run("A100?", PlaybookModel(), registry(store)), [seen.append, impatient])
     assert isinstance(seen[-1], RunFinished) and seen[-1].status == "interrupted"
     store.close()
+
+
+def test_a_question_with_no_terminal_to_answer_exits_4(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    result = agent("ask", "Is my order refundable?", "--dry-run", "--trace", str(trace))
+    assert_one_line_error(
+        result,
+        4,
+        "The agent needs an answer: Which order is this about? Please give the order code",
+    )
+    last = json.loads(trace.read_text().splitlines()[-1])
+    assert (last["event"], last["status"]) == ("run_finished", "needs_input")
+    assert "[1] ? Which order is this about?" in result.stdout
+
+
+def test_ask_user_in_a_script(tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path,
+        [{"type": "ask_user", "question": "Which one?"}, {"type": "final", "answer": "x"}],
+    )
+    result = agent("ask", "q", "--script", script, "--json")
+    assert result.exit_code == 4
+    events = [json.loads(line)["event"] for line in result.stdout.splitlines()]
+    assert events == ["run_started", "decision", "question", "run_finished"]

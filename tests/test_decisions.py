@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_cli.decisions import (
+    AskUser,
     CallTool,
     DecisionError,
     FinalAnswer,
@@ -25,6 +26,12 @@ def test_final_decision_round_trips() -> None:
     assert decision == FinalAnswer(answer="Yes.")
 
 
+def test_ask_user_decision() -> None:
+    decision = parse_decision({"type": "ask_user", "question": "Which order?"})
+    assert decision == AskUser(question="Which order?")
+    assert decision.as_call() == CallTool(tool="ask_user", args={"question": "Which order?"})
+
+
 def test_tool_decision_defaults_to_no_args_and_no_thought() -> None:
     decision = parse_decision({"type": "tool", "tool": "refund_policy"})
     assert isinstance(decision, CallTool)
@@ -34,7 +41,9 @@ def test_tool_decision_defaults_to_no_args_and_no_thought() -> None:
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
-        ({}, 'type: missing; expected "tool" or "final"'),
+        ({}, 'type: missing; expected "tool", "ask_user" or "final"'),
+        ({"type": "ask_user"}, "question: Field required"),
+        ({"type": "ask_user", "question": ""}, "question: String should have at least 1 character"),
         ({"type": "ask"}, "does not match any of the expected tags"),
         ({"type": "tool"}, "tool: Field required"),
         ({"type": "tool", "tool": ""}, "tool: String should have at least 1 character"),

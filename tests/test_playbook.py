@@ -8,13 +8,14 @@ from datetime import date
 import pytest
 
 from agent_cli.decisions import CallTool, FinalAnswer
-from agent_cli.events import ModelDecided, RunFinished
+from agent_cli.errors import NeedsInput
+from agent_cli.events import ModelDecided, QuestionAsked, RunFinished, ToolObserved
 from agent_cli.loop import Limits, run
 from agent_cli.providers.playbook import PlaybookModel, find_order_codes, is_japanese
 from agent_cli.store import Order, OrderStore
 from agent_cli.tools.orders import RefundPolicy
 
-from .helpers import TODAY, collect, registry
+from .helpers import TODAY, collect, converse, registry
 
 
 def answer(
@@ -121,17 +122,51 @@ def test_japanese_questions_get_japanese_answers(
     assert answer(store, goal)[0] == expected
 
 
-def test_no_order_code_asks_for_one_and_states_the_policy(store: OrderStore) -> None:
-    text, calls = answer(store, "Is my order refundable?")
-    assert [c.tool for c in calls] == ["refund_policy"]
-    assert text.startswith("I could not find an order code in your question.")
-    assert "within 30 days of delivery, for DELIVERED orders only" in text
+def test_no_order_code_asks_which_order_once(store: OrderStore) -> None:
+    events = converse(run("Is my order refundable?", PlaybookModel(), registry(store), today=TODAY))
+    asked = [e for e in events if isinstance(e, QuestionAsked)]
+    assert [e.question for e in asked] == [
+        "Which order is this about? Please give the order code (for example A100)."
+    ]
+    assert isinstance(events[-1], NeedsInput)
+    finished = events[-2]
+    assert isinstance(finished, RunFinished) and finished.status == "needs_input"
+
+
+def test_the_reply_to_the_question_supplies_the_code(store: OrderStore) -> None:
+    events = converse(
+        run("Is my order refundable?", PlaybookModel(), registry(store), today=TODAY), "It's a100"
+    )
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.status == "answered"
+    assert finished.answer is not None and finished.answer.startswith("Order A100 is refundable")
+    replies = [e for e in events if isinstance(e, ToolObserved) and e.tool == "ask_user"]
+    assert [e.observation for e in replies] == ["It's a100"]
+
+
+def test_a_reply_without_a_code_gets_the_policy(store: OrderStore) -> None:
+    events = converse(
+        run("Is my order refundable?", PlaybookModel(), registry(store), today=TODAY), "no idea"
+    )
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.answer is not None
+    assert finished.answer.startswith("I could not find an order code in your question.")
+    assert "within 30 days of delivery, for DELIVERED orders only" in finished.answer
+    assert sum(isinstance(e, QuestionAsked) for e in events) == 1
 
 
 def test_no_order_code_in_japanese(store: OrderStore) -> None:
-    text, _ = answer(store, "返金できますか？")
-    assert text.startswith("ご質問に注文番号が見つかりませんでした。")
-    assert "30日以内" in text
+    events = converse(
+        run("返金できますか？", PlaybookModel(), registry(store), today=TODAY), "わかりません"
+    )
+    asked = next(e for e in events if isinstance(e, QuestionAsked))
+    assert (
+        asked.question == "どの注文についてのご質問ですか？注文番号（例：A100）を教えてください。"
+    )
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.answer is not None
+    assert finished.answer.startswith("ご質問に注文番号が見つかりませんでした。")
+    assert "30日以内" in finished.answer
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,8 @@ def test_openai_tools_mode_full_run(fake_llm: FakeLLM) -> None:
     assert done["usage"] == {"input_tokens": 500, "output_tokens": 70}
     first, second, third = fake_llm.bodies()
     assert first["model"] == "gpt-4o-mini"
-    assert [t["function"]["name"] for t in first["tools"]] == ["lookup_order", "refund_policy"]
+    names = [t["function"]["name"] for t in first["tools"]]
+    assert names == ["lookup_order", "refund_policy", "ask_user"]
     assert first["tools"][0]["function"]["parameters"]["required"] == ["order_code"]
     assert (
         first["messages"][0]["role"] == "system" and "2026-10-13" in first["messages"][0]["content"]

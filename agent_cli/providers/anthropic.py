@@ -18,12 +18,15 @@ from agent_cli.providers.base import (
     HttpAdapter,
     Mode,
     Turn,
+    as_decision,
     call_id,
+    conversation_turns,
     next_step,
     observation_message,
     parse_json_decision,
     repair_message,
     system_prompt,
+    tool_specs,
     turns,
     wire_form,
 )
@@ -57,7 +60,11 @@ class AnthropicMessages(HttpAdapter):
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         options = self._options
-        messages: list[dict[str, Any]] = [{"role": "user", "content": request.goal}]
+        messages: list[dict[str, Any]] = [
+            {"role": role, "content": text}
+            for role, text in conversation_turns(request, options.mode)
+        ]
+        messages.append({"role": "user", "content": request.goal})
         for turn in turns(request.history):
             messages.extend(_turn_messages(turn, options.mode))
         body: dict[str, Any] = {
@@ -68,7 +75,7 @@ class AnthropicMessages(HttpAdapter):
             "temperature": options.temperature,
         }
         if options.mode == "tools":
-            body["tools"] = [_tool(spec) for spec in request.tools]
+            body["tools"] = [_tool(spec) for spec in tool_specs(request)]
         return body
 
     def parse(self, payload: dict[str, Any], request: ModelRequest) -> ModelReply:
@@ -90,7 +97,8 @@ class AnthropicMessages(HttpAdapter):
             return ModelReply(parse_json_decision(text, usage, call_id(step, 0)), usage=usage)
         if uses:
             calls = [
-                _call(use, text if i == 0 else "", call_id(step, i)) for i, use in enumerate(uses)
+                as_decision(_call(use, text if i == 0 else "", call_id(step, i)))
+                for i, use in enumerate(uses)
             ]
             return ModelReply(*calls, usage=usage)
         if text.strip():

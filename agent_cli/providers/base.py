@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, ClassVar, Literal
 
-from agent_cli.decisions import CallTool, DecisionError, FinalAnswer, Step, Usage, parse_decision
+from agent_cli.decisions import (
+    ASK_USER_TOOL,
+    AskUser,
+    CallTool,
+    Decision,
+    DecisionError,
+    Step,
+    Usage,
+    parse_decision,
+)
 from agent_cli.errors import MalformedReply
 from agent_cli.loop import ModelReply, ModelRequest, ToolSpec
 from agent_cli.providers.http import Channel
@@ -24,14 +33,28 @@ Mode = Literal["tools", "json"]
 DECISION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "type": {"type": "string", "enum": ["tool", "final"]},
+        "type": {"type": "string", "enum": ["tool", "ask_user", "final"]},
         "tool": {"type": "string"},
         "args": {"type": "object"},
         "thought": {"type": "string"},
+        "question": {"type": "string"},
         "answer": {"type": "string"},
     },
     "required": ["type"],
 }
+
+ASK_USER_SPEC = ToolSpec(
+    ASK_USER_TOOL,
+    "Ask the customer a clarifying question when the request cannot be handled without more "
+    "information, such as a missing order code. Returns their reply. Do not ask for what a "
+    "tool can look up.",
+    {
+        "type": "object",
+        "properties": {"question": {"type": "string", "description": "One short question."}},
+        "required": ["question"],
+        "additionalProperties": False,
+    },
+)
 
 _INSTRUCTIONS = """\
 You are a customer-support agent for an online shop. Today is {today}.
@@ -45,6 +68,7 @@ _JSON_FORMAT = """
 
 Reply with exactly one JSON object and nothing else, in one of two shapes:
 {{"type": "tool", "tool": "<tool name>", "args": {{<arguments>}}, "thought": "<why this step>"}}
+{{"type": "ask_user", "question": "<a clarifying question, when information is missing>"}}
 {{"type": "final", "answer": "<the answer for the customer>"}}
 
 Tools:
@@ -75,11 +99,42 @@ def observation_message(step: Step) -> str:
 
 
 def wire_form(call: CallTool) -> str:
-    """A tool decision as JSON mode writes it, for replaying the model's own earlier turns."""
+    """A decision as JSON mode writes it, for replaying the model's own earlier turns."""
+    if call.tool == ASK_USER_TOOL:
+        return json.dumps({"type": "ask_user", **call.args}, ensure_ascii=False)
     return json.dumps(
         {"type": "tool", "tool": call.tool, "args": call.args, "thought": call.thought},
         ensure_ascii=False,
     )
+
+
+def final_form(answer: str) -> str:
+    return json.dumps({"type": "final", "answer": answer}, ensure_ascii=False)
+
+
+def conversation_turns(request: ModelRequest, mode: Mode) -> list[tuple[str, str]]:
+    """Earlier exchanges of a chat as (role, text) pairs, before the current question."""
+    pairs: list[tuple[str, str]] = []
+    for exchange in request.conversation:
+        answer = final_form(exchange.answer) if mode == "json" else exchange.answer
+        pairs += [("user", exchange.question), ("assistant", answer)]
+    return pairs
+
+
+def tool_specs(request: ModelRequest) -> tuple[ToolSpec, ...]:
+    """The tools offered in tools mode: the run's tools and the built-in ask_user."""
+    return (*request.tools, ASK_USER_SPEC)
+
+
+def as_decision(call: CallTool) -> CallTool | AskUser:
+    """A native tool call of the built-in ask_user becomes an AskUser decision."""
+    if call.tool != ASK_USER_TOOL or call.invalid is not None:
+        return call
+    question = call.args.get("question")
+    if set(call.args) != {"question"} or not isinstance(question, str) or not question.strip():
+        problem = 'the arguments for ask_user must be {"question": "<one short question>"}'
+        return call.model_copy(update={"invalid": problem})
+    return AskUser(question=question.strip(), call_id=call.call_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +210,7 @@ def call_id(step_number: int, index: int) -> str:
     return f"call_{step_number}_{index}"
 
 
-def parse_json_decision(text: str, usage: Usage, call_ref: str) -> CallTool | FinalAnswer:
+def parse_json_decision(text: str, usage: Usage, call_ref: str) -> Decision:
     """Read a JSON-mode reply; MalformedReply (fed back to the model) when it is not one."""
     expected = 'expected one JSON object like {"type": "tool", ...} or {"type": "final", ...}'
     stripped = _strip_fences(text)
@@ -173,7 +228,7 @@ def parse_json_decision(text: str, usage: Usage, call_ref: str) -> CallTool | Fi
         raise MalformedReply(
             f"the reply is not a valid decision: {exc}", raw=text, usage=usage
         ) from None
-    if isinstance(decision, CallTool):
+    if isinstance(decision, CallTool | AskUser):
         return decision.model_copy(update={"call_id": call_ref})
     return decision
 

@@ -21,12 +21,15 @@ from agent_cli.providers.base import (
     HttpAdapter,
     Mode,
     Turn,
+    as_decision,
     call_id,
+    conversation_turns,
     next_step,
     observation_message,
     parse_json_decision,
     repair_message,
     system_prompt,
+    tool_specs,
     turns,
     wire_form,
 )
@@ -56,10 +59,12 @@ class OpenAIChat(HttpAdapter):
     def body(self, request: ModelRequest) -> dict[str, Any]:
         options = self._options
         prompt = system_prompt(request.today, request.tools, options.mode)
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": prompt},
-            {"role": "user", "content": request.goal},
+        messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
+        messages += [
+            {"role": role, "content": text}
+            for role, text in conversation_turns(request, options.mode)
         ]
+        messages.append({"role": "user", "content": request.goal})
         for turn in turns(request.history):
             messages.extend(_turn_messages(turn, options.mode))
         body: dict[str, Any] = {
@@ -69,7 +74,7 @@ class OpenAIChat(HttpAdapter):
             options.max_tokens_param: options.max_output_tokens,
         }
         if options.mode == "tools":
-            body["tools"] = [_tool(spec) for spec in request.tools]
+            body["tools"] = [_tool(spec) for spec in tool_specs(request)]
         elif options.response_format == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
@@ -80,7 +85,7 @@ class OpenAIChat(HttpAdapter):
         return body
 
     def parse(self, payload: dict[str, Any], request: ModelRequest) -> ModelReply:
-        usage, step, tools = self.usage_of(payload), next_step(request), request.tools
+        usage, step = self.usage_of(payload), next_step(request)
         message, finish = _first_choice(payload)
         content = _text(message.get("content"))
         tool_calls = message.get("tool_calls") or []
@@ -96,9 +101,9 @@ class OpenAIChat(HttpAdapter):
         if self._options.mode == "json":
             return ModelReply(parse_json_decision(content, usage, call_id(step, 0)), usage=usage)
         if tool_calls:
-            schemas = {spec.name: spec.parameters for spec in tools}
+            schemas = {spec.name: spec.parameters for spec in tool_specs(request)}
             calls = [
-                _call(raw, content if i == 0 else "", call_id(step, i), schemas)
+                as_decision(_call(raw, content if i == 0 else "", call_id(step, i), schemas))
                 for i, raw in enumerate(tool_calls)
             ]
             return ModelReply(*calls, usage=usage)

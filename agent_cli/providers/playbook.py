@@ -1,9 +1,10 @@
 """The offline playbook model: fixed code that decides like a careful support agent.
 
-It finds the order codes in the goal, looks each one up, reads the refund policy, then writes the
-answer from those observations alone (it knows no order facts of its own), in the language of the
-question (English or Japanese). This is the design's "when NOT to use an agent" flow, which is
-exactly why it is a faithful offline stand-in: deterministic, free and instant.
+It finds the order codes in the goal (asking for one, once, when there is none), looks each one
+up, reads the refund policy, then writes the answer from those observations alone (it knows no
+order facts of its own), in the language of the question (English or Japanese). This is the
+design's "when NOT to use an agent" flow, which is exactly why it is a faithful offline
+stand-in: deterministic, free and instant.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import date
 
-from agent_cli.decisions import CallTool, FinalAnswer, Step
+from agent_cli.decisions import ASK_USER_TOOL, AskUser, CallTool, FinalAnswer, Step
 from agent_cli.loop import ModelReply, ModelRequest
 
 _CODE = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{1,3}[0-9]{2,9})(?![A-Za-z0-9])")
@@ -38,7 +39,15 @@ class PlaybookModel:
     model = "playbook"
 
     def decide(self, request: ModelRequest) -> ModelReply:
-        codes = find_order_codes(request.goal)
+        replies = [
+            step.observation
+            for step in request.history
+            if step.call is not None and step.call.tool == ASK_USER_TOOL
+        ]
+        codes = find_order_codes(" ".join([request.goal, *replies]))
+        writer = _JAPANESE if is_japanese(request.goal) else _ENGLISH
+        if not codes and not replies:  # ask once; with still no code, answer with the policy
+            return ModelReply(AskUser(question=writer.which_order))
         lookups = {
             str(step.call.args.get("order_code", "")).upper(): step
             for step in request.history
@@ -65,7 +74,6 @@ class PlaybookModel:
                 )
             )
         facts = [_assess(code, lookups[code], policy, request.today) for code in codes]
-        writer = _JAPANESE if is_japanese(request.goal) else _ENGLISH
         return ModelReply(FinalAnswer(answer=writer.answer(facts, policy)))
 
 
@@ -130,6 +138,7 @@ class _Language:
     rule: str
     either: str  # joins several refundable statuses
     currency_names: dict[str, str]
+    which_order: str  # the clarifying question when no order code is given
 
     def answer(self, facts: list[_Fact], policy_step: Step) -> str:
         if facts:
@@ -186,6 +195,7 @@ _ENGLISH = _Language(
     "for {statuses} orders only.",
     either=" or ",
     currency_names={},
+    which_order="Which order is this about? Please give the order code (for example A100).",
 )
 
 _JAPANESE = _Language(
@@ -206,4 +216,5 @@ _JAPANESE = _Language(
     rule="返金ポリシー：配達日から{window}日以内、ステータスが{statuses}の注文のみ返金できます。",
     either="または",
     currency_names={"JPY": "{total}円"},
+    which_order="どの注文についてのご質問ですか？注文番号（例：A100）を教えてください。",
 )

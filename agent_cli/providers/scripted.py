@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent_cli.decisions import CallTool, DecisionError, FinalAnswer, parse_decisions
+from agent_cli.decisions import Decision, DecisionError, parse_decisions
 from agent_cli.errors import ScriptExhausted, ScriptFileError
 from agent_cli.loop import ModelReply, ModelRequest
 
@@ -18,9 +18,7 @@ class ScriptedModel:
 
     provider = "scripted"
 
-    def __init__(
-        self, decisions: Sequence[CallTool | FinalAnswer], *, name: str = "script"
-    ) -> None:
+    def __init__(self, decisions: Sequence[Decision], *, name: str = "script") -> None:
         self._decisions = tuple(decisions)
         self._next = 0
         self.model = name

@@ -14,7 +14,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from agent_cli.decisions import CallTool, FinalAnswer
+from agent_cli.decisions import AskUser, CallTool, FinalAnswer
 from agent_cli.events import (
     Event,
     ModelCalled,
@@ -94,6 +94,10 @@ class RunView:
                 if decision.thought:
                     thought = Text(clean_text(decision.thought), style="dim italic")
                     self.console.print(Padding(thought, (0, 0, 0, _INDENT), expand=False))
+            case AskUser():
+                line = Text(f"[{event.step}] ", style="bold magenta")
+                line.append("? " + clean_text(decision.question), style="magenta")
+                self.console.print(line)
             case FinalAnswer():
                 answer = Text(clean_text(decision.answer))
                 self.console.print(Panel(answer, title="Answer", title_align="left", expand=False))

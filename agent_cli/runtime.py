@@ -1,0 +1,240 @@
+"""Everything one run needs, built from the options: settings, model, tools, limits, today;
+and `drive`, which feeds a run's events to their consumers. Shared by `agent ask` and `agent chat`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Generator
+from contextlib import AbstractContextManager, ExitStack, nullcontext
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import TextIO
+
+from agent_cli.config import Settings, choose_provider, load_settings
+from agent_cli.errors import UsageError
+from agent_cli.events import Event, QuestionAsked
+from agent_cli.loop import Exchange, Limits, ReasoningModel, run
+from agent_cli.providers.playbook import PlaybookModel
+from agent_cli.providers.scripted import load_script
+from agent_cli.store import OrderStore, default_db_path
+from agent_cli.tools import ToolRegistry
+from agent_cli.tools.orders import RefundPolicy, order_tools
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderOptions:
+    """Command-line choices of the model, shared by the commands that reach a provider."""
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    mode: str | None = None
+    config: Path | None = None
+
+    def overrides(self) -> dict[str, dict[str, object]]:
+        return {
+            "provider": {
+                "name": self.provider,
+                "model": self.model,
+                "base_url": self.base_url,
+                "mode": self.mode,
+            }
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """The options that shape a run, common to `agent ask` and `agent chat`."""
+
+    dry_run: bool = False
+    script: Path | None = None
+    max_steps: int | None = None
+    timeout: float | None = None
+    max_tokens: int | None = None
+    today: str | None = None
+    trace: Path | None = None
+    quiet: bool = False
+    provider: ProviderOptions = field(default_factory=ProviderOptions)
+
+    def settings(self) -> Settings:
+        limits = {
+            "max_steps": self.max_steps,
+            "timeout": self.timeout,
+            "max_tokens": self.max_tokens,
+        }
+        return load_settings(
+            self.provider.config, overrides={"limits": limits, **self.provider.overrides()}
+        )
+
+
+@dataclass(slots=True)
+class Runtime:
+    """A model, tools and limits, ready for any number of runs."""
+
+    settings: Settings
+    model: ReasoningModel
+    tools: ToolRegistry
+    limits: Limits
+    today: date
+
+    def events(
+        self, question: str, conversation: tuple[Exchange, ...] = ()
+    ) -> Generator[Event, str | None, None]:
+        return run(
+            question,
+            self.model,
+            self.tools,
+            limits=self.limits,
+            today=self.today,
+            conversation=conversation,
+        )
+
+
+def open_runtime(
+    options: RunOptions, stack: ExitStack, *, settings: Settings | None = None
+) -> Runtime:
+    """Build a runtime whose connections and database close with `stack`. Bad settings, a bad
+    --today and a missing API key all fail here, before any request."""
+    settings = settings or options.settings()
+    today = parse_today(options.today)
+    model = choose_model(options, settings, stack)
+    store = LazyStore(settings)
+    stack.callback(store.close)
+    tools = ToolRegistry(order_tools(store.get, policy_of(settings)))
+    limits = Limits(
+        settings.limits.max_steps,
+        settings.limits.timeout,
+        settings.limits.max_repairs,
+        settings.limits.max_tokens,
+    )
+    return Runtime(settings, model, tools, limits, today)
+
+
+Responder = Callable[[str], "str | None"]
+
+
+def nobody(question: str) -> str | None:
+    """The responder when no one can answer: the run ends with status needs_input."""
+    return None
+
+
+def drive(
+    events: Generator[Event, str | None, None],
+    sinks: list[Callable[[Event], None]],
+    *,
+    waiting: Callable[[], AbstractContextManager[object]] = nullcontext,
+    respond: Responder = nobody,
+) -> None:
+    """Hand every event to every sink, in order, and the responder's reply to each question
+    back into the loop. A Ctrl-C while a sink or the responder runs is passed into the loop,
+    which records the run as interrupted and raises Interrupted."""
+    reply: str | None = None
+    while True:
+        with waiting():
+            try:
+                event = events.send(reply)  # send(None) is next()
+            except StopIteration:
+                return
+        reply = None
+        try:
+            for sink in sinks:
+                sink(event)
+            if isinstance(event, QuestionAsked):
+                reply = respond(event.question)
+        except KeyboardInterrupt:
+            final = events.throw(KeyboardInterrupt())
+            for sink in sinks:
+                sink(final)
+
+
+def terminal_responder(*, show_question: bool, stream: TextIO) -> Responder:
+    """Answer questions from the terminal when stdin is one; otherwise nobody can (fail closed)."""
+    if not sys.stdin.isatty():
+        return nobody
+
+    def ask(question: str) -> str | None:
+        prompt = f"{question}\nreply> " if show_question else "reply> "
+        stream.write(prompt)
+        stream.flush()
+        line = sys.stdin.readline()
+        return line.strip() or None if line else None
+
+    return ask
+
+
+def check_question(question: str, max_chars: int) -> str:
+    """Refuse empty, oversized, NUL-containing or undecodable questions with a clear message."""
+    if "\x00" in question:
+        raise UsageError("The question contains NUL bytes; pass plain text")
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError("The question is not valid UTF-8 text") from None
+    question = question.strip()
+    if not question:
+        raise UsageError('The question is empty; try: agent ask "Is order A100 refundable?"')
+    if len(question) > max_chars:
+        raise UsageError(
+            f"The question is {len(question):,} characters; the limit is {max_chars:,} "
+            "(limits.max_question_chars)"
+        )
+    return question
+
+
+def parse_today(value: str | None) -> date:
+    if value is None:
+        return date.today()
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise UsageError(f"--today {value!r} is not a date; use YYYY-MM-DD") from None
+
+
+def choose_model(options: RunOptions, settings: Settings, stack: ExitStack) -> ReasoningModel:
+    """--script, else --dry-run's playbook, else the configured or detected provider. A missing
+    key fails here, before any request; the adapter's connection is closed with the stack."""
+    if options.script is not None:
+        return load_script(options.script)
+    if options.dry_run:
+        return PlaybookModel()
+    choice = choose_provider(settings, os.environ)
+    if choice.kind == "offline":
+        if choice.automatic and not options.quiet:
+            print(
+                "agent: no LLM provider configured and no API key found; answering with the "
+                "offline playbook model (pass --dry-run to choose it explicitly)",
+                file=sys.stderr,
+            )
+        return PlaybookModel()
+    key = choice.api_key(os.environ)
+    from agent_cli.providers.connect import connect  # noqa: PLC0415 - httpx only when needed
+
+    model = connect(choice, settings.provider, key)
+    stack.callback(model.close)
+    return model
+
+
+def policy_of(settings: Settings) -> RefundPolicy:
+    return RefundPolicy(
+        settings.policy.refund_window_days, tuple(settings.policy.refundable_statuses)
+    )
+
+
+class LazyStore:
+    """Opens the order database on first use, so runs that never look up an order never open it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._path = (settings.store.path or default_db_path()).expanduser()
+        self._store: OrderStore | None = None
+
+    def get(self) -> OrderStore:
+        if self._store is None:
+            self._store = OrderStore.open(self._path)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()

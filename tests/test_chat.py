@@ -1,0 +1,183 @@
+"""`agent chat` driven through piped stdin: turns, memory, questions, commands, traces, EOF."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner, Result
+
+from agent_cli.chat import Memory
+from agent_cli.cli import app
+from agent_cli.loop import Exchange
+
+from .fakellm import FakeLLM, openai_calls, openai_text
+
+KEY = "sk-test-SECRET-0123456789abcdef"
+runner = CliRunner()
+
+
+def chat(lines: str, *args: str, env: dict[str, str] | None = None) -> Result:
+    return runner.invoke(app, ["chat", "--today", "2026-10-13", *args], input=lines, env=env or {})
+
+
+def test_each_line_is_a_turn_and_piped_output_has_no_prompts() -> None:
+    result = chat("Is A100 refundable?\nand A101?\n", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert "Order A100 is refundable" in result.stdout
+    assert "Order A101 is not refundable" in result.stdout
+    assert "agent>" not in result.stdout and "agent chat ·" not in result.stdout
+    assert result.stderr == ""
+
+
+def test_end_of_input_and_exit_leave_with_code_0() -> None:
+    assert chat("", "--dry-run").exit_code == 0
+    result = chat("/exit\nIs A100 refundable?\n", "--dry-run")
+    assert result.exit_code == 0 and "A100" not in result.stdout
+
+
+def test_a_clarifying_question_takes_the_next_line_as_the_reply() -> None:
+    result = chat("Is my order refundable?\na100\n", "--dry-run")
+    assert result.exit_code == 0
+    assert "? Which order is this about?" in result.stdout
+    assert "→ a100" in result.stdout
+    assert "Order A100 is refundable" in result.stdout
+
+
+def test_a_question_at_end_of_input_ends_the_turn_cleanly() -> None:
+    result = chat("Is my order refundable?\n", "--dry-run")
+    assert result.exit_code == 0
+    assert "agent: error: The agent needs an answer" in result.stderr
+
+
+def test_a_failing_turn_prints_one_line_and_the_session_goes_on(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"type": "tool", "tool": "refund_policy"}]))
+    result = chat("first\nsecond\n", "--script", str(script))
+    assert result.exit_code == 0
+    errors = result.stderr.strip().splitlines()
+    assert len(errors) == 2  # the script ran out on the first turn, and stays empty
+    assert all(line.startswith("agent: error: The script s.json ran out") for line in errors)
+
+
+def test_a_too_long_line_is_refused_and_the_session_goes_on() -> None:
+    result = chat("x" * 5000 + "\nIs A100 refundable?\n", "--dry-run")
+    assert result.exit_code == 0
+    assert "The question is 5,000 characters" in result.stderr
+    assert "Order A100 is refundable" in result.stdout
+
+
+def test_slash_commands() -> None:
+    lines = (
+        "/help\n/tools\nIs A100 refundable?\n/history\n/reset\n/history\n"
+        "/model gpt-x\n/nope\n/exit\n"
+    )
+    result = chat(lines, "--dry-run")
+    assert result.exit_code == 0
+    out = result.stdout
+    for name in ("/help", "/tools", "/history", "/reset", "/trace FILE", "/model NAME", "/exit"):
+        assert name in out
+    assert "lookup_order" in out and "order_code: string" in out
+    assert "1. Is A100 refundable?" in out
+    assert "Conversation forgotten." in out and "No conversation yet." in out
+    assert result.stderr.splitlines() == [
+        "agent: error: The offline model has no other models",
+        "agent: error: Unknown command /nope; try /help",
+    ]
+
+
+def read_trace(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_session_trace_holds_every_turn_in_order(tmp_path: Path) -> None:
+    trace = tmp_path / "s.jsonl"
+    result = chat("Is A100 refundable?\nIs A101 refundable?\n", "--dry-run", "--trace", str(trace))
+    assert result.exit_code == 0
+    records = read_trace(trace)
+    assert len({r["session_id"] for r in records}) == 1
+    runs = list(dict.fromkeys(r["run_id"] for r in records))
+    assert len(runs) == 2
+    starts = [i for i, r in enumerate(records) if r["event"] == "run_started"]
+    ends = [i for i, r in enumerate(records) if r["event"] == "run_finished"]
+    assert starts[0] < ends[0] < starts[1] < ends[1] == len(records) - 1
+    assert records[starts[1]]["remembered_turns"] == 1
+
+
+def test_trace_can_start_and_stop_mid_session(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    lines = (
+        f"Is A100 refundable?\n/trace {trace}\nIs A101 refundable?\n"
+        "/trace off\nIs A103 refundable?\n"
+    )
+    result = chat(lines, "--dry-run")
+    assert result.exit_code == 0
+    goals = [r["goal"] for r in read_trace(trace) if r["event"] == "run_started"]
+    assert goals == ["Is A101 refundable?"]
+    assert f"Tracing to {trace}" in result.stdout and "Trace stopped." in result.stdout
+
+
+def test_an_unwritable_trace_is_one_error_and_the_session_goes_on(tmp_path: Path) -> None:
+    result = chat(f"/trace {tmp_path}/no/t.jsonl\nIs A100 refundable?\n", "--dry-run")
+    assert result.exit_code == 0
+    assert "Cannot write the trace file" in result.stderr
+    assert "Order A100 is refundable" in result.stdout
+
+
+def test_memory_reaches_the_provider(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(
+        openai_calls(("lookup_order", {"order_code": "A100"})),
+        openai_text("A100 is refundable."),
+        openai_text("A101 is not: it is still shipping."),
+    )
+    result = chat(
+        "Is order A100 refundable?\nand what about A101?\n",
+        "--provider",
+        "openai",
+        "--base-url",
+        fake_llm.url,
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.exit_code == 0, result.stderr
+    third = fake_llm.bodies()[2]["messages"]
+    assert [m["role"] for m in third] == ["system", "user", "assistant", "user"]
+    assert third[1]["content"] == "Is order A100 refundable?"
+    assert third[2]["content"] == "A100 is refundable."
+    assert third[3]["content"] == "and what about A101?"
+    assert fake_llm.violations == [] and fake_llm.connections == 1
+
+
+def test_model_switches_the_model(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(openai_text("one"), openai_text("two"))
+    result = chat(
+        "first\n/model gpt-other\nsecond\n",
+        "--provider",
+        "openai",
+        "--base-url",
+        fake_llm.url,
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.exit_code == 0, result.stderr
+    assert [b["model"] for b in fake_llm.bodies()] == ["gpt-4o-mini", "gpt-other"]
+    assert "Model: openai/gpt-other" in result.stdout
+
+
+def test_memory_keeps_the_newest_turns_within_its_bounds() -> None:
+    memory = Memory(max_turns=2, max_chars=1000, turns=[])
+    for n in range(4):
+        memory.add(f"q{n}", f"a{n}")
+    assert memory.recent() == (Exchange("q2", "a2"), Exchange("q3", "a3"))
+    small = Memory(max_turns=10, max_chars=25, turns=[])
+    small.add("old question", "old answer")  # 22 characters
+    small.add("new question", "new answer")
+    assert small.recent() == (Exchange("new question", "new answer"),)
+    assert Memory(max_turns=0, max_chars=1000, turns=[Exchange("q", "a")]).recent() == ()
+
+
+def test_history_file_setting(monkeypatch: object) -> None:
+    from agent_cli.chat import history_path
+
+    assert history_path(None) == Path.home() / ".local" / "state" / "agent-cli" / "history"
+    assert history_path("") is None
+    assert history_path("~/h") == Path.home() / "h"

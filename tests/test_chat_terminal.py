@@ -1,0 +1,97 @@
+"""`agent chat` and `agent ask` on a pseudo-terminal: prompts, line history, Ctrl-C and Ctrl-D."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from .fakellm import FakeLLM, Reply, openai_text
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+
+
+def spawn(*args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "agent_cli", *args],
+        env={**os.environ, "NO_COLOR": "1", "TERM": "dumb", **(env or {})},
+        encoding="utf-8",
+        timeout=15,
+        dimensions=(40, 120),
+    )
+    return child
+
+
+def test_interactive_chat_prompts_remembers_lines_and_leaves_on_ctrl_d() -> None:
+    child = spawn("chat", "--dry-run", "--today", "2026-10-13")
+    child.expect("agent chat · offline/playbook")
+    child.expect("agent> ")
+    child.sendline("Is A100 refundable?")
+    child.expect("Order A100 is refundable")
+    child.expect("agent> ")
+    time.sleep(0.3)  # a person is slower than pexpect; CPython can miss a SIGINT sent within
+    child.send("half a line")  # microseconds of the prompt, before readline starts waiting
+    child.expect("half a line")
+    child.sendintr()  # Ctrl-C at the prompt clears the line
+    child.expect("agent> ")
+    child.sendline("Is A101 refundable?")
+    child.expect("Order A101 is not refundable")
+    child.expect("agent> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    history = Path(os.environ["HOME"]) / ".local" / "state" / "agent-cli" / "history"
+    if "XDG_STATE_HOME" in os.environ:  # pragma: no cover - the test fixture does not set it
+        history = Path(os.environ["XDG_STATE_HOME"]) / "agent-cli" / "history"
+    lines = history.read_text().splitlines()
+    assert "Is A100 refundable?" in lines and "Is A101 refundable?" in lines
+    assert "half a line" not in lines
+    assert stat.S_IMODE(history.stat().st_mode) == 0o600
+
+
+def test_ctrl_c_during_a_run_cancels_it_and_the_session_goes_on(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    fake_llm.queue(Reply(body=openai_text("too late"), delay=8), openai_text("Second answer."))
+    trace = tmp_path / "t.jsonl"
+    child = spawn(
+        "chat",
+        "--provider",
+        "openai",
+        "--base-url",
+        fake_llm.url,
+        "--trace",
+        str(trace),
+        env={"OPENAI_API_KEY": "sk-test-0123456789abcdef"},
+    )
+    child.expect("agent> ")
+    child.sendline("slow question")
+    child.expect("max 8 steps")
+    child.sendintr()
+    child.expect("agent: error: Interrupted")
+    child.expect("agent> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert records[-1]["event"] == "run_finished" and records[-1]["status"] == "interrupted"
+
+
+def test_ask_answers_a_clarifying_question_from_the_terminal() -> None:
+    child = spawn("ask", "Is my order refundable?", "--dry-run", "--today", "2026-10-13")
+    child.expect("Which order is this about?")
+    child.expect("reply> ")
+    child.sendline("A100")
+    child.expect("Order A100 is refundable")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
