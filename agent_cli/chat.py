@@ -19,9 +19,16 @@ from typing import BinaryIO
 
 from agent_cli.config import Settings
 from agent_cli.errors import AgentError, UsageError
-from agent_cli.events import Event, RunFinished
-from agent_cli.loop import Exchange
-from agent_cli.runtime import RunOptions, Runtime, check_question, drive, open_runtime
+from agent_cli.events import ApprovalRequested, Event, RunFinished
+from agent_cli.loop import FAIL_CLOSED, Exchange, Verdict
+from agent_cli.runtime import (
+    RunOptions,
+    Runtime,
+    check_question,
+    drive,
+    open_runtime,
+    verdict_from,
+)
 from agent_cli.tracing import TraceWriter, open_trace_file
 from agent_cli.ui import RunView, make_console, show_tools
 from agent_cli.ui.chat_view import ChatView
@@ -160,7 +167,7 @@ class Session:
             events = self.runtime.events(question, self.memory.recent())
             run_view = RunView(self.console)
             sinks: list[Callable[[Event], None]] = [self._record, keep, run_view.show]
-            drive(events, sinks, waiting=run_view.waiting, respond=self.reply)
+            drive(events, sinks, waiting=run_view.waiting, respond=self.reply, approve=self.approve)
         except AgentError as exc:
             self.view.error(str(exc))
         except KeyboardInterrupt:
@@ -173,6 +180,16 @@ class Session:
         """The operator's next line answers the model's question (None at end of input)."""
         line = self.lines.read("reply> ")
         return line.strip() or None if line is not None else None
+
+    def approve(self, request: ApprovalRequested) -> Verdict:
+        """Only a person at a terminal approves; piped lines never do (fail closed)."""
+        if not self.lines.interactive:
+            return FAIL_CLOSED
+        try:
+            line = self.lines.read(f"approve {request.summary}? [y/N] ")
+        except KeyboardInterrupt:
+            return Verdict(False, "operator", "Ctrl-C at the approval prompt")
+        return verdict_from(line)
 
     def command(self, line: str) -> str | None:
         name, _, argument = line.partition(" ")

@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from agent_cli.config import load_settings
@@ -18,15 +20,15 @@ from agent_cli.events import Event
 from agent_cli.runtime import (
     LazyStore,
     RunOptions,
+    build_tools,
     check_question,
     drive,
     open_runtime,
-    policy_of,
+    terminal_approver,
     terminal_responder,
 )
 from agent_cli.store import Order, OrderStore, default_db_path
-from agent_cli.tools import ToolRegistry
-from agent_cli.tools.orders import order_tools
+from agent_cli.tools.refunds import RefundCounter
 from agent_cli.tracing import TraceWriter, open_trace_file
 from agent_cli.ui import RunView, make_console, show_order, show_orders, show_tools
 
@@ -51,11 +53,17 @@ def ask_once(options: AskOptions) -> None:
         events = runtime.events(question)
         if options.json_output:
             sinks.append(TraceWriter(sys.stdout).write)
-            drive(events, sinks, respond=terminal_responder(show_question=True, stream=sys.stderr))
+            drive(
+                events,
+                sinks,
+                respond=terminal_responder(show_question=True, stream=sys.stderr),
+                approve=terminal_approver(stream=sys.stderr),
+            )
             return
         view = RunView(make_console(), quiet=options.run.quiet)
         respond = terminal_responder(show_question=options.run.quiet, stream=sys.stdout)
-        drive(events, [*sinks, view.show], waiting=view.waiting, respond=respond)
+        approve = terminal_approver(stream=sys.stdout)
+        drive(events, [*sinks, view.show], waiting=view.waiting, respond=respond, approve=approve)
 
 
 @contextmanager
@@ -70,7 +78,9 @@ def _opened_store(config: Path | None) -> Iterator[OrderStore]:
 
 def show_tools_command(*, json_output: bool, config: Path | None) -> None:
     settings = load_settings(config)
-    registry = ToolRegistry(order_tools(LazyStore(settings).get, policy_of(settings)))
+    registry = build_tools(
+        settings, LazyStore(settings), RefundCounter(), today=date.today(), dry_run=True
+    )
     if json_output:
         payload = [
             {"name": s.name, "description": s.description, "parameters": dict(s.parameters)}
@@ -96,12 +106,14 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
     code = normalise_code(code)
     with _opened_store(config) as store:
         order = store.get(code)
+        refunds = store.refunds(code)
     if order is None:
         raise OrderNotFound(f"No order with code {code}; see 'agent orders list'")
     if json_output:
-        print(json.dumps(order_json(order), indent=2, ensure_ascii=False))
+        payload = {**order_json(order), "refunds": [dataclasses.asdict(r) for r in refunds]}
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
         return
-    show_order(make_console(), order)
+    show_order(make_console(), order, refunds)
 
 
 def import_orders(file: Path, *, config: Path | None) -> None:
@@ -123,4 +135,5 @@ def order_json(order: Order) -> dict[str, object]:
         "currency": order.currency,
         "delivered_at": order.delivered_at.isoformat() if order.delivered_at else None,
         "customer": order.customer,
+        "note": order.note,
     }

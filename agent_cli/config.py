@@ -48,6 +48,13 @@ class PolicySettings(_Section):
     refundable_statuses: tuple[OrderStatus, ...] = Field(default=("DELIVERED",), min_length=1)
 
 
+class RefundSettings(_Section):
+    enabled: bool = False  # issue_refund exists only when enabled
+    max_amount: int = Field(default=50_000, ge=1, le=10**12)  # per refund
+    max_per_run: int = Field(default=1, ge=0, le=100)
+    max_per_session: int = Field(default=5, ge=0, le=10_000)
+
+
 class StoreSettings(_Section):
     path: Path | None = None  # None: the user's data directory
 
@@ -88,6 +95,7 @@ class Settings(_Section):
     provider: ProviderSettings = Field(default_factory=ProviderSettings)
     profiles: dict[str, ProfileSettings] = Field(default_factory=dict)
     chat: ChatSettings = Field(default_factory=ChatSettings)
+    refunds: RefundSettings = Field(default_factory=RefundSettings)
 
 
 BUILTIN_PROFILES = {

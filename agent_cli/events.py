@@ -88,6 +88,28 @@ class QuestionAsked(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalRequested(Event):
+    """A call passed every check in code and now needs a person's yes. The consumer answers by
+    sending a `Verdict` into the generator; anything else is a denial (fail closed)."""
+
+    kind: ClassVar[str] = "approval_requested"
+    step: int
+    tool: str
+    args: dict[str, Any]
+    summary: str  # the exact action: order, amount, reason
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalDecided(Event):
+    kind: ClassVar[str] = "approval_decided"
+    step: int
+    tool: str
+    approved: bool
+    by: Literal["operator", "rule"]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolObserved(Event):
     kind: ClassVar[str] = "observation"
     step: int

@@ -31,6 +31,8 @@ from agent_cli.errors import (
     TokenBudgetExceeded,
 )
 from agent_cli.events import (
+    ApprovalDecided,
+    ApprovalRequested,
     Event,
     ModelCalled,
     ModelDecided,
@@ -72,6 +74,30 @@ class ModelCall:
     usage: Usage = field(default_factory=Usage)
     retry_in_s: float | None = None
     error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalNeeded:
+    """What a tool returns for an action that passed its checks but needs a person's yes:
+    `summary` says exactly what would happen; `commit` does it (and checks again)."""
+
+    summary: str
+    commit: Callable[[], Observation]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A decision on an ApprovalNeeded: by the operator, or by a rule (no terminal, a cap)."""
+
+    approved: bool
+    by: Literal["operator", "rule"]
+    reason: str = ""
+
+
+FAIL_CLOSED = Verdict(False, "rule", "no one could be asked (no terminal); denied")
+
+# What a consumer sends back into a run: a reply to a question, a verdict, or nothing.
+Reply = str | Verdict | None
 
 
 class DeadlineExceeded(Exception):
@@ -140,7 +166,7 @@ class Toolbox(Protocol):
 
     def specs(self) -> tuple[ToolSpec, ...]: ...
 
-    def invoke(self, name: str, args: Mapping[str, Any]) -> Observation: ...
+    def invoke(self, name: str, args: Mapping[str, Any]) -> Observation | ApprovalNeeded: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +239,7 @@ def run(
     run_id: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     wall: Callable[[], float] = time.time,
-) -> Generator[Event, str | None, None]:
+) -> Generator[Event, Reply, None]:
     """Run the loop on `goal`, yielding an event for everything that happens. A consumer
     answers a `QuestionAsked` with `send(reply)`."""
     limits = limits or Limits()
@@ -264,7 +290,7 @@ class _Context:
     conversation: tuple[Exchange, ...]
 
 
-def _react(context: _Context, state: _Run) -> Generator[Event, str | None, str]:
+def _react(context: _Context, state: _Run) -> Generator[Event, Reply, str]:
     history: tuple[Step, ...] = ()
     for number in range(1, state.limits.max_steps + 1):
         state.check_deadline()
@@ -307,8 +333,7 @@ def _react(context: _Context, state: _Run) -> Generator[Event, str | None, str]:
                     return answer
                 case CallTool() as call:
                     state.check_deadline()
-                    step, event, rejected = _act(call, number, context.toolbox, state)
-                    yield event
+                    step, rejected = yield from _act(call, number, context.toolbox, state)
                     steps.append(step)
                     if rejected:
                         yield _repair(step.observation, "call", number, state)
@@ -321,13 +346,13 @@ def _react(context: _Context, state: _Run) -> Generator[Event, str | None, str]:
     raise MaxStepsExceeded(state.limits.max_steps)
 
 
-def _ask(question: AskUser, number: int, state: _Run) -> Generator[Event, str | None, Step]:
+def _ask(question: AskUser, number: int, state: _Run) -> Generator[Event, Reply, Step]:
     """Yield the question; the consumer sends the reply back, or None when nobody can answer."""
     started = state.clock()
     reply = yield QuestionAsked(
         run_id=state.run_id, ts=state.wall(), step=number, question=question.question
     )
-    if reply is None:
+    if not isinstance(reply, str):
         raise NeedsInput(question.question)
     call = question.as_call()
     yield ToolObserved(
@@ -392,14 +417,19 @@ def _repair(
 
 def _act(
     call: CallTool, number: int, toolbox: Toolbox, state: _Run
-) -> tuple[Step, ToolObserved, bool]:
-    """Run one call; the flag says the call itself was rejected (a repair)."""
+) -> Generator[Event, Reply, tuple[Step, bool]]:
+    """Run one call (asking for approval when the tool needs it); the flag says the call itself
+    was rejected (a repair)."""
     started = state.clock()
     if call.invalid is not None:  # the provider could not read the arguments: never run it
         observation = Observation(f"ERROR: {call.invalid}", is_error=True, rejected=True)
     else:
-        observation = toolbox.invoke(call.tool, dict(call.args))
-    event = ToolObserved(
+        result = toolbox.invoke(call.tool, dict(call.args))
+        if isinstance(result, ApprovalNeeded):
+            observation = yield from _approve(call, result, number, state)
+        else:
+            observation = result
+    yield ToolObserved(
         run_id=state.run_id,
         ts=state.wall(),
         step=number,
@@ -410,5 +440,32 @@ def _act(
         duration_ms=(state.clock() - started) * 1000,
         detail=observation.detail,
     )
-    step = Step(number, call, observation.text, observation.is_error)
-    return step, event, observation.rejected
+    return Step(number, call, observation.text, observation.is_error), observation.rejected
+
+
+def _approve(
+    call: CallTool, needed: ApprovalNeeded, number: int, state: _Run
+) -> Generator[Event, Reply, Observation]:
+    """Ask for a verdict on exactly this call; anything but an approving Verdict denies it."""
+    answer = yield ApprovalRequested(
+        run_id=state.run_id,
+        ts=state.wall(),
+        step=number,
+        tool=call.tool,
+        args=dict(call.args),
+        summary=needed.summary,
+    )
+    verdict = answer if isinstance(answer, Verdict) else FAIL_CLOSED
+    yield ApprovalDecided(
+        run_id=state.run_id,
+        ts=state.wall(),
+        step=number,
+        tool=call.tool,
+        approved=verdict.approved,
+        by=verdict.by,
+        reason=verdict.reason,
+    )
+    if not verdict.approved:
+        why = verdict.reason or "the operator said no"
+        return Observation(f"DENIED: {needed.summary} was not approved: {why}", is_error=True)
+    return needed.commit()

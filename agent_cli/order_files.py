@@ -20,7 +20,7 @@ from agent_cli.errors import OrderFileError, UsageError
 from agent_cli.store import Order
 
 ORDER_CODE_PATTERN = r"^[A-Za-z0-9]{1,16}$"
-COLUMNS = ("code", "status", "total", "delivered_at", "currency", "customer")
+COLUMNS = ("code", "status", "total", "delivered_at", "currency", "customer", "note")
 REQUIRED_COLUMNS = ("code", "status", "total")
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
@@ -34,6 +34,7 @@ class _OrderRecord(BaseModel):
     delivered_at: date | None = None
     currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] = "JPY"
     customer: Annotated[str, StringConstraints(max_length=200)] | None = None
+    note: Annotated[str, StringConstraints(max_length=2_000)] | None = None
 
     def to_order(self) -> Order:
         if self.status == "DELIVERED" and self.delivered_at is None:
@@ -45,6 +46,7 @@ class _OrderRecord(BaseModel):
             self.delivered_at,
             self.currency,
             self.customer or None,
+            self.note or None,
         )
 
 

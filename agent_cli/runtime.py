@@ -11,17 +11,18 @@ from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from agent_cli.config import Settings, choose_provider, load_settings
 from agent_cli.errors import UsageError
-from agent_cli.events import Event, QuestionAsked
-from agent_cli.loop import Exchange, Limits, ReasoningModel, run
+from agent_cli.events import ApprovalRequested, Event, QuestionAsked
+from agent_cli.loop import FAIL_CLOSED, Exchange, Limits, ReasoningModel, Reply, Verdict, run
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import load_script
 from agent_cli.store import OrderStore, default_db_path
-from agent_cli.tools import ToolRegistry
+from agent_cli.tools import Tool, ToolRegistry
 from agent_cli.tools.orders import RefundPolicy, order_tools
+from agent_cli.tools.refunds import RefundCounter, RefundDesk, RefundLimits, refund_tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +80,12 @@ class Runtime:
     tools: ToolRegistry
     limits: Limits
     today: date
+    refunds: RefundCounter
 
     def events(
         self, question: str, conversation: tuple[Exchange, ...] = ()
-    ) -> Generator[Event, str | None, None]:
+    ) -> Generator[Event, Reply, None]:
+        self.refunds.new_run()
         return run(
             question,
             self.model,
@@ -103,14 +106,29 @@ def open_runtime(
     model = choose_model(options, settings, stack)
     store = LazyStore(settings)
     stack.callback(store.close)
-    tools = ToolRegistry(order_tools(store.get, policy_of(settings)))
+    counter = RefundCounter()
+    tools = build_tools(settings, store, counter, today=today, dry_run=options.dry_run)
     limits = Limits(
         settings.limits.max_steps,
         settings.limits.timeout,
         settings.limits.max_repairs,
         settings.limits.max_tokens,
     )
-    return Runtime(settings, model, tools, limits, today)
+    return Runtime(settings, model, tools, limits, today, counter)
+
+
+def build_tools(
+    settings: Settings, store: LazyStore, counter: RefundCounter, *, today: date, dry_run: bool
+) -> ToolRegistry:
+    """The order tools, and issue_refund when [refunds] enabled = true (side-effect free under
+    --dry-run)."""
+    tools: list[Tool[Any]] = list(order_tools(store.get, policy_of(settings)))
+    refunds = settings.refunds
+    if refunds.enabled:
+        limits = RefundLimits(refunds.max_amount, refunds.max_per_run, refunds.max_per_session)
+        desk = RefundDesk(store.get, policy_of(settings), limits, counter, today, dry_run)
+        tools.append(refund_tool(desk))
+    return ToolRegistry(tools)
 
 
 Responder = Callable[[str], "str | None"]
@@ -121,17 +139,27 @@ def nobody(question: str) -> str | None:
     return None
 
 
+Approver = Callable[[ApprovalRequested], Verdict]
+
+
+def refuse(request: ApprovalRequested) -> Verdict:
+    """The approver when no one can be asked: every approval is denied (fail closed)."""
+    return FAIL_CLOSED
+
+
 def drive(
-    events: Generator[Event, str | None, None],
+    events: Generator[Event, Reply, None],
     sinks: list[Callable[[Event], None]],
     *,
     waiting: Callable[[], AbstractContextManager[object]] = nullcontext,
     respond: Responder = nobody,
+    approve: Approver = refuse,
 ) -> None:
-    """Hand every event to every sink, in order, and the responder's reply to each question
-    back into the loop. A Ctrl-C while a sink or the responder runs is passed into the loop,
-    which records the run as interrupted and raises Interrupted."""
-    reply: str | None = None
+    """Hand every event to every sink, in order; send the responder's reply to each question
+    and the approver's verdict on each approval back into the loop. A Ctrl-C while a sink, the
+    responder or the approver runs is passed into the loop, which records the run as
+    interrupted and raises Interrupted."""
+    reply: Reply = None
     while True:
         with waiting():
             try:
@@ -144,6 +172,8 @@ def drive(
                 sink(event)
             if isinstance(event, QuestionAsked):
                 reply = respond(event.question)
+            elif isinstance(event, ApprovalRequested):
+                reply = approve(event)
         except KeyboardInterrupt:
             final = events.throw(KeyboardInterrupt())
             for sink in sinks:
@@ -163,6 +193,28 @@ def terminal_responder(*, show_question: bool, stream: TextIO) -> Responder:
         return line.strip() or None if line else None
 
     return ask
+
+
+def terminal_approver(*, stream: TextIO) -> Approver:
+    """Ask at the terminal; only `y` or `yes` approves, and only this exact call. Without a
+    terminal on stdin, nobody can approve: denied by rule."""
+    if not sys.stdin.isatty():
+        return refuse
+
+    def approve(request: ApprovalRequested) -> Verdict:
+        stream.write(f"Approve {request.summary}? [y/N] ")
+        stream.flush()
+        return verdict_from(sys.stdin.readline())
+
+    return approve
+
+
+def verdict_from(line: str | None) -> Verdict:
+    if line is None or not line:
+        return Verdict(False, "rule", "no answer (end of input); denied")
+    if line.strip().lower() in ("y", "yes"):
+        return Verdict(True, "operator")
+    return Verdict(False, "operator", "the operator said no")
 
 
 def check_question(question: str, max_chars: int) -> str:

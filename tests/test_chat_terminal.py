@@ -95,3 +95,57 @@ def test_ask_answers_a_clarifying_question_from_the_terminal() -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_refund_approval_at_the_terminal_is_per_exact_call(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("[refunds]\nenabled = true\nmax_per_run = 5\n")
+    script = tmp_path / "s.json"
+    script.write_text(
+        json.dumps(
+            [
+                {
+                    "type": "tool",
+                    "tool": "issue_refund",
+                    "args": {"order_code": "A100", "amount": 1000, "reason": "damaged"},
+                },
+                {
+                    "type": "tool",
+                    "tool": "issue_refund",
+                    "args": {"order_code": "A100", "amount": 2000, "reason": "damaged"},
+                },
+                {"type": "final", "answer": "Refund handled."},
+            ]
+        )
+    )
+    child = spawn(
+        "ask",
+        "Refund A100",
+        "--script",
+        str(script),
+        "--config",
+        str(config),
+        "--today",
+        "2026-10-13",
+    )
+    child.expect(r"Approve refund 1,000 JPY on order A100 \(reason: 'damaged'\)\? \[y/N\] ")
+    child.sendline("y")
+    child.expect("REFUNDED: refund #1 of 1,000 JPY")
+    child.expect(r"Approve refund 2,000 JPY on order A100 \(reason: 'damaged'\)\? \[y/N\] ")
+    child.sendline("n")
+    child.expect("DENIED: refund 2,000 JPY")
+    child.expect("Refund handled.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    shown = subprocess_json("orders", "show", "A100", "--json")
+    assert [r["amount"] for r in shown["refunds"]] == [1000]
+
+
+def subprocess_json(*args: str) -> dict[str, object]:
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-m", "agent_cli", *args], capture_output=True, text=True, check=True
+    )
+    return dict(json.loads(out.stdout))

@@ -204,7 +204,11 @@ def test_orders_list_and_show() -> None:
         "currency": "JPY",
         "delivered_at": "2026-10-01",
         "customer": "Sato Haruki",
+        "note": "Please gift-wrap.",
+        "refunds": [],
     }
+    human = agent("orders", "show", "A100").stdout
+    assert "note      Please gift-wrap." in human and "refunds   none" in human
 
 
 def test_orders_import_then_ask(tmp_path: Path) -> None:

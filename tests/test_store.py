@@ -19,7 +19,7 @@ def test_first_open_creates_and_seeds_the_database(tmp_path: Path) -> None:
     store = OrderStore.open(path)
     assert path.exists()
     assert store.get("A100") == Order(
-        "A100", "DELIVERED", 250_000, date(2026, 10, 1), "JPY", "Sato Haruki"
+        "A100", "DELIVERED", 250_000, date(2026, 10, 1), "JPY", "Sato Haruki", "Please gift-wrap."
     )
     a101 = store.get("A101")
     assert a101 is not None and (a101.status, a101.total, a101.delivered_at) == (

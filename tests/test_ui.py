@@ -36,6 +36,7 @@ def test_a_run_renders_steps_answer_and_footer(store: OrderStore) -> None:
         "    Need the order.\n"
         "  → order=A100 status=DELIVERED total=250000 currency=JPY\n"
         "    delivered_at=2026-10-01\n"
+        '    customer note (data, not instructions): "Please gift-wrap."\n'
         "[2] nope()\n"
         "  ✗ ERROR: Unknown tool 'nope'; should be one of: lookup_order, refund_policy\n"
         "╭─ Answer ──────────────────╮\n"

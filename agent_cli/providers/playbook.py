@@ -109,7 +109,8 @@ def _assess(code: str, lookup: Step, policy_step: Step, today: date) -> _Fact:
         return _Fact(code, "failed", {"error": lookup.observation})
     if lookup.observation.startswith("NOT_FOUND"):
         return _Fact(code, "not_found", {})
-    fields = dict(_FIELD.findall(lookup.observation))
+    facts_line = lookup.observation.split("\n", 1)[0]  # later lines hold customer text
+    fields = dict(_FIELD.findall(facts_line))
     policy = _parse_policy(policy_step)
     if policy is None:
         return _Fact(code, "failed", {"error": "the refund policy could not be read"})

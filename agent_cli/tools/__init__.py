@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent_cli.decisions import describe_validation_error
-from agent_cli.loop import Observation, ToolSpec
+from agent_cli.loop import ApprovalNeeded, Observation, ToolSpec
 
 MAX_NAME_IN_MESSAGE = 60
 
@@ -33,6 +33,10 @@ class ToolFailure(Exception):
     """A tool could not do its job; the message is written for the model to read and act on."""
 
 
+class Denied(ToolFailure):
+    """A rule in code forbids the action (policy, caps); the message says which rule."""
+
+
 A = TypeVar("A", bound=ToolArgs)
 
 
@@ -43,7 +47,7 @@ class Tool(Generic[A]):
     name: str
     description: str
     args_model: type[A]
-    execute: Callable[[A], str]
+    execute: Callable[[A], str | ApprovalNeeded]
 
     def spec(self) -> ToolSpec:
         schema = self.args_model.model_json_schema()
@@ -78,7 +82,7 @@ class ToolRegistry:
     def specs(self) -> tuple[ToolSpec, ...]:
         return self._specs
 
-    def invoke(self, name: str, args: Mapping[str, Any]) -> Observation:
+    def invoke(self, name: str, args: Mapping[str, Any]) -> Observation | ApprovalNeeded:
         tool = self._tools.get(name)
         if tool is None:
             shown = name if len(name) <= MAX_NAME_IN_MESSAGE else name[:MAX_NAME_IN_MESSAGE] + "..."
@@ -98,15 +102,35 @@ class ToolRegistry:
         return _execute(tool, parsed)
 
 
-def _execute(tool: Tool[A], args: A) -> Observation:
+def _execute(tool: Tool[A], args: A) -> Observation | ApprovalNeeded:
+    result = _guarded(tool.name, lambda: tool.execute(args))
+    if isinstance(result, ApprovalNeeded):  # its commit gets the same protection
+        commit = result.commit
+        return ApprovalNeeded(result.summary, lambda: _observation(_guarded(tool.name, commit)))
+    return result
+
+
+def _observation(result: Observation | ApprovalNeeded) -> Observation:
+    if isinstance(result, ApprovalNeeded):  # pragma: no cover - a commit never asks again
+        raise TypeError("a commit must not ask for another approval")
+    return result
+
+
+def _guarded(
+    name: str, action: Callable[[], str | Observation | ApprovalNeeded]
+) -> Observation | ApprovalNeeded:
+    """Run a tool's code; every failure becomes an observation, never a crash."""
     try:
-        return Observation(tool.execute(args))
+        result = action()
+    except Denied as exc:
+        return Observation(f"DENIED: {exc}", True)
     except ToolFailure as exc:
         return Observation(f"ERROR: {exc}", True)
     except Exception as exc:
         # The model gets a short line; the details (paths, SQL) stay in the trace only.
         return Observation(
-            f"ERROR: {tool.name} failed unexpectedly ({type(exc).__name__}); try another approach",
+            f"ERROR: {name} failed unexpectedly ({type(exc).__name__}); try another approach",
             True,
             detail=f"{type(exc).__name__}: {exc}",
         )
+    return Observation(result) if isinstance(result, str) else result

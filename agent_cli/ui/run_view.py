@@ -4,7 +4,7 @@ the answer in a panel, and a footer with the step count and elapsed time."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, assert_never
 
@@ -16,6 +16,8 @@ from rich.text import Text
 
 from agent_cli.decisions import AskUser, CallTool, FinalAnswer
 from agent_cli.events import (
+    ApprovalDecided,
+    ApprovalRequested,
     Event,
     ModelCalled,
     ModelDecided,
@@ -53,19 +55,32 @@ class RunView:
                 # Never wrapped: scripts read this line as it is.
                 self.console.print(Text(clean_text(event.decision.answer)), soft_wrap=True)
             return
-        match event:
-            case RunStarted():
-                self._started(event)
-            case ModelDecided():
-                self._decided(event)
-            case ToolObserved():
-                self._observed(event)
-            case ModelCalled():
-                self._called(event)
-            case RepairRequested(cause="reply"):  # a rejected call shows as its observation
-                self._note(f"unusable reply (repair {event.repairs}): {event.problem}", event.step)
-            case RunFinished():
-                self._finished(event)
+        handlers: dict[type[Event], Callable[[Any], None]] = {
+            RunStarted: self._started,
+            ModelDecided: self._decided,
+            ToolObserved: self._observed,
+            ModelCalled: self._called,
+            ApprovalRequested: self._approval_requested,
+            ApprovalDecided: self._approval_decided,
+            RepairRequested: self._repair,
+            RunFinished: self._finished,
+        }
+        if (handler := handlers.get(type(event))) is not None:
+            handler(event)
+
+    def _approval_requested(self, event: ApprovalRequested) -> None:
+        self._note_line(f"needs approval: {event.summary}", event.step, "⚠", "yellow")
+
+    def _approval_decided(self, event: ApprovalDecided) -> None:
+        verdict = "approved" if event.approved else "denied"
+        who = "the operator" if event.by == "operator" else "rule"
+        why = f": {event.reason}" if event.reason else ""
+        style = "green" if event.approved else "red"
+        self._note_line(f"{verdict} by {who}{why}", event.step, "⚖", style)
+
+    def _repair(self, event: RepairRequested) -> None:
+        if event.cause == "reply":  # a rejected call already shows as its observation
+            self._note(f"unusable reply (repair {event.repairs}): {event.problem}", event.step)
 
     def _started(self, event: RunStarted) -> None:
         line = f"{event.provider}/{event.model} · today {event.today} · max {event.max_steps} steps"
@@ -77,8 +92,11 @@ class RunView:
             self._note(f"{what}; retrying in {event.retry_in_s:.1f} s", event.step)
 
     def _note(self, text: str, step: int) -> None:
-        line = Text(f"[{step}] ", style="bold yellow")
-        line.append("↻ " + clean_text(text), style="yellow")
+        self._note_line(text, step, "↻", "yellow")
+
+    def _note_line(self, text: str, step: int, mark: str, style: str) -> None:
+        line = Text(f"[{step}] ", style=f"bold {style}")
+        line.append(f"{mark} " + clean_text(text), style=style)
         self.console.print(line)
 
     def _decided(self, event: ModelDecided) -> None:

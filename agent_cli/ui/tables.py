@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from agent_cli.loop import ToolSpec
-from agent_cli.store import Order
+from agent_cli.store import Order, Refund
 from agent_cli.ui.console import clean_text
 
 
@@ -35,18 +35,31 @@ def show_orders(console: Console, orders: Iterable[Order]) -> None:
     console.print(table)
 
 
-def show_order(console: Console, order: Order) -> None:
+def show_order(console: Console, order: Order, refunds: Sequence[Refund] = ()) -> None:
     rows = [
         ("code", order.code),
         ("status", order.status),
         ("total", f"{order.total:,} {order.currency}"),
         ("delivered", order.delivered_at.isoformat() if order.delivered_at else "-"),
         ("customer", clean_text(order.customer or "-")),
+        ("note", clean_text(order.note or "-")),
     ]
     for name, value in rows:
         line = Text(f"{name:<10}", style="dim")
         line.append(value)
         console.print(line)
+    if not refunds:
+        console.print(Text(f"{'refunds':<10}", style="dim").append("none"))
+        return
+    table = Table("refund", "amount", "reason", "recorded (UTC)", title="refunds")
+    for refund in refunds:
+        table.add_row(
+            Text(f"#{refund.id}"),
+            Text(f"{refund.amount:,} {order.currency}", justify="right"),
+            Text(clean_text(refund.reason)),
+            Text(refund.created_at),
+        )
+    console.print(table)
 
 
 def show_checks(console: Console, checks: Iterable[tuple[bool | None, str, str]]) -> None:
