@@ -20,7 +20,6 @@ from typing import BinaryIO
 from agent_cli.config import Settings
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.events import ApprovalRequested, Event, RunFinished
-from agent_cli.loop import FAIL_CLOSED, Exchange, Verdict
 from agent_cli.runtime import (
     RunOptions,
     Runtime,
@@ -29,6 +28,7 @@ from agent_cli.runtime import (
     open_runtime,
     verdict_from,
 )
+from agent_cli.seams import FAIL_CLOSED, Exchange, Verdict
 from agent_cli.tracing import TraceWriter, open_trace_file
 from agent_cli.ui import RunView, make_console, show_tools
 from agent_cli.ui.chat_view import ChatView

@@ -1,4 +1,4 @@
-"""The observe-reason-act loop, and the two seams it depends on: the model and the toolbox.
+"""The observe-reason-act loop.
 
 `run()` is a generator of events. It never prints, never logs and imports no Typer, Rich or
 httpx: the edges (CLI, UI, tracing) decide what to do with each event. Limits are enforced here,
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from datetime import date
-from typing import Any, Literal, Protocol, assert_never, cast
+from typing import Literal, assert_never, cast
 
+from agent_cli.budget import Limits, RunState
 from agent_cli.decisions import AskUser, CallTool, Decision, FinalAnswer, Step, Usage
 from agent_cli.errors import (
     AgentError,
@@ -26,9 +27,7 @@ from agent_cli.errors import (
     MalformedReply,
     MaxStepsExceeded,
     NeedsInput,
-    RepairBudgetExceeded,
     RunTimedOut,
-    TokenBudgetExceeded,
 )
 from agent_cli.events import (
     ApprovalDecided,
@@ -38,194 +37,24 @@ from agent_cli.events import (
     ModelDecided,
     QuestionAsked,
     RepairRequested,
-    RunFinished,
     RunStarted,
     RunStatus,
     ToolObserved,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    """What a model is told about a tool: its name, description and JSON schema of arguments."""
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Observation:
-    """The result of one tool call, as the model will read it."""
-
-    text: str
-    is_error: bool = False
-    detail: str | None = None  # internal detail for the trace; never shown to the model
-    rejected: bool = False  # the call itself was invalid (unknown tool, bad arguments): a repair
-
-
-@dataclass(frozen=True, slots=True)
-class ModelCall:
-    """What a provider reports about one HTTP attempt (see `ModelCalled`)."""
-
-    attempt: int
-    status: int | None
-    latency_ms: float
-    usage: Usage = field(default_factory=Usage)
-    retry_in_s: float | None = None
-    error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalNeeded:
-    """What a tool returns for an action that passed its checks but needs a person's yes:
-    `summary` says exactly what would happen; `commit` does it (and checks again)."""
-
-    summary: str
-    commit: Callable[[], Observation]
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """A decision on an ApprovalNeeded: by the operator, or by a rule (no terminal, a cap)."""
-
-    approved: bool
-    by: Literal["operator", "rule"]
-    reason: str = ""
-
-
-FAIL_CLOSED = Verdict(False, "rule", "no one could be asked (no terminal); denied")
-
-# What a consumer sends back into a run: a reply to a question, a verdict, or nothing.
-Reply = str | Verdict | None
-
-
-class DeadlineExceeded(Exception):
-    """Raised by a model that could not answer before `ModelRequest.deadline`."""
-
-
-def _ignore(_: ModelCall) -> None:
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class Exchange:
-    """An earlier turn of a conversation: a question and the answer it got."""
-
-    question: str
-    answer: str
-
-
-@dataclass(frozen=True, slots=True)
-class ModelRequest:
-    """Everything the model may look at to make one decision. The history is a tuple: immutable."""
-
-    goal: str
-    today: date
-    tools: tuple[ToolSpec, ...]
-    history: tuple[Step, ...]
-    deadline: float  # on time.monotonic(); a model must not wait past it
-    on_call: Callable[[ModelCall], None] = _ignore  # providers report each HTTP attempt here
-    conversation: tuple[Exchange, ...] = ()  # earlier turns of a chat, oldest first
-
-
-@dataclass(frozen=True, slots=True, init=False)
-class ModelReply:
-    """One reply: a single FinalAnswer, or one or more calls and questions (parallel calls)."""
-
-    decisions: tuple[Decision, ...]
-    usage: Usage
-
-    def __init__(self, *decisions: Decision, usage: Usage | None = None) -> None:
-        if not decisions:
-            raise ValueError("a reply needs at least one decision")
-        if len(decisions) > 1 and any(isinstance(d, FinalAnswer) for d in decisions):
-            raise ValueError("a final answer must be the only decision of its reply")
-        object.__setattr__(self, "decisions", decisions)
-        object.__setattr__(self, "usage", usage or Usage())
-
-
-class ReasoningModel(Protocol):
-    """Anything that can decide the next step: a real LLM provider or a scripted stand-in.
-
-    `decide` raises MalformedReply for a reply with no usable decision, DeadlineExceeded when
-    the deadline passes, and ModelError subclasses for failures that end the run.
-    """
-
-    @property
-    def provider(self) -> str: ...
-
-    @property
-    def model(self) -> str: ...
-
-    def decide(self, request: ModelRequest) -> ModelReply: ...
-
-
-class Toolbox(Protocol):
-    """The tools a run may use. `invoke` never raises for a tool's own failure."""
-
-    def specs(self) -> tuple[ToolSpec, ...]: ...
-
-    def invoke(self, name: str, args: Mapping[str, Any]) -> Observation | ApprovalNeeded: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Circuit breakers for one run."""
-
-    max_steps: int = 8
-    timeout_s: float = 120.0
-    max_repairs: int = 2  # unusable replies and rejected calls the model may correct
-    max_tokens: int | None = None  # input + output tokens over the whole run
-
-
-@dataclass(slots=True)
-class _Run:
-    """The mutable bookkeeping of one run, kept out of the history the model sees."""
-
-    run_id: str
-    limits: Limits
-    clock: Callable[[], float]
-    wall: Callable[[], float]
-    started: float
-    steps: int = 0
-    repairs: int = 0
-    usage: Usage = field(default_factory=Usage)
-    last_usage: Usage = field(default_factory=Usage)
-
-    @property
-    def deadline(self) -> float:
-        return self.started + self.limits.timeout_s
-
-    def check_deadline(self) -> None:
-        if self.clock() > self.deadline:
-            raise RunTimedOut(self.limits.timeout_s)
-
-    def check_budget(self) -> None:
-        """Stop before a request that would exceed the token budget: the next prompt holds at
-        least the previous prompt and its reply, so that is the estimate."""
-        budget = self.limits.max_tokens
-        if budget is not None and self.usage.total + self.last_usage.total > budget:
-            raise TokenBudgetExceeded(budget, self.usage.total)
-
-    def count_repair(self, problem: str) -> None:
-        self.repairs += 1
-        if self.repairs > self.limits.max_repairs:
-            raise RepairBudgetExceeded(self.repairs, problem)
-
-    def finish(
-        self, status: RunStatus, *, answer: str | None = None, error: str | None = None
-    ) -> RunFinished:
-        return RunFinished(
-            run_id=self.run_id,
-            ts=self.wall(),
-            status=status,
-            answer=answer,
-            steps=self.steps,
-            usage=self.usage,
-            elapsed_ms=(self.clock() - self.started) * 1000,
-            error=error,
-        )
+from agent_cli.seams import (
+    FAIL_CLOSED,
+    ApprovalNeeded,
+    DeadlineExceeded,
+    Exchange,
+    ModelCall,
+    ModelRequest,
+    Observation,
+    ReasoningModel,
+    Reply,
+    Toolbox,
+    ToolSpec,
+    Verdict,
+)
 
 
 def run(
@@ -243,7 +72,7 @@ def run(
     """Run the loop on `goal`, yielding an event for everything that happens. A consumer
     answers a `QuestionAsked` with `send(reply)`."""
     limits = limits or Limits()
-    state = _Run(run_id or uuid.uuid4().hex, limits, clock, wall, started=clock())
+    state = RunState(run_id or uuid.uuid4().hex, limits, clock, wall, started=clock())
     specs = toolbox.specs()
     today = today or date.today()
     try:
@@ -290,7 +119,7 @@ class _Context:
     conversation: tuple[Exchange, ...]
 
 
-def _react(context: _Context, state: _Run) -> Generator[Event, Reply, str]:
+def _react(context: _Context, state: RunState) -> Generator[Event, Reply, str]:
     history: tuple[Step, ...] = ()
     for number in range(1, state.limits.max_steps + 1):
         state.check_deadline()
@@ -346,7 +175,7 @@ def _react(context: _Context, state: _Run) -> Generator[Event, Reply, str]:
     raise MaxStepsExceeded(state.limits.max_steps)
 
 
-def _ask(question: AskUser, number: int, state: _Run) -> Generator[Event, Reply, Step]:
+def _ask(question: AskUser, number: int, state: RunState) -> Generator[Event, Reply, Step]:
     """Yield the question; the consumer sends the reply back, or None when nobody can answer."""
     started = state.clock()
     reply = yield QuestionAsked(
@@ -372,7 +201,7 @@ def _usage_of(exc: MalformedReply) -> Usage:
     return exc.usage if isinstance(exc.usage, Usage) else Usage()
 
 
-def _calls(calls: list[ModelCall], number: int, state: _Run) -> Generator[Event, None, None]:
+def _calls(calls: list[ModelCall], number: int, state: RunState) -> Generator[Event, None, None]:
     for call in calls:
         yield ModelCalled(
             run_id=state.run_id,
@@ -388,7 +217,7 @@ def _calls(calls: list[ModelCall], number: int, state: _Run) -> Generator[Event,
 
 
 def _decided(
-    decision: Decision, usage: Usage, latency_ms: float, number: int, state: _Run
+    decision: Decision, usage: Usage, latency_ms: float, number: int, state: RunState
 ) -> ModelDecided:
     return ModelDecided(
         run_id=state.run_id,
@@ -401,7 +230,7 @@ def _decided(
 
 
 def _repair(
-    problem: str, cause: Literal["reply", "call"], number: int, state: _Run
+    problem: str, cause: Literal["reply", "call"], number: int, state: RunState
 ) -> RepairRequested:
     """Count one repair (raising past the budget) and describe it for the trace."""
     state.count_repair(problem)
@@ -416,7 +245,7 @@ def _repair(
 
 
 def _act(
-    call: CallTool, number: int, toolbox: Toolbox, state: _Run
+    call: CallTool, number: int, toolbox: Toolbox, state: RunState
 ) -> Generator[Event, Reply, tuple[Step, bool]]:
     """Run one call (asking for approval when the tool needs it); the flag says the call itself
     was rejected (a repair)."""
@@ -444,7 +273,7 @@ def _act(
 
 
 def _approve(
-    call: CallTool, needed: ApprovalNeeded, number: int, state: _Run
+    call: CallTool, needed: ApprovalNeeded, number: int, state: RunState
 ) -> Generator[Event, Reply, Observation]:
     """Ask for a verdict on exactly this call; anything but an approving Verdict denies it."""
     answer = yield ApprovalRequested(

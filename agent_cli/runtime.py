@@ -13,12 +13,14 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
+from agent_cli.budget import Limits
 from agent_cli.config import Settings, choose_provider, load_settings
 from agent_cli.errors import UsageError
 from agent_cli.events import ApprovalRequested, Event, QuestionAsked
-from agent_cli.loop import FAIL_CLOSED, Exchange, Limits, ReasoningModel, Reply, Verdict, run
+from agent_cli.loop import run
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import load_script
+from agent_cli.seams import FAIL_CLOSED, Exchange, ReasoningModel, Reply, Verdict
 from agent_cli.store import OrderStore, default_db_path
 from agent_cli.tools import Tool, ToolRegistry
 from agent_cli.tools.orders import RefundPolicy, order_tools

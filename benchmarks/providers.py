@@ -57,10 +57,11 @@ class Server:
 
 
 def one_run(url: str, *, mode: str = "tools", max_steps: int = 8) -> None:
+    from agent_cli.budget import Limits
     from agent_cli.config import ProviderChoice, ProviderSettings
     from agent_cli.decisions import FinalAnswer
     from agent_cli.events import RunFinished
-    from agent_cli.loop import Limits, run
+    from agent_cli.loop import run
     from agent_cli.providers.connect import connect
     from agent_cli.tools import ToolRegistry
     from agent_cli.tools.orders import RefundPolicy, order_tools

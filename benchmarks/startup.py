@@ -45,8 +45,9 @@ def loop_overhead_ms(runs: int) -> float:
     from typing import Any
 
     from agent_cli.decisions import CallTool, FinalAnswer
-    from agent_cli.loop import Observation, ToolSpec, run
+    from agent_cli.loop import run
     from agent_cli.providers.scripted import ScriptedModel
+    from agent_cli.seams import Observation, ToolSpec
 
     class NullTools:
         def specs(self) -> tuple[ToolSpec, ...]:

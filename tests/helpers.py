@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Generator, Iterable
 from datetime import date
 
+from agent_cli.budget import Limits
 from agent_cli.decisions import CallTool, FinalAnswer
 from agent_cli.events import Event, QuestionAsked
-from agent_cli.loop import Limits, run
+from agent_cli.loop import run
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.store import OrderStore
 from agent_cli.tools import ToolRegistry

@@ -10,7 +10,7 @@ from typer.testing import CliRunner, Result
 
 from agent_cli.chat import Memory
 from agent_cli.cli import app
-from agent_cli.loop import Exchange
+from agent_cli.seams import Exchange
 
 from .fakellm import FakeLLM, openai_calls, openai_text
 

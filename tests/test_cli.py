@@ -278,8 +278,8 @@ def test_an_internal_error_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_ctrl_c_during_a_run_exits_130_and_closes_the_trace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agent_cli.loop import ModelReply, ModelRequest
     from agent_cli.providers.playbook import PlaybookModel
+    from agent_cli.seams import ModelReply, ModelRequest
 
     real_decide = PlaybookModel.decide
 

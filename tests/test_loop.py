@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agent_cli.budget import Limits
 from agent_cli.decisions import Usage
 from agent_cli.errors import (
     Interrupted,
@@ -18,7 +19,8 @@ from agent_cli.errors import (
     ScriptExhausted,
 )
 from agent_cli.events import ModelDecided, RunFinished, RunStarted, RunStatus, ToolObserved
-from agent_cli.loop import Limits, ModelReply, ModelRequest, Observation, ToolSpec, run
+from agent_cli.loop import run
+from agent_cli.seams import ModelReply, ModelRequest, Observation, ToolSpec
 from agent_cli.store import OrderStore
 
 from .helpers import TODAY, call, collect, final, registry, scripted_run
@@ -263,7 +265,7 @@ class _Late:
     model = "late"
 
     def decide(self, request: ModelRequest) -> ModelReply:
-        from agent_cli.loop import DeadlineExceeded, ModelCall
+        from agent_cli.seams import DeadlineExceeded, ModelCall
 
         request.on_call(ModelCall(1, None, 1000.0, error="ReadTimeout"))
         raise DeadlineExceeded

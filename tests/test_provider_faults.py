@@ -19,8 +19,8 @@ from agent_cli.errors import (
     ProviderRateLimited,
     ProviderUnavailable,
 )
-from agent_cli.loop import DeadlineExceeded, ModelCall
 from agent_cli.providers.http import Channel, RetryPolicy, retry_after_seconds
+from agent_cli.seams import DeadlineExceeded, ModelCall
 
 from .fakellm import FakeLLM, Reply, error, openai_calls, openai_text
 from .test_providers import KEY, ask, final, records

@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from agent_cli.budget import Limits
 from agent_cli.cli import app
 from agent_cli.events import ApprovalDecided, ApprovalRequested, Event, ToolObserved
-from agent_cli.loop import Limits, Verdict, run
+from agent_cli.loop import run
 from agent_cli.providers.scripted import ScriptedModel
+from agent_cli.seams import Verdict
 from agent_cli.store import OrderStore
 from agent_cli.tools import ToolRegistry
 from agent_cli.tools.orders import RefundPolicy, order_tools

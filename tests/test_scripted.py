@@ -9,8 +9,8 @@ import pytest
 
 from agent_cli.decisions import FinalAnswer
 from agent_cli.errors import ScriptExhausted, ScriptFileError
-from agent_cli.loop import ModelRequest
 from agent_cli.providers.scripted import ScriptedModel, load_script
+from agent_cli.seams import ModelRequest
 
 from .helpers import TODAY, call, final
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from agent_cli.decisions import CallTool, FinalAnswer, Usage
 from agent_cli.errors import InvalidProviderResponse, MalformedReply
-from agent_cli.loop import ModelReply, ModelRequest, ToolSpec
 from agent_cli.providers.base import (
     HttpAdapter,
     Mode,
@@ -31,6 +30,7 @@ from agent_cli.providers.base import (
     wire_form,
 )
 from agent_cli.providers.http import Channel
+from agent_cli.seams import ModelReply, ModelRequest, ToolSpec
 
 ANTHROPIC_VERSION = "2023-06-01"
 _STOPS_WITHOUT_DECISION = {

@@ -25,8 +25,8 @@ from agent_cli.decisions import (
     parse_decision,
 )
 from agent_cli.errors import MalformedReply
-from agent_cli.loop import ModelReply, ModelRequest, ToolSpec
 from agent_cli.providers.http import Channel
+from agent_cli.seams import ModelReply, ModelRequest, ToolSpec
 
 Mode = Literal["tools", "json"]
 

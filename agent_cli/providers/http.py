@@ -33,7 +33,7 @@ from agent_cli.errors import (
     ProviderRequestError,
     ProviderUnavailable,
 )
-from agent_cli.loop import DeadlineExceeded, ModelCall
+from agent_cli.seams import DeadlineExceeded, ModelCall
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 MAX_MESSAGE_CHARS = 300

@@ -15,7 +15,6 @@ from typing import Any
 
 from agent_cli.decisions import CallTool, FinalAnswer, Usage
 from agent_cli.errors import InvalidProviderResponse, MalformedReply
-from agent_cli.loop import ModelReply, ModelRequest, ToolSpec
 from agent_cli.providers.base import (
     DECISION_SCHEMA,
     HttpAdapter,
@@ -34,6 +33,7 @@ from agent_cli.providers.base import (
     wire_form,
 )
 from agent_cli.providers.http import Channel
+from agent_cli.seams import ModelReply, ModelRequest, ToolSpec
 
 
 @dataclass(frozen=True, slots=True)

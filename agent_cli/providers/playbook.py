@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from agent_cli.decisions import ASK_USER_TOOL, AskUser, CallTool, FinalAnswer, Step
-from agent_cli.loop import ModelReply, ModelRequest
+from agent_cli.seams import ModelReply, ModelRequest
 
 _CODE = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{1,3}[0-9]{2,9})(?![A-Za-z0-9])")
 _JAPANESE_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agent_cli.decisions import Decision, DecisionError, parse_decisions
 from agent_cli.errors import ScriptExhausted, ScriptFileError
-from agent_cli.loop import ModelReply, ModelRequest
+from agent_cli.seams import ModelReply, ModelRequest
 
 MAX_SCRIPT_BYTES = 10 * 1024 * 1024
 

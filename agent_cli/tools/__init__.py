@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent_cli.decisions import describe_validation_error
-from agent_cli.loop import ApprovalNeeded, Observation, ToolSpec
+from agent_cli.seams import ApprovalNeeded, Observation, ToolSpec
 
 MAX_NAME_IN_MESSAGE = 60
 

@@ -19,8 +19,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from agent_cli.loop import ApprovalNeeded, Observation
 from agent_cli.order_files import ORDER_CODE_PATTERN
+from agent_cli.seams import ApprovalNeeded, Observation
 from agent_cli.store import Order, OrderStore, RefundRefused
 from agent_cli.tools import Denied, Tool, ToolArgs
 from agent_cli.tools.orders import RefundPolicy

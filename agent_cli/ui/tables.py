@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agent_cli.loop import ToolSpec
+from agent_cli.seams import ToolSpec
 from agent_cli.store import Order, Refund
 from agent_cli.ui.console import clean_text
 
