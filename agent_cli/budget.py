@@ -1,13 +1,38 @@
-"""The limits of a run and the bookkeeping that enforces them, kept out of what the model sees."""
+"""The limits of a run and the bookkeeping that enforces them, kept out of what the model sees:
+steps, time, tokens, money, repairs, repeated calls, and the size of what the model is sent."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from agent_cli.decisions import Usage
-from agent_cli.errors import RepairBudgetExceeded, RunTimedOut, TokenBudgetExceeded
+from agent_cli.decisions import CallTool, Step, Usage
+from agent_cli.errors import (
+    CostBudgetExceeded,
+    NoProgress,
+    RepairBudgetExceeded,
+    RunTimedOut,
+    TokenBudgetExceeded,
+)
 from agent_cli.events import RunFinished, RunStatus
+
+REPEATS_BEFORE_ERROR = 3  # the third identical call in a row is not run
+KEEP_WHOLE_STEPS = 2  # the newest steps are never elided
+CHARS_PER_TOKEN = 4  # a rough estimate, good enough to bound a prompt's size
+FINDING_CHARS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """What a model costs, per million tokens (in the price table's currency)."""
+
+    input: float
+    output: float
+
+    def of(self, usage: Usage) -> float:
+        return (usage.input_tokens * self.input + usage.output_tokens * self.output) / 1e6
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +43,11 @@ class Limits:
     timeout_s: float = 120.0
     max_repairs: int = 2  # unusable replies and rejected calls the model may correct
     max_tokens: int | None = None  # input + output tokens over the whole run
+    max_cost: float | None = None  # needs `price`
+    price: Price | None = None
+    max_observation_chars: int = 2_000
+    history_tokens: int = 8_000  # estimated size above which old observations are elided
+    answer_at_limit: bool = True  # one tool-less call for the best answer at a step limit
 
 
 @dataclass(slots=True)
@@ -33,6 +63,9 @@ class RunState:
     repairs: int = 0
     usage: Usage = field(default_factory=Usage)
     last_usage: Usage = field(default_factory=Usage)
+    history: tuple[Step, ...] = ()
+    _last_call: str = ""
+    _repeats: int = 0
 
     @property
     def deadline(self) -> float:
@@ -42,20 +75,77 @@ class RunState:
         if self.clock() > self.deadline:
             raise RunTimedOut(self.limits.timeout_s)
 
-    def check_budget(self) -> None:
-        """Stop before a request that would exceed the token budget: the next prompt holds at
-        least the previous prompt and its reply, so that is the estimate."""
-        budget = self.limits.max_tokens
-        if budget is not None and self.usage.total + self.last_usage.total > budget:
-            raise TokenBudgetExceeded(budget, self.usage.total)
+    def check_budgets(self) -> None:
+        """Stop before a request that would exceed a budget: the next prompt holds at least the
+        previous prompt and its reply, so that is the estimate of what it will cost."""
+        limits = self.limits
+        next_total = self.usage.total + self.last_usage.total
+        if limits.max_tokens is not None and next_total > limits.max_tokens:
+            raise TokenBudgetExceeded(limits.max_tokens, self.usage.total)
+        if limits.max_cost is not None and limits.price is not None:
+            spent = limits.price.of(self.usage)
+            if spent + limits.price.of(self.last_usage) > limits.max_cost:
+                raise CostBudgetExceeded(limits.max_cost, spent)
+
+    def cost(self) -> float | None:
+        return self.limits.price.of(self.usage) if self.limits.price else None
 
     def count_repair(self, problem: str) -> None:
         self.repairs += 1
         if self.repairs > self.limits.max_repairs:
             raise RepairBudgetExceeded(self.repairs, problem)
 
+    def repeated(self, call: CallTool) -> bool:
+        """True for the third identical call in a row (not to be run); NoProgress past that."""
+        key = call.tool + json.dumps(call.args, sort_keys=True, default=str)
+        self._repeats = self._repeats + 1 if key == self._last_call else 1
+        self._last_call = key
+        if self._repeats > REPEATS_BEFORE_ERROR:
+            raise NoProgress(call.tool, self._repeats)
+        return self._repeats == REPEATS_BEFORE_ERROR
+
+    def cut(self, text: str) -> str:
+        """An observation cut to its limit, with a marker saying how much went."""
+        limit = self.limits.max_observation_chars
+        if len(text) <= limit:
+            return text
+        return f"{text[:limit]}\n[... {len(text) - limit:,} more characters cut]"
+
+    def visible_history(self) -> tuple[Step, ...]:
+        """The history as the model is shown it: while its estimated size is over budget, the
+        oldest observations are elided first; the newest steps (and the goal) stay whole."""
+        steps = list(self.history)
+        budget = self.limits.history_tokens * CHARS_PER_TOKEN
+        size = sum(_size(step) for step in steps)
+        for index, step in enumerate(steps[: max(len(steps) - KEEP_WHOLE_STEPS, 0)]):
+            if size <= budget:
+                break
+            marker = f"[elided to keep the history short: {len(step.observation):,} characters]"
+            if len(marker) < len(step.observation):
+                size -= len(step.observation) - len(marker)
+                steps[index] = replace(step, observation=marker)
+        return tuple(steps)
+
+    def findings(self) -> list[dict[str, Any]]:
+        """What the run learned: every successful observation, shortened, for the final record."""
+        return [
+            {
+                "step": step.number,
+                "tool": step.call.tool,
+                "args": step.call.args,
+                "observation": step.observation[:FINDING_CHARS],
+            }
+            for step in self.history
+            if step.call is not None and not step.is_error
+        ]
+
     def finish(
-        self, status: RunStatus, *, answer: str | None = None, error: str | None = None
+        self,
+        status: RunStatus,
+        *,
+        answer: str | None = None,
+        error: str | None = None,
+        incomplete: bool = False,
     ) -> RunFinished:
         return RunFinished(
             run_id=self.run_id,
@@ -66,4 +156,15 @@ class RunState:
             usage=self.usage,
             elapsed_ms=(self.clock() - self.started) * 1000,
             error=error,
+            cost=self.cost(),
+            incomplete=incomplete,
+            findings=[] if status == "answered" else self.findings(),
         )
+
+
+def _size(step: Step) -> int:
+    call = step.call
+    made = (
+        len(call.tool) + len(json.dumps(call.args, default=str)) + len(call.thought) if call else 0
+    )
+    return made + len(step.observation) + len(step.reply or "")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agent_cli.config import Settings
-from agent_cli.errors import AgentError, UsageError
+from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
 from agent_cli.events import ApprovalRequested, Event, RunFinished
 from agent_cli.runtime import (
     RunOptions,
@@ -139,7 +139,9 @@ class Session:
         while True:
             try:
                 line = self.lines.read("agent> ")
-            except KeyboardInterrupt:  # Ctrl-C at the prompt clears the line
+            except KeyboardInterrupt as interrupt:  # Ctrl-C at the prompt clears the line
+                if isinstance(interrupt, Terminated):
+                    raise Interrupted(terminated=True) from None
                 self.view.newline()
                 continue
             if line is None:
@@ -168,9 +170,15 @@ class Session:
             run_view = RunView(self.console)
             sinks: list[Callable[[Event], None]] = [self._record, keep, run_view.show]
             drive(events, sinks, waiting=run_view.waiting, respond=self.reply, approve=self.approve)
+        except Interrupted as exc:
+            if exc.exit_code == 143:  # SIGTERM ends the session, not just the turn
+                raise
+            self.view.error(str(exc))
         except AgentError as exc:
             self.view.error(str(exc))
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:
+            if isinstance(interrupt, Terminated):
+                raise Interrupted(terminated=True) from None
             self.view.error("Interrupted")
         finished = outcome[-1] if outcome else None
         if finished is not None and finished.status == "answered" and finished.answer:

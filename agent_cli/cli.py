@@ -8,7 +8,9 @@ Heavy modules are imported inside the commands, so `agent --help` pays only for 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,7 +19,7 @@ import typer
 from typer.core import TyperGroup
 
 from agent_cli import __version__
-from agent_cli.errors import AgentError
+from agent_cli.errors import AgentError, Terminated
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 answered; 1 runtime error; 2 usage or configuration error; "
@@ -51,7 +53,29 @@ class AgentGroup(TyperGroup):
         return code
 
 
+_terminated = False
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C (so every run records `interrupted`), then exits 143."""
+    global _terminated  # noqa: PLW0603 - a signal handler can only talk through module state
+    _terminated = True
+    raise Terminated
+
+
 def _guarded(call: Any) -> int:
+    global _terminated  # noqa: PLW0603
+    _terminated = False
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _exit_code(call)
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _exit_code(call: Any) -> int:
     try:
         result = call()
     except AgentError as exc:
@@ -67,6 +91,9 @@ def _guarded(call: Any) -> int:
             raise
         _fail(f"internal error ({type(exc).__name__}: {exc}); set AGENT_DEBUG=1 for details")
         return 1
+    if _terminated:  # outside a run Typer turns it into a plain exit: say what happened
+        _fail("Terminated (SIGTERM)")
+        return 143
     return result if isinstance(result, int) else 0
 
 
@@ -153,6 +180,10 @@ def ask(
     max_tokens: Annotated[
         int | None, typer.Option(help="Stop before a request would pass this many tokens.")
     ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(help="Stop before a request would pass this cost (needs [prices] in config)."),
+    ] = None,
     today: Annotated[
         str | None, typer.Option(help="Today's date for the model, YYYY-MM-DD (reproducible runs).")
     ] = None,
@@ -175,6 +206,7 @@ def ask(
         max_steps=max_steps,
         timeout=timeout,
         max_tokens=max_tokens,
+        max_cost=max_cost,
         today=today,
         trace=trace,
         quiet=quiet,
@@ -205,6 +237,10 @@ def chat(
     max_tokens: Annotated[
         int | None, typer.Option(help="Stop a run before a request would pass this many tokens.")
     ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(help="Stop a run before a request would pass this cost (needs [prices])."),
+    ] = None,
     today: Annotated[
         str | None, typer.Option(help="Today's date for the model, YYYY-MM-DD.")
     ] = None,
@@ -228,6 +264,7 @@ def chat(
         max_steps=max_steps,
         timeout=timeout,
         max_tokens=max_tokens,
+        max_cost=max_cost,
         today=today,
         trace=trace,
         provider=ProviderOptions(provider, model, base_url, mode, config),

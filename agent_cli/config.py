@@ -41,6 +41,10 @@ class LimitSettings(_Section):
     max_question_chars: int = Field(default=4_000, ge=1, le=100_000)
     max_repairs: int = Field(default=2, ge=0, le=20)
     max_tokens: int | None = Field(default=None, ge=1)
+    max_cost: float | None = Field(default=None, gt=0)  # needs the model in [prices]
+    max_observation_chars: int = Field(default=2_000, ge=100, le=1_000_000)
+    history_tokens: int = Field(default=8_000, ge=500, le=10_000_000)
+    answer_at_limit: bool = True
 
 
 class PolicySettings(_Section):
@@ -88,6 +92,11 @@ class ProfileSettings(_Section):
     max_tokens_param: Literal["max_completion_tokens", "max_tokens"] = "max_tokens"
 
 
+class PriceSettings(_Section):
+    input: float = Field(ge=0)  # per million input tokens
+    output: float = Field(ge=0)  # per million output tokens
+
+
 class Settings(_Section):
     limits: LimitSettings = Field(default_factory=LimitSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
@@ -96,6 +105,7 @@ class Settings(_Section):
     profiles: dict[str, ProfileSettings] = Field(default_factory=dict)
     chat: ChatSettings = Field(default_factory=ChatSettings)
     refunds: RefundSettings = Field(default_factory=RefundSettings)
+    prices: dict[str, PriceSettings] = Field(default_factory=dict)  # by model name
 
 
 BUILTIN_PROFILES = {

@@ -24,7 +24,9 @@
     ├── LimitReached              exit 3: a circuit breaker stopped the run
     │   ├── MaxStepsExceeded
     │   ├── RunTimedOut
-    │   └── TokenBudgetExceeded
+    │   ├── TokenBudgetExceeded
+    │   ├── CostBudgetExceeded
+    │   └── NoProgress                the same call again and again
     └── Interrupted               exit 130: the user pressed Ctrl-C
 
 Messages are one line and say what to do next. Exceptions never print themselves: the CLI's
@@ -181,11 +183,36 @@ class TokenBudgetExceeded(LimitReached):
         )
 
 
-class Interrupted(AgentError):
-    """The user interrupted the run (Ctrl-C)."""
+class CostBudgetExceeded(LimitReached):
+    status = "cost_budget"
 
-    exit_code = 130
+    def __init__(self, budget: float, spent: float) -> None:
+        super().__init__(
+            f"Cost budget ({budget:.4f}) would be exceeded: {spent:.4f} spent so far; "
+            "raise --max-cost or ask a narrower question"
+        )
+
+
+class NoProgress(LimitReached):
+    status = "no_progress"
+
+    def __init__(self, tool: str, times: int) -> None:
+        super().__init__(
+            f"No progress: the model called {tool} with the same arguments {times} times in a "
+            "row; rephrase the question or try another model"
+        )
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised by the SIGTERM handler, so a termination unwinds exactly like Ctrl-C does."""
+
+
+class Interrupted(AgentError):
+    """The user interrupted the run (Ctrl-C: exit 130) or it was terminated (SIGTERM: 143)."""
+
     status = "interrupted"
 
-    def __init__(self) -> None:
-        super().__init__("Interrupted; the trace keeps every completed step")
+    def __init__(self, *, terminated: bool = False) -> None:
+        what = "Terminated (SIGTERM)" if terminated else "Interrupted"
+        super().__init__(f"{what}; the trace keeps every completed step")
+        self.exit_code = 143 if terminated else 130

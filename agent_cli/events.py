@@ -14,7 +14,15 @@ from agent_cli.decisions import Decision, Usage
 TRACE_SCHEMA_VERSION = 1
 
 RunStatus = Literal[
-    "answered", "needs_input", "max_steps", "timeout", "token_budget", "error", "interrupted"
+    "answered",
+    "needs_input",
+    "max_steps",
+    "timeout",
+    "token_budget",
+    "cost_budget",
+    "no_progress",
+    "error",
+    "interrupted",
 ]
 
 
@@ -130,3 +138,6 @@ class RunFinished(Event):
     usage: Usage
     elapsed_ms: float
     error: str | None = None
+    cost: float | None = None  # when the model's price is known
+    incomplete: bool = False  # the answer was asked for after a limit stopped the run
+    findings: list[dict[str, Any]] = field(default_factory=list)  # what was learned, at a stop

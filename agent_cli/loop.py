@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal, assert_never, cast
 
-from agent_cli.budget import Limits, RunState
+from agent_cli.budget import REPEATS_BEFORE_ERROR, Limits, RunState
 from agent_cli.decisions import AskUser, CallTool, Decision, FinalAnswer, Step, Usage
 from agent_cli.errors import (
     AgentError,
@@ -28,6 +28,7 @@ from agent_cli.errors import (
     MaxStepsExceeded,
     NeedsInput,
     RunTimedOut,
+    Terminated,
 )
 from agent_cli.events import (
     ApprovalDecided,
@@ -47,6 +48,7 @@ from agent_cli.seams import (
     DeadlineExceeded,
     Exchange,
     ModelCall,
+    ModelReply,
     ModelRequest,
     Observation,
     ReasoningModel,
@@ -70,11 +72,10 @@ def run(
     wall: Callable[[], float] = time.time,
 ) -> Generator[Event, Reply, None]:
     """Run the loop on `goal`, yielding an event for everything that happens. A consumer
-    answers a `QuestionAsked` with `send(reply)`."""
+    answers a `QuestionAsked` with `send(reply)` and an `ApprovalRequested` with a Verdict."""
     limits = limits or Limits()
     state = RunState(run_id or uuid.uuid4().hex, limits, clock, wall, started=clock())
-    specs = toolbox.specs()
-    today = today or date.today()
+    context = _Context(goal, model, toolbox, toolbox.specs(), today or date.today(), conversation)
     try:
         yield RunStarted(
             run_id=state.run_id,
@@ -84,27 +85,33 @@ def run(
             model=model.model,
             max_steps=limits.max_steps,
             timeout_s=limits.timeout_s,
-            today=today.isoformat(),
-            tools=tuple(spec.name for spec in specs),
+            today=context.today.isoformat(),
+            tools=tuple(spec.name for spec in context.specs),
             remembered_turns=len(conversation),
         )
-        context = _Context(goal, model, toolbox, specs, today, conversation)
         answer = yield from _react(context, state)
-    except KeyboardInterrupt:
-        error = Interrupted()
+    except KeyboardInterrupt as interrupt:
+        error = Interrupted(terminated=isinstance(interrupt, Terminated))
         yield state.finish("interrupted", error=str(error))
         raise error from None
     except NeedsInput as exc:
         yield state.finish("needs_input", error=str(exc))
         raise
     except LimitReached as exc:
-        # Every LimitReached subclass names a RunStatus (a test checks it).
-        yield state.finish(cast(RunStatus, exc.status), error=str(exc))
+        status = cast(RunStatus, exc.status)  # every LimitReached names a RunStatus (tested)
+        last = None
+        if limits.answer_at_limit and status in ANSWER_AT_LIMIT:
+            last = yield from _last_word(context, state)
+        yield state.finish(status, error=str(exc), answer=last, incomplete=last is not None)
         raise
     except AgentError as exc:
         yield state.finish("error", error=str(exc))
         raise
     yield state.finish("answered", answer=answer)
+
+
+# Stops after which one more (tool-less) call is worth making; not for time or money.
+ANSWER_AT_LIMIT = ("max_steps", "no_progress")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,40 +127,14 @@ class _Context:
 
 
 def _react(context: _Context, state: RunState) -> Generator[Event, Reply, str]:
-    history: tuple[Step, ...] = ()
     for number in range(1, state.limits.max_steps + 1):
         state.check_deadline()
-        state.check_budget()
+        state.check_budgets()
         state.steps = number
-        calls: list[ModelCall] = []
-        asked = state.clock()
-        request = ModelRequest(
-            context.goal,
-            context.today,
-            context.specs,
-            history,
-            state.deadline,
-            calls.append,
-            context.conversation,
-        )
-        try:
-            reply = context.model.decide(request)
-        except MalformedReply as exc:
-            yield from _calls(calls, number, state)
-            state.usage += _usage_of(exc)
-            history = (*history, Step(number, None, exc.problem, True, exc.raw))
-            yield _repair(exc.problem, "reply", number, state)
+        consulted = yield from _consult(context, state, number)
+        if consulted is None:  # an unusable reply, fed back as a repair
             continue
-        except DeadlineExceeded:
-            yield from _calls(calls, number, state)
-            raise RunTimedOut(state.limits.timeout_s) from None
-        except BaseException:
-            yield from _calls(calls, number, state)
-            raise
-        yield from _calls(calls, number, state)
-        state.usage += reply.usage
-        state.last_usage = reply.usage
-        latency_ms = (state.clock() - asked) * 1000
+        reply, latency_ms = consulted
         steps: list[Step] = []
         for decision in reply.decisions:
             yield _decided(decision, reply.usage, latency_ms, number, state)
@@ -171,8 +152,65 @@ def _react(context: _Context, state: RunState) -> Generator[Event, Reply, str]:
                     steps.append(step)
                 case _ as unreachable:
                     assert_never(unreachable)
-        history = (*history, *steps)
+        state.history = (*state.history, *steps)
     raise MaxStepsExceeded(state.limits.max_steps)
+
+
+def _consult(
+    context: _Context, state: RunState, number: int, *, final: bool = False
+) -> Generator[Event, Reply, tuple[ModelReply, float] | None]:
+    """One model call with its events; None when the reply was unusable (and became a repair)."""
+    calls: list[ModelCall] = []
+    asked = state.clock()
+    request = ModelRequest(
+        context.goal,
+        context.today,
+        context.specs,
+        state.visible_history(),
+        state.deadline,
+        calls.append,
+        context.conversation,
+        final,
+    )
+    try:
+        reply = context.model.decide(request)
+    except MalformedReply as exc:
+        yield from _calls(calls, number, state)
+        state.usage += _usage_of(exc)
+        if not final:
+            state.history = (*state.history, Step(number, None, exc.problem, True, exc.raw))
+            yield _repair(exc.problem, "reply", number, state)
+        return None
+    except DeadlineExceeded:
+        yield from _calls(calls, number, state)
+        raise RunTimedOut(state.limits.timeout_s) from None
+    except BaseException:
+        yield from _calls(calls, number, state)
+        raise
+    yield from _calls(calls, number, state)
+    state.usage += reply.usage
+    state.last_usage = reply.usage
+    return reply, (state.clock() - asked) * 1000
+
+
+def _last_word(context: _Context, state: RunState) -> Generator[Event, Reply, str | None]:
+    """After a step limit: one call without tools for the best answer from what is known.
+    Best effort: any failure just means no answer."""
+    number = state.steps + 1
+    try:
+        state.check_deadline()
+        state.check_budgets()
+        consulted = yield from _consult(context, state, number, final=True)
+    except AgentError:
+        return None
+    if consulted is None:
+        return None
+    reply, latency_ms = consulted
+    decision = reply.decisions[0]
+    if not isinstance(decision, FinalAnswer):
+        return None
+    yield _decided(decision, reply.usage, latency_ms, number, state)
+    return decision.answer
 
 
 def _ask(question: AskUser, number: int, state: RunState) -> Generator[Event, Reply, Step]:
@@ -252,24 +290,31 @@ def _act(
     started = state.clock()
     if call.invalid is not None:  # the provider could not read the arguments: never run it
         observation = Observation(f"ERROR: {call.invalid}", is_error=True, rejected=True)
+    elif state.repeated(call):  # NoProgress if it goes on
+        observation = Observation(
+            f"ERROR: repeated call: {call.tool} with the same arguments {REPEATS_BEFORE_ERROR} "
+            "times in a row; use the result you already have, or do something else",
+            is_error=True,
+        )
     else:
         result = toolbox.invoke(call.tool, dict(call.args))
         if isinstance(result, ApprovalNeeded):
             observation = yield from _approve(call, result, number, state)
         else:
             observation = result
+    text = state.cut(observation.text)
     yield ToolObserved(
         run_id=state.run_id,
         ts=state.wall(),
         step=number,
         tool=call.tool,
         args=dict(call.args),
-        observation=observation.text,
+        observation=text,
         is_error=observation.is_error,
         duration_ms=(state.clock() - started) * 1000,
         detail=observation.detail,
     )
-    return Step(number, call, observation.text, observation.is_error), observation.rejected
+    return Step(number, call, text, observation.is_error), observation.rejected
 
 
 def _approve(

@@ -13,7 +13,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent_cli.budget import Limits
+from agent_cli.budget import Limits, Price
 from agent_cli.config import Settings, choose_provider, load_settings
 from agent_cli.errors import UsageError
 from agent_cli.events import ApprovalRequested, Event, QuestionAsked
@@ -57,6 +57,7 @@ class RunOptions:
     max_steps: int | None = None
     timeout: float | None = None
     max_tokens: int | None = None
+    max_cost: float | None = None
     today: str | None = None
     trace: Path | None = None
     quiet: bool = False
@@ -67,6 +68,7 @@ class RunOptions:
             "max_steps": self.max_steps,
             "timeout": self.timeout,
             "max_tokens": self.max_tokens,
+            "max_cost": self.max_cost,
         }
         return load_settings(
             self.provider.config, overrides={"limits": limits, **self.provider.overrides()}
@@ -110,13 +112,30 @@ def open_runtime(
     stack.callback(store.close)
     counter = RefundCounter()
     tools = build_tools(settings, store, counter, today=today, dry_run=options.dry_run)
-    limits = Limits(
-        settings.limits.max_steps,
-        settings.limits.timeout,
-        settings.limits.max_repairs,
-        settings.limits.max_tokens,
+    return Runtime(settings, model, tools, limits_for(settings, model.model), today, counter)
+
+
+def limits_for(settings: Settings, model: str) -> Limits:
+    """The run limits from the settings; a cost budget needs the model's price."""
+    config = settings.limits
+    known = settings.prices.get(model)
+    price = Price(known.input, known.output) if known else None
+    if config.max_cost is not None and price is None:
+        raise UsageError(
+            f'--max-cost needs a price for model {model!r}: add [prices."{model}"] with input '
+            "and output per million tokens to the config"
+        )
+    return Limits(
+        max_steps=config.max_steps,
+        timeout_s=config.timeout,
+        max_repairs=config.max_repairs,
+        max_tokens=config.max_tokens,
+        max_cost=config.max_cost,
+        price=price,
+        max_observation_chars=config.max_observation_chars,
+        history_tokens=config.history_tokens,
+        answer_at_limit=config.answer_at_limit,
     )
-    return Runtime(settings, model, tools, limits, today, counter)
 
 
 def build_tools(

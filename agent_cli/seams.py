@@ -96,6 +96,7 @@ class ModelRequest:
     deadline: float  # on time.monotonic(); a model must not wait past it
     on_call: Callable[[ModelCall], None] = _ignore  # providers report each HTTP attempt here
     conversation: tuple[Exchange, ...] = ()  # earlier turns of a chat, oldest first
+    final: bool = False  # a limit stopped the run: answer now from what is known, call no tool
 
 
 @dataclass(frozen=True, slots=True, init=False)

@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, TextIO
 from pydantic import BaseModel
 
 from agent_cli.errors import TraceFileError
-from agent_cli.events import Event
+from agent_cli.events import ApprovalDecided, Event, RunFinished, ToolObserved
 
 
 def event_record(event: Event, *, session_id: str | None = None) -> dict[str, Any]:
@@ -71,6 +71,9 @@ def _jsonable(value: Any) -> Any:  # noqa: PLR0911 - one return per kind of valu
     return str(value)
 
 
+STEP_BOUNDARIES = (ToolObserved, ApprovalDecided, RunFinished)
+
+
 class TraceWriter:
     """Writes each event as one line and flushes it, so a killed run keeps every finished step.
 
@@ -86,9 +89,11 @@ class TraceWriter:
         line = dumps_event(event, session_id=self._session_id) + "\n"
         if isinstance(self._stream, io.TextIOBase):
             self._stream.write(line)
-        else:
-            self._stream.write(line.encode("utf-8"))  # type: ignore[arg-type]
-        self._stream.flush()
+            self._stream.flush()
+            return
+        self._stream.write(line.encode("utf-8"))  # type: ignore[arg-type]
+        if isinstance(event, STEP_BOUNDARIES):  # on disk for sure, not just in the page cache
+            os.fsync(self._stream.fileno())
 
 
 def open_trace_file(path: Path) -> BinaryIO:

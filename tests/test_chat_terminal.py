@@ -149,3 +149,16 @@ def subprocess_json(*args: str) -> dict[str, object]:
         [sys.executable, "-m", "agent_cli", *args], capture_output=True, text=True, check=True
     )
     return dict(json.loads(out.stdout))
+
+
+def test_sigterm_at_the_chat_prompt_ends_the_session_with_143() -> None:
+    import signal
+
+    child = spawn("chat", "--dry-run")
+    child.expect("agent> ")
+    time.sleep(0.3)
+    child.kill(signal.SIGTERM)
+    child.expect("Terminated \\(SIGTERM\\)")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 143

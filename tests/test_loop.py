@@ -36,9 +36,10 @@ def test_observation_reaches_the_next_model_call(store: OrderStore) -> None:
 
 
 def test_max_steps_stops_a_model_that_never_answers(store: OrderStore) -> None:
-    looping = [call("refund_policy")] * 10
+    looping = [call("lookup_order", order_code=f"A10{n}") for n in range(10)]
     model, events = scripted_run(store, *looping, max_steps=3)
-    assert len(model.requests) == 3
+    assert len(model.requests) == 4  # three steps, then one tool-less call for an answer
+    assert [r.final for r in model.requests] == [False, False, False, True]
     error = events[-1]
     assert isinstance(error, MaxStepsExceeded)
     assert "Max steps (3) exceeded" in str(error)

@@ -78,9 +78,30 @@ def test_a_limit_shows_in_the_footer() -> None:
     assert render([finished]) == "8 steps · 2.5 s · 1,234 tokens · model N ms · stopped: max_steps"
 
 
-def test_a_final_answer_event_alone_renders_a_panel() -> None:
+def test_the_answer_panel_comes_with_the_end_of_the_run() -> None:
     event = ModelDecided(run_id="r", ts=0, step=1, decision=final("Hi"))
-    assert render([event]) == "╭─ Answer ─╮\n│ Hi       │\n╰──────────╯"
+    assert render([event]) == ""
+    done = RunFinished(
+        run_id="r", ts=0, status="answered", answer="Hi", steps=1, usage=Usage(), elapsed_ms=5
+    )
+    assert render([done]) == "╭─ Answer ─╮\n│ Hi       │\n╰──────────╯\n1 step · N ms"
+
+
+def test_an_incomplete_answer_says_so_and_cost_shows_when_known() -> None:
+    done = RunFinished(
+        run_id="r",
+        ts=0,
+        status="max_steps",
+        answer="Probably yes.",
+        steps=8,
+        usage=Usage(1000, 10),
+        elapsed_ms=5,
+        incomplete=True,
+        cost=0.0123,
+    )
+    out = render([done])
+    assert "Incomplete answer (max_steps)" in out and "Probably yes." in out
+    assert "cost 0.0123" in out and "stopped: max_steps" in out
 
 
 def test_clean_text_keeps_newlines_tabs_and_unicode() -> None:

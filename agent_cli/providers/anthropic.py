@@ -17,9 +17,11 @@ from agent_cli.providers.base import (
     HttpAdapter,
     Mode,
     Turn,
+    as_data,
     as_decision,
     call_id,
     conversation_turns,
+    final_prompt,
     next_step,
     observation_message,
     parse_json_decision,
@@ -74,8 +76,12 @@ class AnthropicMessages(HttpAdapter):
             "messages": messages,
             "temperature": options.temperature,
         }
+        if request.final:
+            _append_user_text(messages, final_prompt(options.mode))
         if options.mode == "tools":
             body["tools"] = [_tool(spec) for spec in tool_specs(request)]
+            if request.final:  # the history holds tool_use blocks, so the tools stay, unusable
+                body["tool_choice"] = {"type": "none"}
         return body
 
     def parse(self, payload: dict[str, Any], request: ModelRequest) -> ModelReply:
@@ -156,8 +162,19 @@ def _turn_messages(turn: Turn, mode: Mode) -> list[dict[str, Any]]:
         {"type": "tool_use", "id": call.call_id, "name": call.tool, "input": call.args}
         for call, _ in calls
     ]
-    results = [_result(call, step.observation, step.is_error) for call, step in calls]
+    results = [_result(call, as_data(step), step.is_error) for call, step in calls]
     return [{"role": "assistant", "content": content}, {"role": "user", "content": results}]
+
+
+def _append_user_text(messages: list[dict[str, Any]], text: str) -> None:
+    """Add text as the user's; roles must alternate, so join a trailing user message."""
+    last = messages[-1]
+    if last["role"] != "user":
+        messages.append({"role": "user", "content": text})
+        return
+    content = last["content"]
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    last["content"] = [*blocks, {"type": "text", "text": text}]
 
 
 def _result(call: CallTool, observation: str, is_error: bool) -> dict[str, Any]:

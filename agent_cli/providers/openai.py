@@ -20,9 +20,11 @@ from agent_cli.providers.base import (
     HttpAdapter,
     Mode,
     Turn,
+    as_data,
     as_decision,
     call_id,
     conversation_turns,
+    final_prompt,
     next_step,
     observation_message,
     parse_json_decision,
@@ -73,8 +75,12 @@ class OpenAIChat(HttpAdapter):
             "temperature": options.temperature,
             options.max_tokens_param: options.max_output_tokens,
         }
+        if request.final:
+            messages.append({"role": "user", "content": final_prompt(options.mode)})
         if options.mode == "tools":
             body["tools"] = [_tool(spec) for spec in tool_specs(request)]
+            if request.final:  # the history holds tool calls, so the tools stay, unusable
+                body["tool_choice"] = "none"
         elif options.response_format == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
@@ -205,7 +211,7 @@ def _turn_messages(turn: Turn, mode: Mode) -> list[dict[str, Any]]:
         ],
     }
     results = [
-        {"role": "tool", "tool_call_id": call.call_id, "content": step.observation}
+        {"role": "tool", "tool_call_id": call.call_id, "content": as_data(step)}
         for call, step in calls
     ]
     return [assistant, *results]

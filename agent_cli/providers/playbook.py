@@ -39,42 +39,42 @@ class PlaybookModel:
     model = "playbook"
 
     def decide(self, request: ModelRequest) -> ModelReply:
-        replies = [
-            step.observation
-            for step in request.history
-            if step.call is not None and step.call.tool == ASK_USER_TOOL
-        ]
+        made = [(step.call, step) for step in request.history if step.call is not None]
+        replies = [step.observation for call, step in made if call.tool == ASK_USER_TOOL]
         codes = find_order_codes(" ".join([request.goal, *replies]))
         writer = _JAPANESE if is_japanese(request.goal) else _ENGLISH
-        if not codes and not replies:  # ask once; with still no code, answer with the policy
-            return ModelReply(AskUser(question=writer.which_order))
         lookups = {
-            str(step.call.args.get("order_code", "")).upper(): step
-            for step in request.history
-            if step.call is not None and step.call.tool == "lookup_order"
+            str(call.args.get("order_code", "")).upper(): step
+            for call, step in made
+            if call.tool == "lookup_order"
         }
-        for code in codes:
-            if code not in lookups:
-                return ModelReply(
-                    CallTool(
-                        tool="lookup_order",
-                        args={"order_code": code},
-                        thought=f"I need the status and delivery date of order {code}.",
-                    )
-                )
-        policy = next(
-            (s for s in request.history if s.call is not None and s.call.tool == "refund_policy"),
-            None,
-        )
-        if policy is None:
-            return ModelReply(
-                CallTool(
-                    tool="refund_policy",
-                    thought="I need the refund policy to judge whether a refund is allowed.",
-                )
-            )
-        facts = [_assess(code, lookups[code], policy, request.today) for code in codes]
+        policy = next((step for call, step in made if call.tool == "refund_policy"), None)
+        if not request.final:  # at a step limit, answer from what is known
+            action = _next_action(codes, replies, lookups, policy, writer)
+            if action is not None:
+                return ModelReply(action)
+        facts = [_assess(code, lookups.get(code), policy, request.today) for code in codes]
         return ModelReply(FinalAnswer(answer=writer.answer(facts, policy)))
+
+
+def _next_action(
+    codes: list[str],
+    replies: list[str],
+    lookups: dict[str, Step],
+    policy: Step | None,
+    writer: _Language,
+) -> CallTool | AskUser | None:
+    """Ask for a code (once), look each order up, read the policy; None when all is known."""
+    if not codes and not replies:
+        return AskUser(question=writer.which_order)
+    for code in codes:
+        if code not in lookups:
+            thought = f"I need the status and delivery date of order {code}."
+            return CallTool(tool="lookup_order", args={"order_code": code}, thought=thought)
+    if policy is None:
+        thought = "I need the refund policy to judge whether a refund is allowed."
+        return CallTool(tool="refund_policy", thought=thought)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,9 @@ class _Fact:
     policy: _Policy | None = None
 
 
-def _parse_policy(step: Step) -> _Policy | None:
+def _parse_policy(step: Step | None) -> _Policy | None:
+    if step is None:
+        return None
     fields = dict(_FIELD.findall(step.observation))
     try:
         days = int(fields["refund_window_days"])
@@ -104,7 +106,9 @@ def _parse_policy(step: Step) -> _Policy | None:
     return None if step.is_error else _Policy(days, statuses)
 
 
-def _assess(code: str, lookup: Step, policy_step: Step, today: date) -> _Fact:
+def _assess(code: str, lookup: Step | None, policy_step: Step | None, today: date) -> _Fact:
+    if lookup is None:
+        return _Fact(code, "failed", {"error": "it was not looked up before the step limit"})
     if lookup.is_error:
         return _Fact(code, "failed", {"error": lookup.observation})
     if lookup.observation.startswith("NOT_FOUND"):
@@ -114,6 +118,10 @@ def _assess(code: str, lookup: Step, policy_step: Step, today: date) -> _Fact:
     policy = _parse_policy(policy_step)
     if policy is None:
         return _Fact(code, "failed", {"error": "the refund policy could not be read"})
+    return _judge(code, fields, policy, today)
+
+
+def _judge(code: str, fields: dict[str, str], policy: _Policy, today: date) -> _Fact:
     if fields.get("status") not in policy.statuses:
         return _Fact(code, "wrong_status", fields, policy=policy)
     try:
@@ -141,7 +149,7 @@ class _Language:
     currency_names: dict[str, str]
     which_order: str  # the clarifying question when no order code is given
 
-    def answer(self, facts: list[_Fact], policy_step: Step) -> str:
+    def answer(self, facts: list[_Fact], policy_step: Step | None) -> str:
         if facts:
             return "\n".join(self.sentence(fact) for fact in facts)
         policy = _parse_policy(policy_step)

@@ -51,9 +51,9 @@ class RunView:
 
     def show(self, event: Event) -> None:
         if self.quiet:
-            if isinstance(event, ModelDecided) and isinstance(event.decision, FinalAnswer):
+            if isinstance(event, RunFinished) and event.answer:
                 # Never wrapped: scripts read this line as it is.
-                self.console.print(Text(clean_text(event.decision.answer)), soft_wrap=True)
+                self.console.print(Text(clean_text(event.answer)), soft_wrap=True)
             return
         handlers: dict[type[Event], Callable[[Any], None]] = {
             RunStarted: self._started,
@@ -117,8 +117,7 @@ class RunView:
                 line.append("? " + clean_text(decision.question), style="magenta")
                 self.console.print(line)
             case FinalAnswer():
-                answer = Text(clean_text(decision.answer))
-                self.console.print(Panel(answer, title="Answer", title_align="left", expand=False))
+                pass  # shown with the run's end, which says whether it is complete
             case _ as unreachable:
                 assert_never(unreachable)
 
@@ -131,6 +130,17 @@ class RunView:
         self.console.print(grid)
 
     def _finished(self, event: RunFinished) -> None:
+        if event.answer:
+            title = f"Incomplete answer ({event.status})" if event.incomplete else "Answer"
+            style = "yellow" if event.incomplete else "none"
+            panel = Panel(
+                Text(clean_text(event.answer)),
+                title=title,
+                title_align="left",
+                expand=False,
+                border_style=style,
+            )
+            self.console.print(panel)
         parts = [
             f"{event.steps} step{'s' if event.steps != 1 else ''}",
             _duration(event.elapsed_ms),
@@ -138,6 +148,8 @@ class RunView:
         if event.usage.total:
             parts.append(f"{event.usage.total:,} tokens")
             parts.append(f"model {_duration(self._model_ms)}")
+        if event.cost is not None:
+            parts.append(f"cost {event.cost:.4f}")
         if event.status != "answered":
             parts.append(f"stopped: {event.status}")
         style = "dim" if event.status == "answered" else "yellow"

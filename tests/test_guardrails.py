@@ -1,0 +1,278 @@
+"""Limits that cannot be talked around, bounded history, and traces that survive."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_cli.budget import Limits, Price
+from agent_cli.cli import app
+from agent_cli.errors import NoProgress
+from agent_cli.events import ToolObserved
+from agent_cli.loop import run
+from agent_cli.providers.scripted import ScriptedModel
+from agent_cli.seams import Observation, ToolSpec
+
+from .fakellm import FakeLLM, Reply, anthropic_calls, anthropic_text, openai_calls, openai_text
+from .helpers import TODAY, call, collect, final
+
+runner = CliRunner()
+KEY = "sk-test-0123456789abcdef"
+
+
+def records(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def write_script(tmp_path: Path, decisions: list[dict[str, Any]]) -> str:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(decisions))
+    return str(path)
+
+
+LOOKUP = {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}}
+
+
+def test_the_same_call_three_times_is_refused_then_the_run_stops(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [LOOKUP] * 6)
+    result = runner.invoke(app, ["ask", "A100?", "--script", script, "--json"])
+    assert result.exit_code == 3
+    assert (
+        "No progress: the model called lookup_order with the same arguments 4 times"
+        in result.stderr
+    )
+    observed = [r["observation"] for r in records(result.stdout) if r["event"] == "observation"]
+    assert len(observed) == 3
+    assert observed[2].startswith("ERROR: repeated call: lookup_order with the same arguments 3")
+    done = records(result.stdout)[-1]
+    assert done["status"] == "no_progress"
+    assert done["findings"][0]["tool"] == "lookup_order"
+    assert "status=DELIVERED" in done["findings"][0]["observation"]
+
+
+def test_at_a_step_limit_one_tool_less_call_gives_an_incomplete_answer() -> None:
+    result = runner.invoke(
+        app,
+        ["ask", "Is A100 refundable?", "--dry-run", "--max-steps", "1", "--today", "2026-10-13"],
+    )
+    assert result.exit_code == 3
+    assert "Incomplete answer (max_steps)" in result.stdout
+    assert "I could not check order A100: the refund policy could not be read" in result.stdout
+    assert "Max steps (1) exceeded" in result.stderr
+
+
+def test_the_answer_at_a_limit_can_be_turned_off(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("[limits]\nanswer_at_limit = false\n")
+    result = runner.invoke(
+        app, ["ask", "A100?", "--dry-run", "--max-steps", "1", "--json", "--config", str(config)]
+    )
+    done = records(result.stdout)[-1]
+    assert (done["answer"], done["incomplete"]) == (None, False)
+    assert done["findings"] and done["findings"][0]["args"] == {"order_code": "A100"}
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_the_last_call_sends_no_usable_tools(fake_llm: FakeLLM, provider: str) -> None:
+    if provider == "openai":
+        fake_llm.queue(
+            openai_calls(("lookup_order", {"order_code": "A100"})), openai_text("Best guess.")
+        )
+        base = fake_llm.url + "/v1"
+    else:
+        fake_llm.queue(
+            anthropic_calls(("lookup_order", {"order_code": "A100"})), anthropic_text("Best guess.")
+        )
+        base = fake_llm.url
+    variable = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
+    result = runner.invoke(
+        app,
+        ["ask", "A100?", "--provider", provider, "--base-url", base, "--max-steps", "1", "--json"],
+        env={variable: KEY},
+    )
+    assert result.exit_code == 3
+    done = records(result.stdout)[-1]
+    assert (done["status"], done["answer"], done["incomplete"]) == (
+        "max_steps",
+        "Best guess.",
+        True,
+    )
+    last = fake_llm.bodies()[-1]
+    assert last["tool_choice"] in ("none", {"type": "none"})
+    assert "step limit is reached" in json.dumps(last["messages"][-1])
+    assert fake_llm.violations == []
+
+
+class _Flood:
+    """A toolbox whose one tool returns a huge observation."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return (ToolSpec("dump", "d", {}),)
+
+    def invoke(self, name: str, args: Mapping[str, Any]) -> Observation:
+        return Observation(str(args.get("n", "")) + "x" * self.size)
+
+
+def test_a_huge_observation_is_cut_with_a_marker() -> None:
+    model = ScriptedModel([call("dump"), final("ok")])
+    events = collect(
+        run("q", model, _Flood(1_000_000), limits=Limits(max_observation_chars=2_000), today=TODAY)
+    )
+    observed = next(e for e in events if isinstance(e, ToolObserved))
+    assert len(observed.observation) < 2_100
+    assert observed.observation.endswith("[... 998,000 more characters cut]")
+    assert model.requests[1].history[0].observation == observed.observation
+
+
+def test_old_observations_are_elided_first_newest_stay_whole() -> None:
+    model = ScriptedModel([call("dump", n=i) for i in range(6)] + [final("ok")])
+    limits = Limits(max_steps=10, max_observation_chars=4_000, history_tokens=2_500)
+    collect(run("the goal", model, _Flood(3_000), limits=limits, today=TODAY))
+    last = model.requests[-1]
+    assert last.goal == "the goal"
+    shown = [step.observation for step in last.history]
+    assert shown[0].startswith("[elided to keep the history short: 3,001 characters]")
+    assert shown[-1].startswith("5x") and shown[-2].startswith("4x")  # the newest, whole
+    assert sum(len(text) for text in shown) <= 2_500 * 4
+
+
+def test_a_cost_budget_stops_before_an_expensive_request(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[prices."gpt-4o-mini"]\ninput = 1.0\noutput = 2.0\n')
+    fake_llm.queue(
+        openai_calls(("refund_policy", {}), usage=(400_000, 10_000)), openai_text("never")
+    )
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            "q",
+            "--provider",
+            "openai",
+            "--base-url",
+            fake_llm.url,
+            "--max-cost",
+            "0.5",
+            "--config",
+            str(config),
+            "--json",
+        ],
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.exit_code == 3
+    assert "Cost budget (0.5000) would be exceeded: 0.4200 spent so far" in result.stderr
+    done = records(result.stdout)[-1]
+    assert done["status"] == "cost_budget" and done["cost"] == 0.42
+    assert len(fake_llm.requests) == 1
+
+
+def test_a_cost_budget_needs_a_price() -> None:
+    result = runner.invoke(app, ["ask", "q", "--dry-run", "--max-cost", "1"])
+    assert result.exit_code == 2
+    assert "--max-cost needs a price for model 'playbook'" in result.stderr
+
+
+def test_price_arithmetic() -> None:
+    from agent_cli.decisions import Usage
+
+    assert Price(0.15, 0.60).of(Usage(1_000_000, 500_000)) == pytest.approx(0.45)
+
+
+def test_limit_errors_name_a_run_status() -> None:
+    assert NoProgress.status == "no_progress"
+
+
+def spawn_agent(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "agent_cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
+    )
+
+
+def wait_for(condition: Any, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def test_sigterm_during_a_slow_response_is_recorded_and_exits_143(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    fake_llm.queue(openai_calls(("refund_policy", {})), Reply(body=openai_text("late"), delay=20))
+    trace = tmp_path / "t.jsonl"
+    process = spawn_agent(
+        "ask",
+        "q",
+        "--provider",
+        "openai",
+        "--base-url",
+        fake_llm.url,
+        "--trace",
+        str(trace),
+        env={"OPENAI_API_KEY": KEY},
+    )
+    wait_for(lambda: len(fake_llm.requests) == 2)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=10)
+    assert process.returncode == 143
+    assert "Terminated (SIGTERM)" in stderr and "Traceback" not in stderr
+    lines = records(trace.read_text())
+    assert lines[-1]["event"] == "run_finished"
+    assert lines[-1]["status"] == "interrupted"
+    assert any(r["event"] == "observation" for r in lines)
+
+
+def test_a_killed_run_leaves_only_complete_lines(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    from agent_cli.tracing import read_trace
+
+    fake_llm.queue(openai_calls(("refund_policy", {})), Reply(body=openai_text("late"), delay=20))
+    trace = tmp_path / "t.jsonl"
+    process = spawn_agent(
+        "ask",
+        "q",
+        "--provider",
+        "openai",
+        "--base-url",
+        fake_llm.url,
+        "--trace",
+        str(trace),
+        env={"OPENAI_API_KEY": KEY},
+    )
+    wait_for(lambda: len(fake_llm.requests) == 2)
+    process.kill()
+    process.wait(timeout=10)
+    warnings: list[str] = []
+    kept = list(read_trace(trace, warn=warnings.append))
+    assert [r["event"] for r in kept] == ["run_started", "model_call", "decision", "observation"]
+    assert warnings == []
+    assert trace.read_text().endswith("\n")
+
+
+def test_trace_files_are_fsynced_at_step_boundaries(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd)))
+    trace = tmp_path / "t.jsonl"
+    result = runner.invoke(app, ["ask", "A100?", "--dry-run", "--trace", str(trace)])
+    assert result.exit_code == 0
+    kinds = [r["event"] for r in records(trace.read_text())]
+    assert len(synced) == kinds.count("observation") + kinds.count("run_finished") == 3
