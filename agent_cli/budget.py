@@ -46,7 +46,7 @@ class Limits:
     max_cost: float | None = None  # needs `price`
     price: Price | None = None
     max_observation_chars: int = 2_000
-    history_tokens: int = 8_000  # estimated size above which old observations are elided
+    history_tokens: int = 4_000  # estimated size above which old observations are elided
     answer_at_limit: bool = True  # one tool-less call for the best answer at a step limit
 
 

@@ -43,7 +43,7 @@ class LimitSettings(_Section):
     max_tokens: int | None = Field(default=None, ge=1)
     max_cost: float | None = Field(default=None, gt=0)  # needs the model in [prices]
     max_observation_chars: int = Field(default=2_000, ge=100, le=1_000_000)
-    history_tokens: int = Field(default=8_000, ge=500, le=10_000_000)
+    history_tokens: int = Field(default=4_000, ge=500, le=10_000_000)
     answer_at_limit: bool = True
 
 

@@ -91,9 +91,15 @@ class TraceWriter:
             self._stream.write(line)
             self._stream.flush()
             return
-        self._stream.write(line.encode("utf-8"))  # type: ignore[arg-type]
-        if isinstance(event, STEP_BOUNDARIES):  # on disk for sure, not just in the page cache
-            os.fsync(self._stream.fileno())
+        try:
+            self._stream.write(line.encode("utf-8"))  # type: ignore[arg-type]
+            if isinstance(event, STEP_BOUNDARIES):  # on disk for sure, not only in the cache
+                os.fsync(self._stream.fileno())
+        except OSError as exc:  # a full disk shows on the first line, before any model call
+            raise TraceFileError(
+                f"Cannot write the trace: {exc.strerror or exc}; free some space or choose "
+                "another --trace path"
+            ) from None
 
 
 def open_trace_file(path: Path) -> BinaryIO:

@@ -33,7 +33,8 @@ def reply_for(body: dict[str, Any], steps: int, mode: str) -> dict[str, Any]:
             content = json.dumps({"type": "final", "answer": content})
     else:
         tool = "refund_policy" if done == steps - 2 else "lookup_order"
-        args = {} if tool == "refund_policy" else {"order_code": "A100"}
+        code = "A100" if done == 0 else f"N{done:03d}"  # distinct calls: no repeated-call guard
+        args = {} if tool == "refund_policy" else {"order_code": code}
         calls = [
             {
                 "id": f"call_{done}",

@@ -56,7 +56,7 @@ class Server:
         self.process.wait()
 
 
-def one_run(url: str, *, mode: str = "tools", max_steps: int = 8) -> None:
+def one_run(url: str, *, mode: str = "tools", max_steps: int = 8, limits: Any = None) -> None:
     from agent_cli.budget import Limits
     from agent_cli.config import ProviderChoice, ProviderSettings
     from agent_cli.decisions import FinalAnswer
@@ -71,7 +71,8 @@ def one_run(url: str, *, mode: str = "tools", max_steps: int = 8) -> None:
     store = STORE
     tools = ToolRegistry(order_tools(lambda: store, RefundPolicy()))
     try:
-        for event in run("Is order A100 refundable?", model, tools, limits=Limits(max_steps)):
+        limits = limits or Limits(max_steps)
+        for event in run("Is order A100 refundable?", model, tools, limits=limits):
             last = event
     finally:
         model.close()
@@ -130,6 +131,27 @@ def main() -> None:
         print(
             f"(d) {mode:5} mode, 10 steps: first request {sizes[0]} B, last {sizes[-1]} B, "
             f"+{growth:.0f} B per step"
+        )
+    bounded_history()
+
+
+def bounded_history() -> None:
+    """(e) 20 lookups of orders with 5,000-character notes: request bytes per step without the
+    bounds (no observation cap, no elision) and with the defaults (2,000 chars, 4,000 tokens)."""
+    from agent_cli.budget import Limits
+    from agent_cli.store import Order
+
+    note = "Customer note. " * 334  # 5,010 characters
+    STORE.import_orders([Order(f"N{n:03d}", "PENDING", 100, note=note) for n in range(1, 21)])
+    unbounded = Limits(20, max_observation_chars=10**6, history_tokens=10**7)
+    for name, limits in (("unbounded", unbounded), ("defaults", Limits(20))):
+        server = Server(latency=0.0, steps=20)
+        one_run(server.url, limits=limits)
+        sizes = server.stats()["request_bytes"]
+        server.stop()
+        marks = ", ".join(f"step {i + 1}: {sizes[i] / 1024:.1f}" for i in (0, 4, 9, 14, 19))
+        print(
+            f"(e) 20 steps, {name:9}: KiB per request at {marks}; total {sum(sizes) / 1024:.0f} KiB"
         )
 
 

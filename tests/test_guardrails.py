@@ -276,3 +276,58 @@ def test_trace_files_are_fsynced_at_step_boundaries(
     assert result.exit_code == 0
     kinds = [r["event"] for r in records(trace.read_text())]
     assert len(synced) == kinds.count("observation") + kinds.count("run_finished") == 3
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_is_refused_before_the_first_model_call(fake_llm: FakeLLM) -> None:
+    result = runner.invoke(
+        app,
+        ["ask", "q", "--provider", "openai", "--base-url", fake_llm.url, "--trace", "/dev/full"],
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.exit_code == 2
+    assert "Cannot write the trace: No space left on device" in result.stderr
+    assert fake_llm.requests == []
+
+
+def test_two_runs_on_one_trace_file_never_interleave_inside_a_line(tmp_path: Path) -> None:
+    trace = tmp_path / "shared.jsonl"
+    question = "Are " + ", ".join(f"A10{n}" for n in range(6)) + " refundable?"
+    runs = [
+        spawn_agent(
+            "ask", question, "--dry-run", "--max-steps", "20", "--trace", str(trace), env={}
+        )
+        for _ in range(4)
+    ]
+    for process in runs:
+        process.communicate(timeout=60)
+        assert process.returncode == 0
+    lines = records(trace.read_text())  # every line parses
+    by_run: dict[str, list[str]] = {}
+    for line in lines:
+        by_run.setdefault(line["run_id"], []).append(line["event"])
+    assert len(by_run) == 4
+    assert all(
+        events[0] == "run_started" and events[-1] == "run_finished" for events in by_run.values()
+    )
+
+
+def test_a_context_too_large_error_is_not_retried_and_says_why(fake_llm: FakeLLM) -> None:
+    from .fakellm import error
+
+    fake_llm.queue(
+        error(
+            400,
+            "This model's maximum context length is 128000 tokens.",
+            type_="invalid_request_error",
+            code="context_length_exceeded",
+        )
+    )
+    result = runner.invoke(
+        app,
+        ["ask", "q", "--provider", "openai", "--base-url", fake_llm.url],
+        env={"OPENAI_API_KEY": KEY},
+    )
+    assert result.exit_code == 1
+    assert "the conversation is too long for this model" in result.stderr
+    assert len(fake_llm.requests) == 1

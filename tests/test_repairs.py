@@ -111,3 +111,14 @@ def test_token_budget_stops_before_a_request_that_would_exceed_it(fake_llm: Fake
     assert "Token budget (1,000) would be exceeded: 600 used so far" in result.stderr
     assert final(result)["status"] == "token_budget"
     assert len(fake_llm.requests) == 1
+
+
+def test_arguments_that_are_json_but_not_an_object_never_run(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(openai_calls(("lookup_order", '["A100"]')), openai_text("ok"))
+    result = ask(fake_llm, "openai")
+    assert result.exit_code == 0
+    (observation,) = [r for r in records(result) if r["event"] == "observation"]
+    assert observation["observation"].startswith(
+        "ERROR: the arguments for lookup_order must be a JSON object; expected {"
+    )
+    assert '"order_code"' in observation["observation"]

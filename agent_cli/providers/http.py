@@ -37,6 +37,7 @@ from agent_cli.seams import DeadlineExceeded, ModelCall
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 MAX_MESSAGE_CHARS = 300
+_CONTEXT_CODES = {"context_length_exceeded", "request_too_large"}
 _BILLING_CODES = {"insufficient_quota", "billing_error", "enforced_spend_limit_reached"}
 
 
@@ -266,7 +267,10 @@ class Channel:
             status, (ProviderRequestError, "The provider refused the request ({status}): {message}")
         )
         key = f"the key in {self._key_env}" if self._key_env else "the request"
-        return kind(template.format(status=status, message=message, url=url, key=key))
+        text = template.format(status=status, message=message, url=url, key=key)
+        if error.codes & _CONTEXT_CODES or "context length" in message.lower():
+            text += "; the conversation is too long for this model: lower limits.history_tokens"
+        return kind(text)
 
     def _exhausted(
         self, result: _Attempt, error: ApiError | None, url: str, attempts: int

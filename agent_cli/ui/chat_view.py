@@ -30,7 +30,7 @@ class ChatView:
             self.console.print()
 
     def note(self, text: str) -> None:
-        self.console.print(Text(clean_text(text), style="cyan"))
+        self.console.print(Text(clean_text(text), style="cyan"), soft_wrap=True)
 
     def error(self, message: str) -> None:
         self.errors.print(Text(f"agent: error: {clean_text(message)}"), soft_wrap=True)
