@@ -51,6 +51,21 @@ class Limits:
 
 
 @dataclass(slots=True)
+class RefundCounter:
+    """Refunds committed so far, for the per-run and per-session caps; reset at each run."""
+
+    run: int = 0
+    session: int = 0
+
+    def new_run(self) -> None:
+        self.run = 0
+
+    def add(self) -> None:
+        self.run += 1
+        self.session += 1
+
+
+@dataclass(slots=True)
 class RunState:
     """The mutable bookkeeping of one run, kept out of the history the model sees."""
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from agent_cli.budget import RefundCounter
 from agent_cli.config import load_settings
 from agent_cli.errors import OrderNotFound
 from agent_cli.events import Event
@@ -28,7 +29,6 @@ from agent_cli.runtime import (
     terminal_responder,
 )
 from agent_cli.store import Order, OrderStore, default_db_path
-from agent_cli.tools.refunds import RefundCounter
 from agent_cli.tracing import TraceWriter, open_trace_file
 from agent_cli.ui import RunView, make_console, show_order, show_orders, show_tools
 

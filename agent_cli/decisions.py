@@ -10,6 +10,7 @@ fails type checking everywhere it is not handled.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -60,7 +61,13 @@ class FinalAnswer(BaseModel):
 
 Decision = Annotated[CallTool | AskUser | FinalAnswer, Field(discriminator="type")]
 
-_DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
+
+@functools.cache
+def _decision_adapter() -> TypeAdapter[Decision]:
+    """Built on first use: only script files and JSON mode parse decisions from JSON."""
+    return TypeAdapter(Decision)
+
+
 _TAGS = ("tool", "ask_user", "final")
 
 
@@ -85,7 +92,7 @@ def parse_decision(payload: object) -> Decision:
     if isinstance(payload, dict) and "type" not in payload:
         raise DecisionError('type: missing; expected "tool", "ask_user" or "final"')
     try:
-        return _DECISION.validate_python(payload)
+        return _decision_adapter().validate_python(payload)
     except ValidationError as exc:
         raise DecisionError(describe_validation_error(exc)) from None
 

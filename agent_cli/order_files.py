@@ -17,9 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from agent_cli.decisions import describe_validation_error
 from agent_cli.errors import OrderFileError, UsageError
-from agent_cli.store import Order
+from agent_cli.store import ORDER_CODE_PATTERN, Order
 
-ORDER_CODE_PATTERN = r"^[A-Za-z0-9]{1,16}$"
 COLUMNS = ("code", "status", "total", "delivered_at", "currency", "customer", "note")
 REQUIRED_COLUMNS = ("code", "status", "total")
 MAX_FILE_BYTES = 50 * 1024 * 1024

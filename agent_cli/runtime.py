@@ -13,7 +13,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent_cli.budget import Limits, Price
+from agent_cli.budget import Limits, Price, RefundCounter
 from agent_cli.config import Settings, choose_provider, load_settings
 from agent_cli.errors import UsageError
 from agent_cli.events import ApprovalRequested, Event, QuestionAsked
@@ -24,7 +24,6 @@ from agent_cli.seams import FAIL_CLOSED, Exchange, ReasoningModel, Reply, Verdic
 from agent_cli.store import OrderStore, default_db_path
 from agent_cli.tools import Tool, ToolRegistry
 from agent_cli.tools.orders import RefundPolicy, order_tools
-from agent_cli.tools.refunds import RefundCounter, RefundDesk, RefundLimits, refund_tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +145,8 @@ def build_tools(
     tools: list[Tool[Any]] = list(order_tools(store.get, policy_of(settings)))
     refunds = settings.refunds
     if refunds.enabled:
+        from agent_cli.tools.refunds import RefundDesk, RefundLimits, refund_tool  # noqa: PLC0415
+
         limits = RefundLimits(refunds.max_amount, refunds.max_per_run, refunds.max_per_session)
         desk = RefundDesk(store.get, policy_of(settings), limits, counter, today, dry_run)
         tools.append(refund_tool(desk))

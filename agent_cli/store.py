@@ -19,6 +19,7 @@ from pathlib import Path
 from agent_cli.errors import StoreError
 
 STATUSES = ("PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED")
+ORDER_CODE_PATTERN = r"^[A-Za-z0-9]{1,16}$"  # ASCII letters and digits: no look-alikes
 
 # Each entry moves the schema one version up; a new database runs them all, then is seeded.
 _MIGRATIONS: tuple[tuple[str, ...], ...] = (

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agent_cli.budget import Limits
+from agent_cli.budget import Limits, RefundCounter
 from agent_cli.cli import app
 from agent_cli.events import ApprovalDecided, ApprovalRequested, Event, ToolObserved
 from agent_cli.loop import run
@@ -20,7 +20,6 @@ from agent_cli.tools import ToolRegistry
 from agent_cli.tools.orders import RefundPolicy, order_tools
 from agent_cli.tools.refunds import (
     IssueRefundArgs,
-    RefundCounter,
     RefundDesk,
     RefundLimits,
     refund_key,

@@ -13,8 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from agent_cli.order_files import ORDER_CODE_PATTERN
-from agent_cli.store import Order, OrderStore
+from agent_cli.store import ORDER_CODE_PATTERN, Order, OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolArgs
 
 

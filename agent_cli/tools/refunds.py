@@ -19,9 +19,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from agent_cli.order_files import ORDER_CODE_PATTERN
+from agent_cli.budget import RefundCounter
 from agent_cli.seams import ApprovalNeeded, Observation
-from agent_cli.store import Order, OrderStore, RefundRefused
+from agent_cli.store import ORDER_CODE_PATTERN, Order, OrderStore, RefundRefused
 from agent_cli.tools import Denied, Tool, ToolArgs
 from agent_cli.tools.orders import RefundPolicy
 
@@ -31,21 +31,6 @@ class RefundLimits:
     max_amount: int  # per refund, in the order's currency
     max_per_run: int  # refunds per run
     max_per_session: int  # refunds per process (`agent ask`) or chat session
-
-
-@dataclass(slots=True)
-class RefundCounter:
-    """Refunds committed so far; `new_run` is called at the start of each run."""
-
-    run: int = 0
-    session: int = 0
-
-    def new_run(self) -> None:
-        self.run = 0
-
-    def add(self) -> None:
-        self.run += 1
-        self.session += 1
 
 
 class IssueRefundArgs(ToolArgs):
