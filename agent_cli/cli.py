@@ -141,7 +141,7 @@ ProviderOption = Annotated[
     str | None,
     typer.Option(
         "--provider",
-        help="offline, openai, anthropic, ollama, or a [profiles.NAME] of the config "
+        help="offline, openai, anthropic, ollama, or a \\[profiles.NAME] of the config "
         "(default: AGENT_PROVIDER, the config, else OPENAI_API_KEY / ANTHROPIC_API_KEY, "
         "else offline).",
     ),
@@ -157,6 +157,32 @@ ModeOption = Annotated[
 ]
 
 
+DryRunOption = Annotated[
+    bool, typer.Option("--dry-run", help="Use the offline playbook model: no network, no writes.")
+]
+ScriptOption = Annotated[
+    Path | None,
+    typer.Option(help="Replay the decisions in this JSON file instead of calling a model."),
+]
+MaxStepsOption = Annotated[
+    int | None, typer.Option(help="Stop a run after this many model decisions (default: 8).")
+]
+TimeoutOption = Annotated[
+    float | None, typer.Option(help="Stop a run after this many seconds (default: 120).")
+]
+MaxTokensOption = Annotated[
+    int | None, typer.Option(help="Stop before a request would pass this many tokens.")
+]
+MaxCostOption = Annotated[
+    float | None,
+    typer.Option(help="Stop before a request would pass this cost (needs \\[prices] in config)."),
+]
+TodayOption = Annotated[
+    str | None, typer.Option(help="Today's date for the model, YYYY-MM-DD (reproducible runs).")
+]
+TraceOption = Annotated[Path | None, typer.Option(help="Append the JSON Lines trace to this file.")]
+
+
 @app.command(epilog=EXIT_CODES_HELP)
 def ask(
     question: Annotated[str, typer.Argument(help="The customer's question, in quotes.")],
@@ -164,32 +190,14 @@ def ask(
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     mode: ModeOption = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Use the offline playbook model: no network.")
-    ] = False,
-    script: Annotated[
-        Path | None,
-        typer.Option(help="Replay the decisions in this JSON file instead of calling a model."),
-    ] = None,
-    max_steps: Annotated[
-        int | None, typer.Option(help="Stop after this many model decisions (default: 8).")
-    ] = None,
-    timeout: Annotated[
-        float | None, typer.Option(help="Stop the run after this many seconds (default: 120).")
-    ] = None,
-    max_tokens: Annotated[
-        int | None, typer.Option(help="Stop before a request would pass this many tokens.")
-    ] = None,
-    max_cost: Annotated[
-        float | None,
-        typer.Option(help="Stop before a request would pass this cost (needs [prices] in config)."),
-    ] = None,
-    today: Annotated[
-        str | None, typer.Option(help="Today's date for the model, YYYY-MM-DD (reproducible runs).")
-    ] = None,
-    trace: Annotated[
-        Path | None, typer.Option(help="Append the run's JSON Lines trace to this file.")
-    ] = None,
+    dry_run: DryRunOption = False,
+    script: ScriptOption = None,
+    max_steps: MaxStepsOption = None,
+    timeout: TimeoutOption = None,
+    max_tokens: MaxTokensOption = None,
+    max_cost: MaxCostOption = None,
+    today: TodayOption = None,
+    trace: TraceOption = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the trace events as JSON Lines on stdout only.")
     ] = False,
@@ -215,38 +223,20 @@ def ask(
     ask_once(AskOptions(question, json_output, run_options))
 
 
-@app.command(epilog="Exit code 0 when the session ends (Ctrl-D or /exit).")
+@app.command(epilog="Exit code 0 when the session ends (Ctrl-D or /exit); 143 on SIGTERM.")
 def chat(
     provider: ProviderOption = None,
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     mode: ModeOption = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Use the offline playbook model: no network.")
-    ] = False,
-    script: Annotated[
-        Path | None,
-        typer.Option(help="Replay the decisions in this JSON file instead of calling a model."),
-    ] = None,
-    max_steps: Annotated[
-        int | None, typer.Option(help="Stop each run after this many model decisions.")
-    ] = None,
-    timeout: Annotated[
-        float | None, typer.Option(help="Stop each run after this many seconds.")
-    ] = None,
-    max_tokens: Annotated[
-        int | None, typer.Option(help="Stop a run before a request would pass this many tokens.")
-    ] = None,
-    max_cost: Annotated[
-        float | None,
-        typer.Option(help="Stop a run before a request would pass this cost (needs [prices])."),
-    ] = None,
-    today: Annotated[
-        str | None, typer.Option(help="Today's date for the model, YYYY-MM-DD.")
-    ] = None,
-    trace: Annotated[
-        Path | None, typer.Option(help="Append the session's JSON Lines trace to this file.")
-    ] = None,
+    dry_run: DryRunOption = False,
+    script: ScriptOption = None,
+    max_steps: MaxStepsOption = None,
+    timeout: TimeoutOption = None,
+    max_tokens: MaxTokensOption = None,
+    max_cost: MaxCostOption = None,
+    today: TodayOption = None,
+    trace: TraceOption = None,
     config: ConfigOption = None,
 ) -> None:
     """Talk to the agent question after question; /help lists the commands.

@@ -347,3 +347,8 @@ def test_ask_user_in_a_script(tmp_path: Path) -> None:
     assert result.exit_code == 4
     events = [json.loads(line)["event"] for line in result.stdout.splitlines()]
     assert events == ["run_started", "decision", "question", "run_finished"]
+
+
+def test_help_shows_config_tables_literally() -> None:
+    out = " ".join(agent("ask", "--help").stdout.replace("│", " ").split())
+    assert "[profiles.NAME]" in out and "[prices]" in out
