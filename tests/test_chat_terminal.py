@@ -162,3 +162,39 @@ def test_sigterm_at_the_chat_prompt_ends_the_session_with_143() -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 143
+
+
+def test_a_dry_run_refund_is_approved_but_writes_nothing(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("[refunds]\nenabled = true\n")
+    script = tmp_path / "s.json"
+    script.write_text(
+        json.dumps(
+            [
+                {
+                    "type": "tool",
+                    "tool": "issue_refund",
+                    "args": {"order_code": "A100", "amount": 1000, "reason": "damaged"},
+                },
+                {"type": "final", "answer": "Done."},
+            ]
+        )
+    )
+    child = spawn(
+        "ask",
+        "Refund A100",
+        "--script",
+        str(script),
+        "--dry-run",
+        "--config",
+        str(config),
+        "--today",
+        "2026-10-13",
+    )
+    child.expect(r"Approve refund 1,000 JPY on order A100 .*\[y/N\] ")
+    child.sendline("y")
+    child.expect("DRY RUN: would refund 1,000 JPY on order A100; nothing was written")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert subprocess_json("orders", "show", "A100", "--json")["refunds"] == []
