@@ -79,12 +79,17 @@ class RunState:
     usage: Usage = field(default_factory=Usage)
     last_usage: Usage = field(default_factory=Usage)
     history: tuple[Step, ...] = ()
+    waited_for_person: float = 0.0  # seconds spent on questions and approvals
     _last_call: str = ""
     _repeats: int = 0
 
     @property
     def deadline(self) -> float:
-        return self.started + self.limits.timeout_s
+        # Time a person spends answering a question or an approval is not the run's to spend.
+        return self.started + self.limits.timeout_s + self.waited_for_person
+
+    def person_answered(self, since: float) -> None:
+        self.waited_for_person += self.clock() - since
 
     def check_deadline(self) -> None:
         if self.clock() > self.deadline:

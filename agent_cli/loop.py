@@ -219,6 +219,7 @@ def _ask(question: AskUser, number: int, state: RunState) -> Generator[Event, Re
     reply = yield QuestionAsked(
         run_id=state.run_id, ts=state.wall(), step=number, question=question.question
     )
+    state.person_answered(since=started)
     if not isinstance(reply, str):
         raise NeedsInput(question.question)
     call = question.as_call()
@@ -321,6 +322,7 @@ def _approve(
     call: CallTool, needed: ApprovalNeeded, number: int, state: RunState
 ) -> Generator[Event, Reply, Observation]:
     """Ask for a verdict on exactly this call; anything but an approving Verdict denies it."""
+    asked = state.clock()
     answer = yield ApprovalRequested(
         run_id=state.run_id,
         ts=state.wall(),
@@ -329,6 +331,7 @@ def _approve(
         args=dict(call.args),
         summary=needed.summary,
     )
+    state.person_answered(since=asked)
     verdict = answer if isinstance(answer, Verdict) else FAIL_CLOSED
     yield ApprovalDecided(
         run_id=state.run_id,

@@ -280,3 +280,30 @@ def test_a_model_past_the_deadline_ends_the_run_as_timeout(store: OrderStore) ->
     assert any(isinstance(e, ModelCalled) and e.error == "ReadTimeout" for e in events)
     finished = events[-2]
     assert isinstance(finished, RunFinished) and finished.status == "timeout"
+
+
+class _ManualClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_time_a_person_takes_to_answer_does_not_count_against_the_timeout(
+    store: OrderStore,
+) -> None:
+    from agent_cli.decisions import AskUser
+    from agent_cli.events import QuestionAsked
+    from agent_cli.providers.scripted import ScriptedModel
+
+    clock = _ManualClock()
+    model = ScriptedModel([AskUser(question="Which order?"), call("refund_policy"), final("ok")])
+    events = run("q", model, registry(store), limits=Limits(timeout_s=30), clock=clock)
+    event = next(events)
+    while not isinstance(event, QuestionAsked):
+        event = next(events)
+    clock.now += 600  # the operator went for coffee
+    rest = [events.send("A100"), *events]
+    finished = rest[-1]
+    assert isinstance(finished, RunFinished) and finished.status == "answered"
