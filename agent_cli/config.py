@@ -170,7 +170,7 @@ def load_settings_with_sources(
     try:
         return Settings.model_validate(data), sources
     except ValidationError as exc:
-        raise ConfigError(f"Invalid configuration ({path}): {_describe(exc)}") from None
+        raise ConfigError(f"Invalid configuration: {_describe(exc, sources)}") from None
 
 
 def _config_source(config_file: Path | None) -> tuple[Path, bool]:
@@ -195,12 +195,22 @@ def _read_toml(path: Path, *, required: bool) -> dict[str, Any]:
         raise ConfigError(f"Cannot read config file {path}: {exc}") from None
 
 
-def _describe(error: ValidationError) -> str:
+def _origin(where: str, sources: dict[str, str]) -> str | None:
+    """Where a setting (or, for a bad table, any of its keys) came from."""
+    source = sources.get(".".join(where.split(".")[:2]))
+    if source is None:
+        source = next((s for key, s in sources.items() if key.startswith(where + ".")), None)
+    return "command line" if source == "option" else source
+
+
+def _describe(error: ValidationError, sources: dict[str, str]) -> str:
+    """Each bad setting, where it came from, and what is wrong with it."""
     parts = []
     for item in error.errors(include_url=False, include_input=False):
         where = ".".join(str(part) for part in item["loc"])
+        origin = _origin(where, sources)
         message = "unknown setting" if item["type"] == "extra_forbidden" else item["msg"]
-        parts.append(f"{where}: {message}")
+        parts.append(f"{where} ({origin}): {message}" if origin else f"{where}: {message}")
     return "; ".join(parts)
 
 

@@ -135,9 +135,13 @@ def test_max_steps_exits_3_and_keeps_the_steps(tmp_path: Path) -> None:
         (
             ["ask", "q", "--max-steps", "0"],
             2,
-            "limits.max_steps: Input should be greater than or equal to 1",
+            "limits.max_steps (command line): Input should be greater than or equal to 1",
         ),
-        (["ask", "q", "--timeout", "-1"], 2, "limits.timeout: Input should be greater than 0"),
+        (
+            ["ask", "q", "--timeout", "-1"],
+            2,
+            "limits.timeout (command line): Input should be greater than 0",
+        ),
         (["ask", "q", "--timeout", "abc"], 2, "Invalid value for '--timeout'"),
         (
             ["ask", "q", "--today", "13/10/2026"],
@@ -166,9 +170,7 @@ def test_bad_input_is_one_line_with_a_documented_code(
 def test_bad_config_file_is_named(tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
     config.write_text("[limits]\nmax_stepz = 3\n")
-    assert_one_line_error(
-        agent("ask", "q", "--config", str(config)), 2, "limits.max_stepz: unknown setting"
-    )
+    assert_one_line_error(agent("ask", "q", "--config", str(config)), 2, "limits.max_stepz (file ")
 
 
 def test_a_corrupt_database_is_a_runtime_error(

@@ -52,18 +52,18 @@ def test_agent_config_environment_variable(tmp_path: Path, monkeypatch: pytest.M
     [
         (
             "[limits]\nmax_steps = 0\n",
-            ["limits.max_steps: Input should be greater than or equal to 1"],
+            ["limits.max_steps (file ", ": Input should be greater than or equal to 1"],
         ),
         (
             "[limits]\nmax_steps = -3\ntimeout = 'abc'\n",
-            ["limits.max_steps", "limits.timeout: Input should be a valid number"],
+            ["limits.max_steps", "limits.timeout (file ", "Input should be a valid number"],
         ),
-        ("[limits]\nmax_step = 3\n", ["limits.max_step: unknown setting"]),
-        ("[limtis]\n", ["limtis: unknown setting"]),
+        ("[limits]\nmax_step = 3\n", ["limits.max_step (file ", "unknown setting"]),
+        ("[limtis]\nx = 1\n", ["limtis (file ", "unknown setting"]),
         ("[policy]\nrefundable_statuses = ['LOST']\n", ["policy.refundable_statuses.0"]),
         (
             "[limits]\ntimeout = 1e9\n",
-            ["limits.timeout: Input should be less than or equal to 86400"],
+            ["limits.timeout (file ", "Input should be less than or equal to 86400"],
         ),
     ],
 )
@@ -77,7 +77,8 @@ def test_bad_settings_are_all_named(tmp_path: Path, text: str, messages: list[st
 
 def test_bad_option_values_are_named() -> None:
     with pytest.raises(
-        ConfigError, match=r"limits.max_steps: Input should be greater than or equal to 1"
+        ConfigError,
+        match=r"limits.max_steps \(command line\): Input should be greater than or equal to 1",
     ):
         load_settings(overrides={"limits": {"max_steps": 0}})
 
