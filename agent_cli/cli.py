@@ -263,6 +263,24 @@ def chat(
 
 
 @app.command()
+def replay(
+    file: Annotated[Path, typer.Argument(help="A trace written by --trace or --json.")],
+    run: Annotated[
+        str | None, typer.Option("--run", help="Only the run whose id starts with this.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answers.")] = False,
+) -> None:
+    """Show the runs recorded in a trace again, step by step, as they were shown live.
+
+    A torn last line (a killed run) is skipped with a warning. Exit code 2 when the file is
+    missing or holds no runs.
+    """
+    from agent_cli.commands import replay_command
+
+    replay_command(file, run_id=run, quiet=quiet)
+
+
+@app.command()
 def doctor(
     provider: ProviderOption = None,
     model: ModelOption = None,

@@ -137,3 +137,17 @@ def order_json(order: Order) -> dict[str, object]:
         "customer": order.customer,
         "note": order.note,
     }
+
+
+def replay_command(file: Path, *, run_id: str | None, quiet: bool) -> None:
+    """`agent replay`: show recorded runs again, as `agent ask` showed them live."""
+    from agent_cli.replay import load_runs
+
+    def warn(message: str) -> None:
+        print(f"agent: warning: {message}", file=sys.stderr)
+
+    console = make_console()
+    for events in load_runs(file, warn=warn, run_id=run_id):
+        view = RunView(console, quiet=quiet)
+        for event in events:
+            view.show(event)

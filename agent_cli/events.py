@@ -141,3 +141,20 @@ class RunFinished(Event):
     cost: float | None = None  # when the model's price is known
     incomplete: bool = False  # the answer was asked for after a limit stopped the run
     findings: list[dict[str, Any]] = field(default_factory=list)  # what was learned, at a stop
+
+
+# Every event type by its trace name, for reading traces back.
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.kind: cls
+    for cls in (
+        RunStarted,
+        ModelCalled,
+        ModelDecided,
+        RepairRequested,
+        QuestionAsked,
+        ApprovalRequested,
+        ApprovalDecided,
+        ToolObserved,
+        RunFinished,
+    )
+}
