@@ -331,3 +331,32 @@ def test_a_context_too_large_error_is_not_retried_and_says_why(fake_llm: FakeLLM
     assert result.exit_code == 1
     assert "the conversation is too long for this model" in result.stderr
     assert len(fake_llm.requests) == 1
+
+
+def test_ctrl_c_during_a_retry_wait_stops_at_once(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    from .fakellm import error
+
+    fake_llm.queue(error(503, "busy", headers={"retry-after": "30"}))
+    trace = tmp_path / "t.jsonl"
+    process = spawn_agent(
+        "ask",
+        "q",
+        "--provider",
+        "openai",
+        "--base-url",
+        fake_llm.url,
+        "--trace",
+        str(trace),
+        env={"OPENAI_API_KEY": KEY},
+    )
+    wait_for(lambda: len(fake_llm.requests) == 1)
+    time.sleep(0.5)  # now sleeping in the 30 s retry wait
+    started = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=10)
+    assert time.monotonic() - started < 5
+    assert process.returncode == 130
+    assert "Interrupted" in stderr and "Traceback" not in stderr
+    lines = records(trace.read_text())
+    assert any(r["event"] == "model_call" and r["retry_in_s"] == 30 for r in lines)
+    assert lines[-1]["event"] == "run_finished" and lines[-1]["status"] == "interrupted"
