@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agent_cli.decisions import CallTool, FinalAnswer, Usage
+from agent_cli.decisions import CallTool, Usage
 from agent_cli.errors import InvalidProviderResponse, MalformedReply
 from agent_cli.providers.base import (
     HttpAdapter,
@@ -21,11 +21,12 @@ from agent_cli.providers.base import (
     as_decision,
     call_id,
     conversation_turns,
+    cut_off,
     final_prompt,
     next_step,
     observation_message,
-    parse_json_decision,
     repair_message,
+    reply_of,
     system_prompt,
     tool_specs,
     turns,
@@ -36,7 +37,6 @@ from agent_cli.seams import ModelReply, ModelRequest, ToolSpec
 
 ANTHROPIC_VERSION = "2023-06-01"
 _STOPS_WITHOUT_DECISION = {
-    "max_tokens": "the reply was cut off by the output token limit{where}; reply more briefly",
     "refusal": "the model refused to answer",
     "pause_turn": "the model paused its turn without a decision",
 }
@@ -95,23 +95,15 @@ class AnthropicMessages(HttpAdapter):
         )
         uses = [b for b in blocks if b.get("type") == "tool_use"]
         stop = payload.get("stop_reason")
+        if stop == "max_tokens":
+            raise MalformedReply(cut_off(bool(uses)), raw=text, usage=usage)
         if isinstance(stop, str) and stop in _STOPS_WITHOUT_DECISION:
-            where = " in the middle of a tool call, which was not run" if uses else ""
-            problem = _STOPS_WITHOUT_DECISION[stop].format(where=where)
-            raise MalformedReply(problem, raw=text, usage=usage)
-        if self._options.mode == "json":
-            return ModelReply(parse_json_decision(text, usage, call_id(step, 0)), usage=usage)
-        if uses:
-            calls = [
-                as_decision(_call(use, text if i == 0 else "", call_id(step, i)))
-                for i, use in enumerate(uses)
-            ]
-            return ModelReply(*calls, usage=usage)
-        if text.strip():
-            return ModelReply(FinalAnswer(answer=text.strip()), usage=usage)
-        raise MalformedReply(
-            "the reply was empty: neither an answer nor a tool call", raw="", usage=usage
-        )
+            raise MalformedReply(_STOPS_WITHOUT_DECISION[stop], raw=text, usage=usage)
+        calls = [
+            as_decision(_call(use, text if i == 0 else "", call_id(step, i)))
+            for i, use in enumerate(uses)
+        ]
+        return reply_of(text, calls, mode=self._options.mode, usage=usage, step=step)
 
     @staticmethod
     def usage_of(payload: dict[str, Any]) -> Usage:

@@ -20,6 +20,7 @@ from agent_cli.decisions import (
     CallTool,
     Decision,
     DecisionError,
+    FinalAnswer,
     Step,
     Usage,
     parse_decision,
@@ -227,6 +228,28 @@ def next_step(request: ModelRequest) -> int:
 def call_id(step_number: int, index: int) -> str:
     """An id for a call whose provider gave none (JSON mode, or a lax compatible server)."""
     return f"call_{step_number}_{index}"
+
+
+def cut_off(in_a_call: bool) -> str:
+    """The problem told to the model when its reply hit the output token limit."""
+    where = " in the middle of a tool call, which was not run" if in_a_call else ""
+    return f"the reply was cut off by the output token limit{where}; reply more briefly"
+
+
+def reply_of(
+    text: str, calls: list[CallTool | AskUser], *, mode: Mode, usage: Usage, step: int
+) -> ModelReply:
+    """What a reply decides, the same in every dialect: JSON mode reads the text; tools mode
+    takes the calls, else the text as the answer; a reply with neither is unusable."""
+    if mode == "json":
+        return ModelReply(parse_json_decision(text, usage, call_id(step, 0)), usage=usage)
+    if calls:
+        return ModelReply(*calls, usage=usage)
+    if text.strip():
+        return ModelReply(FinalAnswer(answer=text.strip()), usage=usage)
+    raise MalformedReply(
+        "the reply was empty: neither an answer nor a tool call", raw="", usage=usage
+    )
 
 
 def parse_json_decision(text: str, usage: Usage, call_ref: str) -> Decision:

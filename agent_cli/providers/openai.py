@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from agent_cli.decisions import CallTool, FinalAnswer, Usage
+from agent_cli.decisions import CallTool, Usage
 from agent_cli.errors import InvalidProviderResponse, MalformedReply
 from agent_cli.providers.base import (
     DECISION_SCHEMA,
@@ -24,11 +24,12 @@ from agent_cli.providers.base import (
     as_decision,
     call_id,
     conversation_turns,
+    cut_off,
     final_prompt,
     next_step,
     observation_message,
-    parse_json_decision,
     repair_message,
+    reply_of,
     system_prompt,
     tool_specs,
     turns,
@@ -98,26 +99,13 @@ class OpenAIChat(HttpAdapter):
         if refusal := message.get("refusal"):
             raise MalformedReply(f"the model refused: {refusal}", raw=str(refusal), usage=usage)
         if finish == "length":
-            where = " in the middle of a tool call, which was not run" if tool_calls else ""
-            raise MalformedReply(
-                f"the reply was cut off by the output token limit{where}; reply more briefly",
-                raw=content or "",
-                usage=usage,
-            )
-        if self._options.mode == "json":
-            return ModelReply(parse_json_decision(content, usage, call_id(step, 0)), usage=usage)
-        if tool_calls:
-            schemas = {spec.name: spec.parameters for spec in tool_specs(request)}
-            calls = [
-                as_decision(_call(raw, content if i == 0 else "", call_id(step, i), schemas))
-                for i, raw in enumerate(tool_calls)
-            ]
-            return ModelReply(*calls, usage=usage)
-        if content.strip():
-            return ModelReply(FinalAnswer(answer=content.strip()), usage=usage)
-        raise MalformedReply(
-            "the reply was empty: neither an answer nor a tool call", raw="", usage=usage
-        )
+            raise MalformedReply(cut_off(bool(tool_calls)), raw=content, usage=usage)
+        schemas = {spec.name: spec.parameters for spec in tool_specs(request)}
+        calls = [
+            as_decision(_call(raw, content if i == 0 else "", call_id(step, i), schemas))
+            for i, raw in enumerate(tool_calls)
+        ]
+        return reply_of(content, calls, mode=self._options.mode, usage=usage, step=step)
 
     @staticmethod
     def usage_of(payload: dict[str, Any]) -> Usage:
