@@ -212,11 +212,9 @@ def wait_for(condition: Any, seconds: float = 10) -> None:
         time.sleep(0.05)
 
 
-def test_sigterm_during_a_slow_response_is_recorded_and_exits_143(
-    fake_llm: FakeLLM, tmp_path: Path
-) -> None:
+def start_a_slow_run(fake_llm: FakeLLM, trace: Path) -> subprocess.Popen[str]:
+    """`agent ask` in its own process, one step done, waiting on a reply that takes 20 s."""
     fake_llm.queue(openai_calls(("refund_policy", {})), Reply(body=openai_text("late"), delay=20))
-    trace = tmp_path / "t.jsonl"
     process = spawn_agent(
         "ask",
         "q",
@@ -229,6 +227,14 @@ def test_sigterm_during_a_slow_response_is_recorded_and_exits_143(
         env={"OPENAI_API_KEY": KEY},
     )
     wait_for(lambda: len(fake_llm.requests) == 2)
+    return process
+
+
+def test_sigterm_during_a_slow_response_is_recorded_and_exits_143(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    trace = tmp_path / "t.jsonl"
+    process = start_a_slow_run(fake_llm, trace)
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=10)
     assert process.returncode == 143
@@ -242,20 +248,8 @@ def test_sigterm_during_a_slow_response_is_recorded_and_exits_143(
 def test_a_killed_run_leaves_only_complete_lines(fake_llm: FakeLLM, tmp_path: Path) -> None:
     from agent_cli.tracing import read_trace
 
-    fake_llm.queue(openai_calls(("refund_policy", {})), Reply(body=openai_text("late"), delay=20))
     trace = tmp_path / "t.jsonl"
-    process = spawn_agent(
-        "ask",
-        "q",
-        "--provider",
-        "openai",
-        "--base-url",
-        fake_llm.url,
-        "--trace",
-        str(trace),
-        env={"OPENAI_API_KEY": KEY},
-    )
-    wait_for(lambda: len(fake_llm.requests) == 2)
+    process = start_a_slow_run(fake_llm, trace)
     process.kill()
     process.wait(timeout=10)
     warnings: list[str] = []
