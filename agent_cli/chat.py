@@ -243,7 +243,9 @@ class Session:
             raise UsageError(f"The {self.runtime.model.provider} model has no other models")
         provider = replace(self.options.provider, model=argument)
         options = replace(self.options, provider=provider)
-        self.runtime = open_runtime(options, self.stack, settings=options.settings())
+        self.runtime = open_runtime(
+            options, self.stack, settings=options.settings(), refunds=self.runtime.refunds
+        )
         self.view.note(f"Model: {self.runtime.model.provider}/{self.runtime.model.model}")
 
     def start_trace(self, path: Path) -> None:

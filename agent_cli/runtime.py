@@ -100,7 +100,11 @@ class Runtime:
 
 
 def open_runtime(
-    options: RunOptions, stack: ExitStack, *, settings: Settings | None = None
+    options: RunOptions,
+    stack: ExitStack,
+    *,
+    settings: Settings | None = None,
+    refunds: RefundCounter | None = None,
 ) -> Runtime:
     """Build a runtime whose connections and database close with `stack`. Bad settings, a bad
     --today and a missing API key all fail here, before any request."""
@@ -109,7 +113,7 @@ def open_runtime(
     model = choose_model(options, settings, stack)
     store = LazyStore(settings)
     stack.callback(store.close)
-    counter = RefundCounter()
+    counter = refunds or RefundCounter()  # a session keeps its count across model switches
     tools = build_tools(settings, store, counter, today=today, dry_run=options.dry_run)
     return Runtime(settings, model, tools, limits_for(settings, model.model), today, counter)
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner, Result
 
 from agent_cli.chat import Memory
@@ -181,3 +182,21 @@ def test_history_file_setting(monkeypatch: object) -> None:
     assert history_path(None) == Path.home() / ".local" / "state" / "agent-cli" / "history"
     assert history_path("") is None
     assert history_path("~/h") == Path.home() / "h"
+
+
+def test_switching_models_keeps_the_sessions_refund_count(
+    fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from contextlib import ExitStack
+
+    from agent_cli.chat import Session
+    from agent_cli.runtime import ProviderOptions, RunOptions
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    options = RunOptions(provider=ProviderOptions("openai", base_url=fake_llm.url))
+    with ExitStack() as stack:
+        session = Session(options, options.settings(), stack)
+        session.runtime.refunds.add()
+        session.command("/model other-model")
+        assert session.runtime.model.model == "other-model"
+        assert session.runtime.refunds.session == 1
