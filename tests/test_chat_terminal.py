@@ -97,28 +97,21 @@ def test_ask_answers_a_clarifying_question_from_the_terminal() -> None:
     assert child.exitstatus == 0
 
 
-def test_refund_approval_at_the_terminal_is_per_exact_call(tmp_path: Path) -> None:
+def refund_run(tmp_path: Path, *amounts: int, extra: tuple[str, ...] = ()) -> pexpect.spawn:
+    """`agent ask` on a terminal with refunds enabled and a script asking for these refunds."""
     config = tmp_path / "c.toml"
     config.write_text("[refunds]\nenabled = true\nmax_per_run = 5\n")
     script = tmp_path / "s.json"
-    script.write_text(
-        json.dumps(
-            [
-                {
-                    "type": "tool",
-                    "tool": "issue_refund",
-                    "args": {"order_code": "A100", "amount": 1000, "reason": "damaged"},
-                },
-                {
-                    "type": "tool",
-                    "tool": "issue_refund",
-                    "args": {"order_code": "A100", "amount": 2000, "reason": "damaged"},
-                },
-                {"type": "final", "answer": "Refund handled."},
-            ]
-        )
-    )
-    child = spawn(
+    calls: list[dict[str, object]] = [
+        {
+            "type": "tool",
+            "tool": "issue_refund",
+            "args": {"order_code": "A100", "amount": amount, "reason": "damaged"},
+        }
+        for amount in amounts
+    ]
+    script.write_text(json.dumps([*calls, {"type": "final", "answer": "Refund handled."}]))
+    return spawn(
         "ask",
         "Refund A100",
         "--script",
@@ -127,7 +120,12 @@ def test_refund_approval_at_the_terminal_is_per_exact_call(tmp_path: Path) -> No
         str(config),
         "--today",
         "2026-10-13",
+        *extra,
     )
+
+
+def test_refund_approval_at_the_terminal_is_per_exact_call(tmp_path: Path) -> None:
+    child = refund_run(tmp_path, 1000, 2000)
     child.expect(r"Approve refund 1,000 JPY on order A100 \(reason: 'damaged'\)\? \[y/N\] ")
     child.sendline("y")
     child.expect("REFUNDED: refund #1 of 1,000 JPY")
@@ -165,32 +163,7 @@ def test_sigterm_at_the_chat_prompt_ends_the_session_with_143() -> None:
 
 
 def test_a_dry_run_refund_is_approved_but_writes_nothing(tmp_path: Path) -> None:
-    config = tmp_path / "c.toml"
-    config.write_text("[refunds]\nenabled = true\n")
-    script = tmp_path / "s.json"
-    script.write_text(
-        json.dumps(
-            [
-                {
-                    "type": "tool",
-                    "tool": "issue_refund",
-                    "args": {"order_code": "A100", "amount": 1000, "reason": "damaged"},
-                },
-                {"type": "final", "answer": "Done."},
-            ]
-        )
-    )
-    child = spawn(
-        "ask",
-        "Refund A100",
-        "--script",
-        str(script),
-        "--dry-run",
-        "--config",
-        str(config),
-        "--today",
-        "2026-10-13",
-    )
+    child = refund_run(tmp_path, 1000, extra=("--dry-run",))
     child.expect(r"Approve refund 1,000 JPY on order A100 .*\[y/N\] ")
     child.sendline("y")
     child.expect("DRY RUN: would refund 1,000 JPY on order A100; nothing was written")

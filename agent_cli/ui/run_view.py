@@ -39,6 +39,16 @@ class RunView:
         self.quiet = quiet
         self._model_ms = 0.0  # time spent waiting for the model, for the footer
         self._timed_steps: set[int] = set()
+        self._handlers: dict[type[Event], Callable[[Any], None]] = {
+            RunStarted: self._started,
+            ModelDecided: self._decided,
+            ToolObserved: self._observed,
+            ModelCalled: self._called,
+            ApprovalRequested: self._approval_requested,
+            ApprovalDecided: self._approval_decided,
+            RepairRequested: self._repair,
+            RunFinished: self._finished,
+        }
 
     @contextmanager
     def waiting(self) -> Iterator[None]:
@@ -55,17 +65,7 @@ class RunView:
                 # Never wrapped: scripts read this line as it is.
                 self.console.print(Text(clean_text(event.answer)), soft_wrap=True)
             return
-        handlers: dict[type[Event], Callable[[Any], None]] = {
-            RunStarted: self._started,
-            ModelDecided: self._decided,
-            ToolObserved: self._observed,
-            ModelCalled: self._called,
-            ApprovalRequested: self._approval_requested,
-            ApprovalDecided: self._approval_decided,
-            RepairRequested: self._repair,
-            RunFinished: self._finished,
-        }
-        if (handler := handlers.get(type(event))) is not None:
+        if (handler := self._handlers.get(type(event))) is not None:
             handler(event)
 
     def _approval_requested(self, event: ApprovalRequested) -> None:
