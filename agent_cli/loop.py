@@ -57,6 +57,7 @@ from agent_cli.seams import (
     ToolSpec,
     Verdict,
 )
+from agent_cli.text import valid_text
 
 
 def run(
@@ -106,6 +107,9 @@ def run(
         raise
     except AgentError as exc:
         yield state.finish("error", error=str(exc))
+        raise
+    except Exception as exc:  # a failure nobody foresaw is still an ending, and recorded
+        yield state.finish("error", error=f"internal error ({type(exc).__name__}: {exc})")
         raise
     yield state.finish("answered", answer=answer)
 
@@ -201,7 +205,7 @@ def _last_word(context: _Context, state: RunState) -> Generator[Event, Reply, st
         state.check_deadline()
         state.check_budgets()
         consulted = yield from _consult(context, state, number, final=True)
-    except AgentError:
+    except Exception:
         return None
     if consulted is None:
         return None
@@ -222,6 +226,7 @@ def _ask(question: AskUser, number: int, state: RunState) -> Generator[Event, Re
     state.person_answered(since=started)
     if not isinstance(reply, str):
         raise NeedsInput(question.question)
+    reply = valid_text(reply)
     call = question.as_call()
     yield ToolObserved(
         run_id=state.run_id,
@@ -303,7 +308,7 @@ def _act(
             observation = yield from _approve(call, result, number, state)
         else:
             observation = result
-    text = state.cut(observation.text)
+    text = state.cut(valid_text(observation.text))
     yield ToolObserved(
         run_id=state.run_id,
         ts=state.wall(),
@@ -313,7 +318,7 @@ def _act(
         observation=text,
         is_error=observation.is_error,
         duration_ms=(state.clock() - started) * 1000,
-        detail=observation.detail,
+        detail=valid_text(observation.detail) if observation.detail else None,
     )
     return Step(number, call, text, observation.is_error), observation.rejected
 

@@ -122,7 +122,7 @@ def read_trace(path: Path, *, warn: Callable[[str], None]) -> Iterator[dict[str,
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 warn(f"{path}: line {number} is incomplete or not JSON; skipped")
                 continue
             if isinstance(record, dict):

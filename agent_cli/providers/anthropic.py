@@ -28,6 +28,7 @@ from agent_cli.providers.base import (
     repair_message,
     reply_of,
     system_prompt,
+    tool_call,
     tool_specs,
     turns,
     wire_form,
@@ -123,15 +124,15 @@ def _tool(spec: ToolSpec) -> dict[str, Any]:
 
 
 def _call(use: dict[str, Any], thought: str, fallback_id: str) -> CallTool:
-    name = use.get("name") if isinstance(use.get("name"), str) else ""
-    ref = use.get("id") if isinstance(use.get("id"), str) else fallback_id
+    name = use.get("name")
+    name = name if isinstance(name, str) else ""
+    ref = use.get("id")
+    ref = ref if isinstance(ref, str) else fallback_id
     args = use.get("input")
     problem = None
     if not isinstance(args, dict):
         problem, args = f"the input for {name} must be a JSON object", {}
-    if not name:
-        problem = "the tool call has no tool name"
-    return CallTool(tool=name or "(none)", args=args, thought=thought, call_id=ref, invalid=problem)
+    return tool_call(name, args, thought=thought, ref=ref, problem=problem)
 
 
 def _turn_messages(turn: Turn, mode: Mode) -> list[dict[str, Any]]:

@@ -14,8 +14,11 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, ClassVar, Literal
 
+from pydantic import ValidationError
+
 from agent_cli.decisions import (
     ASK_USER_TOOL,
+    MAX_THOUGHT_CHARS,
     AskUser,
     CallTool,
     Decision,
@@ -23,10 +26,12 @@ from agent_cli.decisions import (
     FinalAnswer,
     Step,
     Usage,
+    describe_validation_error,
     parse_decision,
 )
-from agent_cli.errors import MalformedReply
+from agent_cli.errors import InvalidProviderResponse, MalformedReply
 from agent_cli.providers.http import Channel
+from agent_cli.providers.jsontext import JsonTextError, read_json
 from agent_cli.seams import ModelReply, ModelRequest, ToolSpec
 
 Mode = Literal["tools", "json"]
@@ -207,7 +212,16 @@ class HttpAdapter(ABC):
             on_call=request.on_call,
             usage_of=self.usage_of,
         )
-        return self.parse(payload, request)
+        try:
+            return self.parse(payload, request)
+        except ValidationError as exc:  # a field out of bounds (a 30,000-character answer)
+            problem = f"the reply is not a valid decision: {describe_validation_error(exc)}"
+            raise MalformedReply(problem, raw="", usage=self.usage_of(payload)) from None
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+            raise InvalidProviderResponse(
+                f"Invalid provider response from {self._channel.base_url}{self.path}: "
+                f"a reply of an unexpected shape ({type(exc).__name__}); check --base-url"
+            ) from None
 
     @abstractmethod
     def body(self, request: ModelRequest) -> dict[str, Any]: ...
@@ -218,6 +232,28 @@ class HttpAdapter(ABC):
     @staticmethod
     @abstractmethod
     def usage_of(payload: dict[str, Any]) -> Usage: ...
+
+
+MAX_TOOL_NAME = 100
+
+
+def tool_call(
+    name: str, args: dict[str, Any], *, thought: str, ref: str, problem: str | None
+) -> CallTool:
+    """A call as a model made it, within bounds: a long thought is cut (it is only kept for
+    debugging), a missing or overlong name makes the call invalid (never run)."""
+    if not name:
+        problem = "the tool call has no tool name"
+    elif len(name) > MAX_TOOL_NAME:
+        problem = f"the tool name is longer than {MAX_TOOL_NAME} characters"
+        name = name[:MAX_TOOL_NAME]
+    return CallTool(
+        tool=name or "(none)",
+        args=args,
+        thought=thought[:MAX_THOUGHT_CHARS],
+        call_id=ref,
+        invalid=problem,
+    )
 
 
 def next_step(request: ModelRequest) -> int:
@@ -259,10 +295,10 @@ def parse_json_decision(text: str, usage: Usage, call_ref: str) -> Decision:
     if not stripped:
         raise MalformedReply(f"the reply was empty; {expected}", raw=text, usage=usage)
     try:
-        payload = json.loads(stripped)
-    except json.JSONDecodeError as exc:
+        payload = read_json(stripped)
+    except JsonTextError as exc:
         raise MalformedReply(
-            f"the reply is not valid JSON ({exc.msg}); {expected}", raw=text, usage=usage
+            f"the reply is not valid JSON ({exc}); {expected}", raw=text, usage=usage
         ) from None
     try:
         decision = parse_decision(payload)

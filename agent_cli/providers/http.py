@@ -11,7 +11,7 @@ billing errors are never retried. A Ctrl-C during a wait ends it at once (time.s
 from __future__ import annotations
 
 import functools
-import json
+import math
 import random
 import ssl
 import time
@@ -33,6 +33,7 @@ from agent_cli.errors import (
     ProviderRequestError,
     ProviderUnavailable,
 )
+from agent_cli.providers.jsontext import JsonTextError, read_json
 from agent_cli.seams import DeadlineExceeded, ModelCall
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -63,23 +64,33 @@ class _Attempt:
     failure: str | None = None  # a connection error or timeout, when no response came
 
 
+MAX_SENSIBLE_WAIT = 7 * 86_400.0  # a wait beyond a week is not a real answer: treat as absent
+
+
 def retry_after_seconds(headers: Mapping[str, str], now: float) -> float | None:
-    """The server's requested wait: retry-after-ms wins over retry-after (seconds or a date)."""
+    """The server's requested wait: retry-after-ms wins over retry-after (seconds or a date).
+    Absurd values (negative, NaN, infinite, beyond a week) count as absent."""
     if (value := headers.get("retry-after-ms")) is not None:
         try:
-            return max(float(value) / 1000.0, 0.0)
+            return _sensible(float(value) / 1000.0)
         except ValueError:
             pass
     if (value := headers.get("retry-after")) is None:
         return None
     try:
-        return max(float(value), 0.0)
+        return _sensible(float(value))
     except ValueError:
         pass
     try:
-        return max(parsedate_to_datetime(value).timestamp() - now, 0.0)
-    except (TypeError, ValueError, IndexError):
+        return _sensible(max(parsedate_to_datetime(value).timestamp() - now, 0.0))
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
+
+
+def _sensible(seconds: float) -> float | None:
+    if not math.isfinite(seconds) or seconds < 0 or seconds > MAX_SENSIBLE_WAIT:
+        return None
+    return seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +103,8 @@ class ApiError:
     @classmethod
     def parse(cls, body: bytes, secret: str | None) -> ApiError:
         try:
-            data = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
+            data = read_json(body)
+        except JsonTextError:
             return cls("(the response body is not JSON)", frozenset())
         error = data.get("error") if isinstance(data, dict) else None
         if not isinstance(error, dict):
@@ -220,8 +231,8 @@ class Channel:
 
     def _json(self, result: _Attempt, url: str) -> dict[str, Any]:
         try:
-            payload = json.loads(result.body)
-        except (ValueError, UnicodeDecodeError):
+            payload = read_json(result.body)
+        except JsonTextError:
             payload = None
         if not isinstance(payload, dict):
             kind = result.headers.get("content-type", "no content type").split(";")[0]

@@ -31,11 +31,13 @@ from agent_cli.providers.base import (
     repair_message,
     reply_of,
     system_prompt,
+    tool_call,
     tool_specs,
     turns,
     wire_form,
 )
 from agent_cli.providers.http import Channel
+from agent_cli.providers.jsontext import JsonTextError, read_json
 from agent_cli.seams import ModelReply, ModelRequest, ToolSpec
 
 
@@ -96,6 +98,8 @@ class OpenAIChat(HttpAdapter):
         message, finish = _first_choice(payload)
         content = _text(message.get("content"))
         tool_calls = message.get("tool_calls") or []
+        if not isinstance(tool_calls, list):
+            raise InvalidProviderResponse("Invalid provider response: tool_calls is not a list")
         if refusal := message.get("refusal"):
             raise MalformedReply(f"the model refused: {refusal}", raw=str(refusal), usage=usage)
         if finish == "length":
@@ -152,9 +156,7 @@ def _call(raw: Any, thought: str, fallback_id: str, schemas: dict[str, Any]) -> 
     ref = raw.get("id") if isinstance(raw.get("id"), str) else fallback_id
     name = _text(function.get("name"))
     args, problem = _arguments(function.get("arguments"), name, schemas)
-    if not name:
-        problem = "the tool call has no tool name"
-    return CallTool(tool=name or "(none)", args=args, thought=thought, call_id=ref, invalid=problem)
+    return tool_call(name, args, thought=thought, ref=ref, problem=problem)
 
 
 def _arguments(
@@ -165,9 +167,9 @@ def _arguments(
     if not isinstance(arguments, str) or not arguments.strip():
         return {}, None
     try:
-        args = json.loads(arguments)
-    except json.JSONDecodeError as exc:
-        return {}, f"the arguments for {name} are not valid JSON ({exc.msg}); expected {expected}"
+        args = read_json(arguments)
+    except JsonTextError as exc:
+        return {}, f"the arguments for {name} are not valid JSON ({exc}); expected {expected}"
     if not isinstance(args, dict):
         return {}, f"the arguments for {name} must be a JSON object; expected {expected}"
     return args, None

@@ -1,0 +1,56 @@
+"""Reading JSON that a provider sent: bounded nesting, valid text, never an internal error.
+
+`json.loads` alone recurses once per level (a reply nested 100,000 deep raises RecursionError)
+and keeps lone surrogates; everything a provider sends goes through `read_json` instead.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent_cli.text import valid_text
+
+MAX_DEPTH = 64  # a real reply nests about 6 deep; tool arguments a few levels more
+
+
+class JsonTextError(ValueError):
+    """The text is not JSON this program will read; the message says why."""
+
+
+def read_json(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
+    """Decode JSON, refusing anything nested deeper than `max_depth`, with every string (keys
+    included) made valid Unicode."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise JsonTextError(f"nested deeper than {max_depth} levels") from None
+    except UnicodeDecodeError:
+        raise JsonTextError("not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise JsonTextError(exc.msg) from None
+    return tidy(value, max_depth=max_depth)
+
+
+def tidy(value: Any, *, max_depth: int = MAX_DEPTH) -> Any:
+    """Check the nesting depth without recursion and repair strings (in place in containers)."""
+    if isinstance(value, str):
+        return valid_text(value)
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        node, depth = pending.pop()
+        if depth > max_depth:
+            raise JsonTextError(f"nested deeper than {max_depth} levels")
+        if isinstance(node, dict):
+            _tidy_keys(node)
+        for key, item in list(node.items() if isinstance(node, dict) else enumerate(node)):
+            if isinstance(item, str):
+                node[key] = valid_text(item)
+            elif isinstance(item, dict | list):
+                pending.append((item, depth + 1))
+    return value
+
+
+def _tidy_keys(node: dict[str, Any]) -> None:
+    for key in [key for key in node if valid_text(key) != key]:
+        node[valid_text(key)] = node.pop(key)

@@ -1,0 +1,261 @@
+"""Whatever a provider sends ends as a repair or a clean ProviderError, never an internal error,
+and every run's trace ends with run_finished whatever went wrong."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from agent_cli.cli import app
+from agent_cli.errors import MalformedReply, ProviderError
+from agent_cli.providers.anthropic import AnthropicMessages, AnthropicOptions
+from agent_cli.providers.http import Channel, RetryPolicy, retry_after_seconds
+from agent_cli.providers.jsontext import JsonTextError, read_json
+from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
+from agent_cli.seams import ModelRequest
+from agent_cli.text import valid_text
+
+from .fakellm import FakeLLM, Reply, anthropic_calls, anthropic_text, openai_calls, openai_text
+from .test_providers import ask, final, records
+
+runner = CliRunner()
+DEEP = 900
+
+
+def test_read_json_bounds_nesting_and_repairs_surrogates() -> None:
+    assert read_json('{"a": ["\\ud800x", {"\\udfff": 1}]}') == {"a": ["\ufffdx", {"\ufffd": 1}]}
+    assert read_json('"\\ud83d\\ude00"') == "\U0001f600"  # a valid pair is kept as one emoji
+    with pytest.raises(JsonTextError, match="nested deeper than 64"):
+        read_json("[" * DEEP + "]" * DEEP)
+    with pytest.raises(JsonTextError, match="nested deeper"):
+        read_json("[" * 200_000 + "]" * 200_000)  # json.loads alone raises RecursionError
+    with pytest.raises(JsonTextError):
+        read_json(b"\xff\xfe{")
+    assert valid_text("plain") == "plain"
+
+
+def test_a_deeply_nested_body_is_an_invalid_response(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(Reply(200, "[" * 200_000 + "]" * 200_000, {"content-type": "application/json"}))
+    result = ask(fake_llm, "openai")
+    assert result.exit_code == 1
+    assert "Invalid provider response" in result.stderr
+    assert "internal error" not in result.stderr
+    assert final(result)["event"] == "run_finished"
+    assert final(result)["status"] == "error"
+
+
+def test_deeply_nested_tool_arguments_are_a_repair(fake_llm: FakeLLM) -> None:
+    nested = "[" * DEEP + "]" * DEEP
+    fake_llm.queue(
+        openai_calls(("lookup_order", '{"order_code": ' + nested + "}")),
+        openai_calls(("lookup_order", {"order_code": "A100"})),
+        openai_text("Order A100 is refundable."),
+    )
+    result = ask(fake_llm, "openai")
+    assert result.exit_code == 0, result.stderr
+    repairs = [r for r in records(result) if r["event"] == "repair"]
+    assert len(repairs) == 1
+    assert "nested deeper than 64 levels" in repairs[0]["problem"]
+    assert fake_llm.violations == []
+
+
+def test_deeply_nested_anthropic_input_ends_cleanly(fake_llm: FakeLLM) -> None:
+    body = json.dumps(anthropic_calls(("lookup_order", {"order_code": "A100"})))
+    body = body.replace('"A100"', "[" * DEEP + "]" * DEEP)
+    fake_llm.queue(Reply(200, body, {"content-type": "application/json"}))
+    result = ask(fake_llm, "anthropic")
+    assert result.exit_code == 1
+    assert "Invalid provider response" in result.stderr
+    assert final(result)["status"] == "error"
+
+
+@pytest.mark.parametrize("value", ["1e400", "-5000", "nan", "inf", "1e15", "abc"])
+def test_absurd_retry_after_ms_is_treated_as_absent(value: str) -> None:
+    assert retry_after_seconds({"retry-after-ms": value}, now=0.0) is None
+
+
+@pytest.mark.parametrize(
+    "value", ["1e400", "-3", "nan", "-inf", "99999999999", "Fri, 31 Dec 99999 23:59:59 GMT"]
+)
+def test_absurd_retry_after_is_treated_as_absent(value: str) -> None:
+    assert retry_after_seconds({"retry-after": value}, now=0.0) is None
+
+
+def test_an_overflowing_retry_after_ms_falls_back_to_backoff(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(
+        Reply(503, {"error": {"message": "busy"}}, {"retry-after-ms": "1e400"}),
+        openai_text("ok"),
+    )
+    result = ask(fake_llm, "openai")
+    assert result.exit_code == 0, result.stderr
+    calls = [r for r in records(result) if r["event"] == "model_call"]
+    assert calls[0]["status"] == 503
+    assert 0.375 <= calls[0]["retry_in_s"] <= 0.5  # the SDKs' first backoff, with jitter
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_lone_surrogate_in_the_answer_is_replaced(fake_llm: FakeLLM, provider: str) -> None:
+    text = "Order A100 \ud800 is refundable."
+    reply = openai_text(text) if provider == "openai" else anthropic_text(text)
+    raw = json.dumps(reply)  # ensure_ascii writes the surrogate as \ud800
+    assert "\\ud800" in raw
+    fake_llm.queue(Reply(200, raw, {"content-type": "application/json"}))
+    result = ask(fake_llm, provider)
+    assert result.exit_code == 0, result.stderr
+    assert final(result)["answer"] == "Order A100 \ufffd is refundable."
+    result.stdout.encode("utf-8")  # every line is valid UTF-8
+
+
+def test_an_oversized_answer_is_a_repair_not_a_crash(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(openai_text("x" * 30_000), openai_text("Short answer."))
+    result = ask(fake_llm, "openai")
+    assert result.exit_code == 0, result.stderr
+    repairs = [r for r in records(result) if r["event"] == "repair"]
+    assert "answer: String should have at most 20000 characters" in repairs[0]["problem"]
+
+
+class _Exploding:
+    provider = "test"
+    model = "exploding"
+
+    def decide(self, request: ModelRequest) -> Any:
+        raise RuntimeError("boom in the model")
+
+
+def _trace_records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_model_raising_anything_still_ends_the_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("agent_cli.runtime.choose_model", lambda *_: _Exploding())
+    trace = tmp_path / "run.jsonl"
+    result = runner.invoke(app, ["ask", "Is A100 refundable?", "--trace", str(trace)])
+    assert result.exit_code == 1
+    assert "internal error (RuntimeError: boom in the model)" in result.stderr
+    last = _trace_records(trace)[-1]
+    assert last["event"] == "run_finished"
+    assert last["status"] == "error"
+    assert last["error"] == "internal error (RuntimeError: boom in the model)"
+
+
+def test_a_toolbox_raising_anything_still_ends_the_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def explode(*_: object) -> None:
+        raise RuntimeError("boom in a tool")
+
+    monkeypatch.setattr("agent_cli.tools.ToolRegistry.invoke", explode)
+    trace = tmp_path / "run.jsonl"
+    result = runner.invoke(app, ["ask", "Is A100 refundable?", "--dry-run", "--trace", str(trace)])
+    assert result.exit_code == 1
+    assert "RuntimeError: boom in a tool" in result.stderr
+    kinds = [r["event"] for r in _trace_records(trace)]
+    assert kinds == ["run_started", "decision", "run_finished"]
+    assert _trace_records(trace)[-1]["status"] == "error"
+
+
+# --- fuzzing the reply parsers -----------------------------------------------------------------
+
+_ODD_VALUES: list[Any] = [
+    None,
+    True,
+    -1,
+    10**30,
+    1.5e308,
+    "",
+    "\ud800",
+    "x" * 25_000,
+    [],
+    {},
+    [[[[[]]]]],
+    {"type": "text"},
+    {"type": "tool_use", "name": 5},
+]
+
+
+def _mutations(payload: Any, rng: random.Random) -> Any:
+    """A copy of `payload` with one random value anywhere in it replaced by an odd one."""
+    mutated = copy.deepcopy(payload)
+    places: list[tuple[Any, Any]] = []
+    pending = [mutated]
+    while pending:
+        node = pending.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in items:
+            places.append((node, key))
+            if isinstance(value, dict | list):
+                pending.append(value)
+    if not places:
+        return rng.choice(_ODD_VALUES)
+    node, key = rng.choice(places)
+    node[key] = copy.deepcopy(rng.choice(_ODD_VALUES))
+    return mutated
+
+
+def _request() -> ModelRequest:
+    return ModelRequest("Is A100 refundable?", date(2026, 10, 13), (), (), deadline=1e12)
+
+
+class _Replies:
+    """A transport that answers every request with the payload it holds."""
+
+    def __init__(self) -> None:
+        self.payload: Any = None
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=json.dumps(self.payload).encode())
+
+
+def _adapters(replies: _Replies) -> list[OpenAIChat | AnthropicMessages]:
+    def channel() -> Channel:
+        return Channel(
+            base_url="http://127.0.0.1:9",
+            headers={},
+            secret=None,
+            key_env=None,
+            connect_timeout=1,
+            read_timeout=1,
+            retry=RetryPolicy(max_retries=0),
+            transport=httpx.MockTransport(replies),
+        )
+
+    return [
+        OpenAIChat(channel(), OpenAIOptions("m", mode="tools")),
+        OpenAIChat(channel(), OpenAIOptions("m", mode="json")),
+        AnthropicMessages(channel(), AnthropicOptions("m", mode="tools")),
+        AnthropicMessages(channel(), AnthropicOptions("m", mode="json")),
+    ]
+
+
+def test_mutated_replies_never_escape_as_internal_errors() -> None:
+    rng = random.Random(20261202)
+    seeds = [
+        openai_calls(("lookup_order", {"order_code": "A100"}), ("refund_policy", "{}")),
+        openai_text('{"type": "final", "answer": "ok"}'),
+        anthropic_calls(("lookup_order", {"order_code": "A100"}), text="thinking"),
+        anthropic_text('{"type": "tool", "tool": "refund_policy"}'),
+    ]
+    replies = _Replies()
+    outcomes: dict[str, int] = {}
+    for adapter in _adapters(replies):
+        for _ in range(300):
+            replies.payload = _mutations(rng.choice(seeds), rng)
+            try:
+                adapter.decide(_request())
+                outcome = "parsed"
+            except (MalformedReply, ProviderError) as exc:
+                outcome = type(exc).__name__
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        adapter.close()
+    # Every kind of outcome was reached, so the mutations really hit the parsers.
+    assert {"parsed", "MalformedReply", "InvalidProviderResponse"} <= set(outcomes)
