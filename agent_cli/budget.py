@@ -48,6 +48,7 @@ class Limits:
     max_observation_chars: int = 2_000
     history_tokens: int = 4_000  # estimated size above which old observations are elided
     answer_at_limit: bool = True  # one tool-less call for the best answer at a step limit
+    max_calls_per_reply: int = 8  # calls past it in one reply are answered ERROR, not run
 
 
 @dataclass(slots=True)
@@ -80,6 +81,7 @@ class RunState:
     last_usage: Usage = field(default_factory=Usage)
     history: tuple[Step, ...] = ()
     waited_for_person: float = 0.0  # seconds spent on questions and approvals
+    call_ids: set[str] = field(default_factory=set)  # every call id used in this run
     _last_call: str = ""
     _repeats: int = 0
 

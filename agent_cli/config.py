@@ -45,6 +45,7 @@ class LimitSettings(_Section):
     max_observation_chars: int = Field(default=2_000, ge=100, le=1_000_000)
     history_tokens: int = Field(default=4_000, ge=500, le=10_000_000)
     answer_at_limit: bool = True
+    max_calls_per_reply: int = Field(default=8, ge=1, le=100)
 
 
 class PolicySettings(_Section):

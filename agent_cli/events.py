@@ -72,6 +72,11 @@ class ModelCalled(Event):
     error: str | None = None
 
 
+# An unusable reply; a rejected tool call; more calls in one reply than may run; an answer that
+# names an order no tool looked up.
+RepairCause = Literal["reply", "call", "calls", "answer"]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RepairRequested(Event):
     """The model's output could not be used; it is told why and may try again."""
@@ -80,7 +85,7 @@ class RepairRequested(Event):
     step: int
     problem: str
     repairs: int  # how many so far in this run, this one included
-    cause: Literal["reply", "call"]  # an unusable reply, or a rejected tool call
+    cause: RepairCause
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

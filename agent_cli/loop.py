@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import date
-from typing import Literal, assert_never, cast
+from typing import assert_never, cast
 
 from agent_cli.budget import REPEATS_BEFORE_ERROR, Limits, RunState
 from agent_cli.decisions import AskUser, CallTool, Decision, FinalAnswer, Step, Usage
@@ -37,6 +37,7 @@ from agent_cli.events import (
     ModelCalled,
     ModelDecided,
     QuestionAsked,
+    RepairCause,
     RepairRequested,
     RunStarted,
     RunStatus,
@@ -139,8 +140,10 @@ def _react(context: _Context, state: RunState) -> Generator[Event, Reply, str]:
         if consulted is None:  # an unusable reply, fed back as a repair
             continue
         reply, latency_ms = consulted
+        decisions = _distinct_ids(reply.decisions, state)
+        allowed = decisions[: state.limits.max_calls_per_reply]
         steps: list[Step] = []
-        for decision in reply.decisions:
+        for decision in allowed:
             yield _decided(decision, reply.usage, latency_ms, number, state)
             match decision:
                 case FinalAnswer(answer=answer):
@@ -156,8 +159,39 @@ def _react(context: _Context, state: RunState) -> Generator[Event, Reply, str]:
                     steps.append(step)
                 case _ as unreachable:
                     assert_never(unreachable)
+        if skipped := decisions[len(allowed) :]:
+            steps += _not_run(skipped, number, state.limits.max_calls_per_reply)
+            yield _repair(steps[-1].observation, "calls", number, state)
         state.history = (*state.history, *steps)
     raise MaxStepsExceeded(state.limits.max_steps)
+
+
+def _distinct_ids(decisions: tuple[Decision, ...], state: RunState) -> tuple[Decision, ...]:
+    """The decisions with every call id unique in the run: a lax server may repeat an id, and
+    the next request must answer each id exactly once."""
+    unique: list[Decision] = []
+    for decision in decisions:
+        ref = None if isinstance(decision, FinalAnswer) else decision.call_id
+        if ref is None:
+            unique.append(decision)
+            continue
+        fresh, n = ref, 1
+        while fresh in state.call_ids:
+            n += 1
+            fresh = f"{ref}_{n}"
+        state.call_ids.add(fresh)
+        unique.append(decision if fresh == ref else decision.model_copy(update={"call_id": fresh}))
+    return tuple(unique)
+
+
+def _not_run(skipped: tuple[Decision, ...], number: int, limit: int) -> list[Step]:
+    """One ERROR result for each call past the per-reply limit, so every call id gets one."""
+    text = (
+        f"ERROR: not run: the reply held {limit + len(skipped)} calls and at most {limit} run "
+        "per reply; make the remaining calls in your next reply"
+    )
+    calls = [d.as_call() if isinstance(d, AskUser) else d for d in skipped]
+    return [Step(number, call, text, True) for call in calls if isinstance(call, CallTool)]
 
 
 def _consult(
@@ -273,9 +307,7 @@ def _decided(
     )
 
 
-def _repair(
-    problem: str, cause: Literal["reply", "call"], number: int, state: RunState
-) -> RepairRequested:
+def _repair(problem: str, cause: RepairCause, number: int, state: RunState) -> RepairRequested:
     """Count one repair (raising past the budget) and describe it for the trace."""
     state.count_repair(problem)
     return RepairRequested(

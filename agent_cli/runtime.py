@@ -138,6 +138,7 @@ def limits_for(settings: Settings, model: str) -> Limits:
         max_observation_chars=config.max_observation_chars,
         history_tokens=config.history_tokens,
         answer_at_limit=config.answer_at_limit,
+        max_calls_per_reply=config.max_calls_per_reply,
     )
 
 

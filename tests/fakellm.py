@@ -164,6 +164,8 @@ def _openai_problem(body: dict[str, Any]) -> str | None:
             for call in message.get("tool_calls") or []:
                 if not isinstance(call["function"]["arguments"], str):
                     return "tool call arguments must be a string"
+                if call["id"] in pending:
+                    return f"duplicate tool_call id {call['id']}"
                 pending.append(call["id"])
     return f"tool_call_ids without a result: {pending}" if pending else None
 
@@ -179,7 +181,7 @@ def _anthropic_problem(headers: dict[str, str], body: dict[str, Any]) -> str | N
     for tool in body.get("tools", []):
         if "name" not in tool or "input_schema" not in tool:
             return "each tool needs a name and an input_schema"
-    expected_role, pending = "user", []
+    expected_role, pending, used = "user", [], set()
     for message in messages:
         if message.get("role") != expected_role:
             return f"roles must alternate; got {message.get('role')} for {expected_role}"
@@ -191,6 +193,9 @@ def _anthropic_problem(headers: dict[str, str], body: dict[str, Any]) -> str | N
         if sorted(results) != sorted(pending):
             return f"tool_use ids {pending} need exactly one tool_result each, got {results}"
         pending = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+        if set(pending) & used or len(set(pending)) != len(pending):
+            return f"tool_use ids must be unique: {pending}"
+        used.update(pending)
         expected_role = "assistant" if expected_role == "user" else "user"
     return None
 

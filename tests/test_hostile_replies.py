@@ -259,3 +259,70 @@ def test_mutated_replies_never_escape_as_internal_errors() -> None:
         adapter.close()
     # Every kind of outcome was reached, so the mutations really hit the parsers.
     assert {"parsed", "MalformedReply", "InvalidProviderResponse"} <= set(outcomes)
+
+
+# --- limits per reply --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_calls_past_the_per_reply_limit_are_answered_not_run(
+    fake_llm: FakeLLM, provider: str
+) -> None:
+    many = [("lookup_order", {"order_code": f"A{100 + i}"}) for i in range(11)]
+    calls = openai_calls(*many) if provider == "openai" else anthropic_calls(*many)
+    answer = openai_text("Done.") if provider == "openai" else anthropic_text("Done.")
+    fake_llm.queue(calls, answer)
+    result = ask(fake_llm, provider)
+    assert result.exit_code == 0, result.stderr
+    seen = records(result)
+    observed = [r for r in seen if r["event"] == "observation"]
+    assert len(observed) == 8  # the default limits.max_calls_per_reply
+    repair = next(r for r in seen if r["event"] == "repair")
+    assert repair["cause"] == "calls"
+    assert "the reply held 11 calls and at most 8 run per reply" in repair["problem"]
+    assert fake_llm.violations == []  # the second request answered all 11 ids
+    second = fake_llm.bodies()[1]["messages"]
+    if provider == "openai":
+        results = [m for m in second if m["role"] == "tool"]
+    else:
+        results = [b for b in second[-1]["content"] if b["type"] == "tool_result"]
+    assert len(results) == 11
+    assert all("not run" in str(r["content"]) for r in results[8:])
+
+
+def test_the_per_reply_limit_is_a_setting(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[limits]\nmax_calls_per_reply = 1\n")
+    fake_llm.queue(
+        openai_calls(("refund_policy", {}), ("lookup_order", {"order_code": "A100"})),
+        openai_text("Done."),
+    )
+    result = ask(fake_llm, "openai", "--config", str(config))
+    assert result.exit_code == 0, result.stderr
+    assert [r["tool"] for r in records(result) if r["event"] == "observation"] == ["refund_policy"]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_duplicate_call_ids_are_made_unique(fake_llm: FakeLLM, provider: str) -> None:
+    if provider == "openai":
+        first = openai_calls(("lookup_order", {"order_code": "A100"}), ("refund_policy", {}))
+        for call in first["choices"][0]["message"]["tool_calls"]:
+            call["id"] = "call_same"
+        again = openai_calls(("refund_policy", {}))
+        again["choices"][0]["message"]["tool_calls"][0]["id"] = "call_same"
+        answer = openai_text("Done.")
+    else:
+        first = anthropic_calls(("lookup_order", {"order_code": "A100"}), ("refund_policy", {}))
+        for block in first["content"]:
+            block["id"] = "toolu_same"
+        again = anthropic_calls(("lookup_order", {"order_code": "A101"}))
+        again["content"][0]["id"] = "toolu_same"
+        answer = anthropic_text("Done.")
+    fake_llm.queue(first, again, answer)
+    result = ask(fake_llm, provider)
+    assert result.exit_code == 0, result.stderr
+    assert fake_llm.violations == []
+    ids = [r["decision"].get("call_id") for r in records(result) if r["event"] == "decision"]
+    ids = ids[:3]
+    assert len(set(ids)) == 3
+    assert ids[0] in ("call_same", "toolu_same")

@@ -29,6 +29,7 @@ from agent_cli.events import (
 from agent_cli.ui.console import clean_text
 
 _INDENT = 4
+_REPAIRS = {"reply": "unusable reply", "calls": "too many calls", "answer": "answer not accepted"}
 
 
 class RunView:
@@ -79,8 +80,9 @@ class RunView:
         self._note_line(f"{verdict} by {who}{why}", event.step, "⚖", style)
 
     def _repair(self, event: RepairRequested) -> None:
-        if event.cause == "reply":  # a rejected call already shows as its observation
-            self._note(f"unusable reply (repair {event.repairs}): {event.problem}", event.step)
+        what = _REPAIRS.get(event.cause)  # a rejected call already shows as its observation
+        if what is not None:
+            self._note(f"{what} (repair {event.repairs}): {event.problem}", event.step)
 
     def _started(self, event: RunStarted) -> None:
         line = f"{event.provider}/{event.model} · today {event.today} · max {event.max_steps} steps"
