@@ -49,6 +49,7 @@ class Limits:
     history_tokens: int = 4_000  # estimated size above which old observations are elided
     answer_at_limit: bool = True  # one tool-less call for the best answer at a step limit
     max_calls_per_reply: int = 8  # calls past it in one reply are answered ERROR, not run
+    grounding: bool = True  # a final answer must pass the grounding check (see grounding.py)
 
 
 @dataclass(slots=True)

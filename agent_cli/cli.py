@@ -181,6 +181,13 @@ TodayOption = Annotated[
     str | None, typer.Option(help="Today's date for the model, YYYY-MM-DD (reproducible runs).")
 ]
 TraceOption = Annotated[Path | None, typer.Option(help="Append the JSON Lines trace to this file.")]
+NoGroundingOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-grounding",
+        help="Accept answers naming orders the run did not look up (limits.grounding = false).",
+    ),
+]
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -198,6 +205,7 @@ def ask(
     max_cost: MaxCostOption = None,
     today: TodayOption = None,
     trace: TraceOption = None,
+    no_grounding: NoGroundingOption = False,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the trace events as JSON Lines on stdout only.")
     ] = False,
@@ -217,6 +225,7 @@ def ask(
         max_cost=max_cost,
         today=today,
         trace=trace,
+        grounding=False if no_grounding else None,
         quiet=quiet,
         provider=ProviderOptions(provider, model, base_url, mode, config),
     )
@@ -237,6 +246,7 @@ def chat(
     max_cost: MaxCostOption = None,
     today: TodayOption = None,
     trace: TraceOption = None,
+    no_grounding: NoGroundingOption = False,
     config: ConfigOption = None,
 ) -> None:
     """Talk to the agent question after question; /help lists the commands.
@@ -257,6 +267,7 @@ def chat(
         max_cost=max_cost,
         today=today,
         trace=trace,
+        grounding=False if no_grounding else None,
         provider=ProviderOptions(provider, model, base_url, mode, config),
     )
     raise typer.Exit(run_chat(options))

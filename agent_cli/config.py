@@ -46,6 +46,7 @@ class LimitSettings(_Section):
     history_tokens: int = Field(default=4_000, ge=500, le=10_000_000)
     answer_at_limit: bool = True
     max_calls_per_reply: int = Field(default=8, ge=1, le=100)
+    grounding: bool = True  # answers may name only orders looked up in the run
 
 
 class PolicySettings(_Section):

@@ -14,6 +14,7 @@
     │   └── ProviderError             the LLM service failed or refused the request
     │       ├── ProviderAuthError         401/403: the key was rejected or lacks permission
     │       ├── ProviderRequestError      400/404/413/422: the request was refused; not retried
+    │       │   └── FeatureRejected           the server refused response_format or tools
     │       ├── ProviderBillingError      quota or spend limit reached; not retried
     │       ├── ProviderRateLimited       429 asking to wait longer than we will
     │       ├── ProviderUnavailable       5xx/529/connection errors after every retry
@@ -26,7 +27,8 @@
     │   ├── RunTimedOut
     │   ├── TokenBudgetExceeded
     │   ├── CostBudgetExceeded
-    │   └── NoProgress                the same call again and again
+    │   ├── NoProgress                the same call again and again
+    │   └── Ungrounded                answers naming orders no tool looked up, past the repairs
     └── Interrupted               exit 130: the user pressed Ctrl-C
 
 Messages are one line and say what to do next. Exceptions never print themselves: the CLI's
@@ -105,6 +107,20 @@ class ProviderAuthError(ProviderError):
 
 class ProviderRequestError(ProviderError):
     pass
+
+
+class FeatureRejected(ProviderRequestError):
+    """The server refused an optional part of the request (`response_format`, `tools`): the
+    adapter may try a plainer form; never retried as an overload."""
+
+    def __init__(
+        self, message: str, *, feature: str, status: int, attempt: int, latency_ms: float
+    ) -> None:
+        super().__init__(message)
+        self.feature = feature
+        self.status = status
+        self.attempt = attempt
+        self.latency_ms = latency_ms
 
 
 class ProviderBillingError(ProviderError):
@@ -200,6 +216,16 @@ class NoProgress(LimitReached):
         super().__init__(
             f"No progress: the model called {tool} with the same arguments {times} times in a "
             "row; rephrase the question or try another model"
+        )
+
+
+class Ungrounded(LimitReached):
+    status = "ungrounded"
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(
+            f"The model kept answering without the facts to back it: {problem}; "
+            "try another model, or --no-grounding to accept such answers"
         )
 
 

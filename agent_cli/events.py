@@ -21,6 +21,7 @@ RunStatus = Literal[
     "token_budget",
     "cost_budget",
     "no_progress",
+    "ungrounded",
     "error",
     "interrupted",
 ]
@@ -46,6 +47,7 @@ class RunStarted(Event):
     timeout_s: float
     today: str
     tools: tuple[str, ...]
+    grounding: bool = False  # answers must name only orders looked up in this run
     schema: int = TRACE_SCHEMA_VERSION
 
 
@@ -70,6 +72,7 @@ class ModelCalled(Event):
     usage: Usage = field(default_factory=Usage)
     retry_in_s: float | None = None  # set when this attempt failed and will be retried
     error: str | None = None
+    fallback: str | None = None  # the server refused part of the request: what is sent instead
 
 
 # An unusable reply; a rejected tool call; more calls in one reply than may run; an answer that

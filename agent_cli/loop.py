@@ -29,6 +29,7 @@ from agent_cli.errors import (
     NeedsInput,
     RunTimedOut,
     Terminated,
+    Ungrounded,
 )
 from agent_cli.events import (
     ApprovalDecided,
@@ -45,6 +46,7 @@ from agent_cli.events import (
 )
 from agent_cli.seams import (
     FAIL_CLOSED,
+    AnswerCheck,
     ApprovalNeeded,
     DeadlineExceeded,
     Exchange,
@@ -69,6 +71,7 @@ def run(
     limits: Limits | None = None,
     today: date | None = None,
     conversation: tuple[Exchange, ...] = (),
+    check_answer: AnswerCheck | None = None,
     run_id: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     wall: Callable[[], float] = time.time,
@@ -77,7 +80,9 @@ def run(
     answers a `QuestionAsked` with `send(reply)` and an `ApprovalRequested` with a Verdict."""
     limits = limits or Limits()
     state = RunState(run_id or uuid.uuid4().hex, limits, clock, wall, started=clock())
-    context = _Context(goal, model, toolbox, toolbox.specs(), today or date.today(), conversation)
+    context = _Context(
+        goal, model, toolbox, toolbox.specs(), today or date.today(), conversation, check_answer
+    )
     try:
         yield RunStarted(
             run_id=state.run_id,
@@ -90,6 +95,7 @@ def run(
             today=context.today.isoformat(),
             tools=tuple(spec.name for spec in context.specs),
             remembered_turns=len(conversation),
+            grounding=check_answer is not None,
         )
         answer = yield from _react(context, state)
     except KeyboardInterrupt as interrupt:
@@ -129,6 +135,10 @@ class _Context:
     specs: tuple[ToolSpec, ...]
     today: date
     conversation: tuple[Exchange, ...]
+    check_answer: AnswerCheck | None
+
+    def answer_problem(self, answer: str, history: tuple[Step, ...]) -> str | None:
+        return self.check_answer(answer, history) if self.check_answer else None
 
 
 def _react(context: _Context, state: RunState) -> Generator[Event, Reply, str]:
@@ -147,7 +157,9 @@ def _react(context: _Context, state: RunState) -> Generator[Event, Reply, str]:
             yield _decided(decision, reply.usage, latency_ms, number, state)
             match decision:
                 case FinalAnswer(answer=answer):
-                    return answer
+                    if (problem := context.answer_problem(answer, state.history)) is None:
+                        return answer
+                    yield _refuse_answer(answer, problem, number, state)
                 case CallTool() as call:
                     state.check_deadline()
                     step, rejected = yield from _act(call, number, context.toolbox, state)
@@ -164,6 +176,15 @@ def _react(context: _Context, state: RunState) -> Generator[Event, Reply, str]:
             yield _repair(steps[-1].observation, "calls", number, state)
         state.history = (*state.history, *steps)
     raise MaxStepsExceeded(state.limits.max_steps)
+
+
+def _refuse_answer(answer: str, problem: str, number: int, state: RunState) -> RepairRequested:
+    """An answer that failed the check goes back to the model as a repair; past the repair
+    budget the run ends as ungrounded (the trace keeps the answer in its decision record)."""
+    if state.repairs >= state.limits.max_repairs:
+        raise Ungrounded(problem)
+    state.history = (*state.history, Step(number, None, problem, True, answer))
+    return _repair(problem, "answer", number, state)
 
 
 def _distinct_ids(decisions: tuple[Decision, ...], state: RunState) -> tuple[Decision, ...]:
@@ -248,6 +269,8 @@ def _last_word(context: _Context, state: RunState) -> Generator[Event, Reply, st
     if not isinstance(decision, FinalAnswer):
         return None
     yield _decided(decision, reply.usage, latency_ms, number, state)
+    if context.answer_problem(decision.answer, state.history) is not None:
+        return None  # an ungrounded last word is no answer
     return decision.answer
 
 
@@ -291,6 +314,7 @@ def _calls(calls: list[ModelCall], number: int, state: RunState) -> Generator[Ev
             usage=call.usage,
             retry_in_s=call.retry_in_s,
             error=call.error,
+            fallback=call.fallback,
         )
 
 

@@ -17,6 +17,7 @@ from agent_cli.budget import Limits, Price, RefundCounter
 from agent_cli.config import Settings, choose_provider, load_settings
 from agent_cli.errors import UsageError
 from agent_cli.events import ApprovalRequested, Event, QuestionAsked
+from agent_cli.grounding import ground_answer
 from agent_cli.loop import run
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import load_script
@@ -60,6 +61,7 @@ class RunOptions:
     today: str | None = None
     trace: Path | None = None
     quiet: bool = False
+    grounding: bool | None = None  # False: --no-grounding
     provider: ProviderOptions = field(default_factory=ProviderOptions)
 
     def settings(self) -> Settings:
@@ -68,6 +70,7 @@ class RunOptions:
             "timeout": self.timeout,
             "max_tokens": self.max_tokens,
             "max_cost": self.max_cost,
+            "grounding": self.grounding,
         }
         return load_settings(
             self.provider.config, overrides={"limits": limits, **self.provider.overrides()}
@@ -96,6 +99,7 @@ class Runtime:
             limits=self.limits,
             today=self.today,
             conversation=conversation,
+            check_answer=ground_answer if self.limits.grounding else None,
         )
 
 
@@ -139,6 +143,7 @@ def limits_for(settings: Settings, model: str) -> Limits:
         history_tokens=config.history_tokens,
         answer_at_limit=config.answer_at_limit,
         max_calls_per_reply=config.max_calls_per_reply,
+        grounding=config.grounding,
     )
 
 

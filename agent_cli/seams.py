@@ -43,6 +43,7 @@ class ModelCall:
     usage: Usage = field(default_factory=Usage)
     retry_in_s: float | None = None
     error: str | None = None
+    fallback: str | None = None  # the plainer request form used from now on, after a refusal
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,10 @@ class Verdict:
 
 
 FAIL_CLOSED = Verdict(False, "rule", "no one could be asked (no terminal); denied")
+
+# A check of a final answer against the run's history: None when it is acceptable, else the
+# problem, which the model is told (the grounding check).
+AnswerCheck = Callable[[str, tuple[Step, ...]], str | None]
 
 # What a consumer sends back into a run: a reply to a question, a verdict, or nothing.
 Reply = str | Verdict | None

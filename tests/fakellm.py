@@ -40,6 +40,9 @@ class FakeLLM:
         self.requests: list[Seen] = []
         self.violations: list[str] = []
         self.connections = 0
+        # Imitate servers that refuse parts of a request (llama.cpp, Ollama, vLLM).
+        self.refuse_formats: set[str] = set()  # response_format types answered with a 500
+        self.refuse_tools: Reply | None = None  # the answer to any request that has tools
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.fake = self  # type: ignore[attr-defined]
@@ -95,7 +98,10 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         fake.requests.append(Seen(self.command, self.path, headers, body))
         problem = _shape_problem(self.path, headers, body) if self.command == "POST" else None
-        if problem:
+        refusal = _refusal(fake, body)
+        if refusal is not None:
+            reply = refusal
+        elif problem:
             fake.violations.append(problem)
             reply = Reply(400, {"error": {"message": problem, "type": "invalid_request_error"}})
         elif fake.replies:
@@ -129,6 +135,22 @@ class _Handler(BaseHTTPRequestHandler):
                     time.sleep(reply.trickle)
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+def _refusal(fake: FakeLLM, body: Any) -> Reply | None:
+    if not isinstance(body, dict):
+        return None
+    kind = (body.get("response_format") or {}).get("type")
+    if kind in fake.refuse_formats:
+        # What llama-cpp-python's server answers for a response_format type it does not know.
+        message = (
+            "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+            f"'msg': \"Input should be 'text' or 'json_object'\", 'input': '{kind}'}}]"
+        )
+        return Reply(500, {"error": {"message": message, "type": "internal_server_error"}})
+    if fake.refuse_tools is not None and body.get("tools"):
+        return fake.refuse_tools
+    return None
 
 
 def _shape_problem(path: str, headers: dict[str, str], body: Any) -> str | None:

@@ -130,6 +130,7 @@ def test_memory_reaches_the_provider(fake_llm: FakeLLM) -> None:
     fake_llm.queue(
         openai_calls(("lookup_order", {"order_code": "A100"})),
         openai_text("A100 is refundable."),
+        openai_calls(("lookup_order", {"order_code": "A101"})),
         openai_text("A101 is not: it is still shipping."),
     )
     result = chat(

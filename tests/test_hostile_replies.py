@@ -108,7 +108,7 @@ def test_a_lone_surrogate_in_the_answer_is_replaced(fake_llm: FakeLLM, provider:
     raw = json.dumps(reply)  # ensure_ascii writes the surrogate as \ud800
     assert "\\ud800" in raw
     fake_llm.queue(Reply(200, raw, {"content-type": "application/json"}))
-    result = ask(fake_llm, provider)
+    result = ask(fake_llm, provider, "--no-grounding")
     assert result.exit_code == 0, result.stderr
     assert final(result)["answer"] == "Order A100 \ufffd is refundable."
     result.stdout.encode("utf-8")  # every line is valid UTF-8

@@ -8,12 +8,14 @@ as assistant content (text, then `tool_use` blocks) followed by one user message
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from agent_cli.decisions import CallTool, Usage
 from agent_cli.errors import InvalidProviderResponse, MalformedReply
 from agent_cli.providers.base import (
+    REFUSES_TOOLS,
     HttpAdapter,
     Mode,
     Turn,
@@ -60,6 +62,9 @@ class AnthropicMessages(HttpAdapter):
     def __init__(self, channel: Channel, options: AnthropicOptions) -> None:
         super().__init__(channel, options.model)
         self._options = options
+
+    def features(self) -> dict[str, re.Pattern[str]]:
+        return {"tools": REFUSES_TOOLS} if self._options.mode == "tools" else {}
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         options = self._options

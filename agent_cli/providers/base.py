@@ -8,6 +8,7 @@ results (tools mode) or as user messages (JSON mode).
 from __future__ import annotations
 
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -82,7 +83,11 @@ Tools:
 {tools}"""
 
 
-def system_prompt(today: date, tools: tuple[ToolSpec, ...], mode: Mode) -> str:
+def system_prompt(
+    today: date, tools: tuple[ToolSpec, ...], mode: Mode, *, with_schema: bool = False
+) -> str:
+    """The fixed instructions; JSON mode adds the reply shapes and the tools, and the decision
+    schema itself when the server will not be given it as `response_format`."""
     text = _INSTRUCTIONS.format(today=today.isoformat())
     if mode == "json":
         listing = "\n".join(
@@ -91,6 +96,9 @@ def system_prompt(today: date, tools: tuple[ToolSpec, ...], mode: Mode) -> str:
             for t in tools
         )
         text += _JSON_FORMAT.format(tools=listing)
+        if with_schema:
+            schema = json.dumps(DECISION_SCHEMA, separators=(",", ":"))
+            text += f"\n\nYour reply must match this JSON schema: {schema}"
     return text
 
 
@@ -189,6 +197,17 @@ def turns(history: tuple[Step, ...]) -> Iterator[Turn]:
         yield Turn(tuple(group))
 
 
+# What servers say when they refuse an optional part of a request: llama.cpp and
+# llama-cpp-python on response_format, Ollama "does not support tools", vLLM without
+# --enable-auto-tool-choice, llama.cpp without --jinja.
+REFUSES_FORMAT = re.compile(r"response_format|json_schema|json_object", re.IGNORECASE)
+REFUSES_TOOLS = re.compile(
+    r"tool_choice|tool choice|does not support tools|tools? (?:is|are) not supported"
+    r"|not support(?:ed)? (?:for )?tools|tools param|--jinja|function.calling",
+    re.IGNORECASE,
+)
+
+
 class HttpAdapter(ABC):
     """A ReasoningModel that posts one request per decision over a run's `Channel`; a subclass
     owns its dialect: the request body, the reply parsing and the usage counts."""
@@ -211,6 +230,7 @@ class HttpAdapter(ABC):
             deadline=request.deadline,
             on_call=request.on_call,
             usage_of=self.usage_of,
+            features=self.features(),
         )
         try:
             return self.parse(payload, request)
@@ -222,6 +242,10 @@ class HttpAdapter(ABC):
                 f"Invalid provider response from {self._channel.base_url}{self.path}: "
                 f"a reply of an unexpected shape ({type(exc).__name__}); check --base-url"
             ) from None
+
+    def features(self) -> dict[str, re.Pattern[str]]:
+        """The optional parts of the next request body, each with the pattern of a refusal."""
+        return {}
 
     @abstractmethod
     def body(self, request: ModelRequest) -> dict[str, Any]: ...

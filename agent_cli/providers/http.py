@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import random
+import re
 import ssl
 import time
 from collections.abc import Callable, Mapping
@@ -25,6 +26,7 @@ import httpx
 
 from agent_cli.decisions import Usage
 from agent_cli.errors import (
+    FeatureRejected,
     InvalidProviderResponse,
     ProviderAuthError,
     ProviderBillingError,
@@ -172,8 +174,11 @@ class Channel:
         deadline: float,
         on_call: Callable[[ModelCall], None],
         usage_of: Callable[[dict[str, Any]], Usage] = lambda _: Usage(),
+        features: Mapping[str, re.Pattern[str]] | None = None,
     ) -> dict[str, Any]:
-        """Send with retries; return the JSON object of a 2xx response or raise ProviderError."""
+        """Send with retries; return the JSON object of a 2xx response or raise ProviderError.
+        `features` names the optional parts of `body`, each with the pattern of an error
+        message that refuses it: such a refusal raises FeatureRejected at once."""
         url = self.base_url + path
         for attempt in range(1, self._retry.max_retries + 2):
             result = self._attempt(method, url, body, deadline)
@@ -182,6 +187,8 @@ class Channel:
                 on_call(ModelCall(attempt, result.status, result.latency_ms, usage_of(payload)))
                 return payload
             error = ApiError.parse(result.body, self._secret) if result.status else None
+            if result.status is not None and error is not None:
+                _check_features(features or {}, error, result, attempt, url)
             wait = self._retry_wait(result, error, attempt, url)
             if self._clock() + wait > deadline:
                 on_call(ModelCall(attempt, result.status, result.latency_ms, error=_what(result)))
@@ -320,6 +327,31 @@ def _tls_context() -> ssl.SSLContext:
     """One verifying TLS context per process: loading the CA bundle costs ~30 ms each time.
     Plain-HTTP endpoints (a local Ollama) get none: there is nothing to verify."""
     return httpx.create_ssl_context()
+
+
+def _check_features(
+    features: Mapping[str, re.Pattern[str]],
+    error: ApiError,
+    result: _Attempt,
+    attempt: int,
+    url: str,
+) -> None:
+    for feature, refusal in features.items():
+        if refusal.search(error.message):
+            raise FeatureRejected(
+                f"The server at {url} refused {feature} ({result.status}): {error.message}"
+                + _FEATURE_HINTS.get(feature, ""),
+                feature=feature,
+                status=result.status or 0,
+                attempt=attempt,
+                latency_ms=result.latency_ms,
+            )
+
+
+_FEATURE_HINTS = {
+    "tools": "; this server or model does not support tool calling: use --mode json "
+    '(provider.mode = "json")',
+}
 
 
 def _retryable(status: int | None) -> bool:

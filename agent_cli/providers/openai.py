@@ -10,13 +10,16 @@ for `response_format` json_schema (or json_object).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from agent_cli.decisions import CallTool, Usage
-from agent_cli.errors import InvalidProviderResponse, MalformedReply
+from agent_cli.errors import FeatureRejected, InvalidProviderResponse, MalformedReply
 from agent_cli.providers.base import (
     DECISION_SCHEMA,
+    REFUSES_FORMAT,
+    REFUSES_TOOLS,
     HttpAdapter,
     Mode,
     Turn,
@@ -38,7 +41,7 @@ from agent_cli.providers.base import (
 )
 from agent_cli.providers.http import Channel
 from agent_cli.providers.jsontext import JsonTextError, read_json
-from agent_cli.seams import ModelReply, ModelRequest, ToolSpec
+from agent_cli.seams import ModelCall, ModelReply, ModelRequest, ToolSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,10 @@ class OpenAIOptions:
     response_format: str = "json_schema"  # JSON mode: json_schema | json_object | none
 
 
+# The next plainer way to ask for JSON when a server refuses one.
+_PLAINER = {"json_schema": "json_object", "json_object": "none"}
+
+
 class OpenAIChat(HttpAdapter):
     """A ReasoningModel over the Chat Completions API."""
 
@@ -60,10 +67,38 @@ class OpenAIChat(HttpAdapter):
     def __init__(self, channel: Channel, options: OpenAIOptions) -> None:
         super().__init__(channel, options.model)
         self._options = options
+        self._format = options.response_format  # plainer after a server refuses it
+
+    def decide(self, request: ModelRequest) -> ModelReply:
+        """As every adapter, but a server that refuses `response_format` is asked again in a
+        plainer form (json_schema, then json_object, then plain prompting), which this adapter
+        keeps using for the rest of the run and the chat session."""
+        while True:
+            try:
+                return super().decide(request)
+            except FeatureRejected as refused:
+                if refused.feature != "response_format" or self._format == "none":
+                    raise
+                was, self._format = self._format, _PLAINER[self._format]
+                request.on_call(
+                    ModelCall(
+                        refused.attempt,
+                        refused.status,
+                        refused.latency_ms,
+                        error=f"HTTP {refused.status}: response_format {was} refused",
+                        fallback=f"response_format {self._format}",
+                    )
+                )
+
+    def features(self) -> dict[str, re.Pattern[str]]:
+        if self._options.mode == "tools":
+            return {"tools": REFUSES_TOOLS}
+        return {"response_format": REFUSES_FORMAT} if self._format != "none" else {}
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         options = self._options
-        prompt = system_prompt(request.today, request.tools, options.mode)
+        with_schema = self._format != "json_schema"
+        prompt = system_prompt(request.today, request.tools, options.mode, with_schema=with_schema)
         messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
         messages += [
             {"role": role, "content": text}
@@ -84,12 +119,12 @@ class OpenAIChat(HttpAdapter):
             body["tools"] = [_tool(spec) for spec in tool_specs(request)]
             if request.final:  # the history holds tool calls, so the tools stay, unusable
                 body["tool_choice"] = "none"
-        elif options.response_format == "json_schema":
+        elif self._format == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "decision", "schema": DECISION_SCHEMA, "strict": False},
             }
-        elif options.response_format == "json_object":
+        elif self._format == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
 

@@ -10,22 +10,15 @@ stand-in: deterministic, free and instant.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from datetime import date
 
 from agent_cli.decisions import ASK_USER_TOOL, AskUser, CallTool, FinalAnswer, Step
+from agent_cli.grounding import find_order_codes
 from agent_cli.seams import ModelReply, ModelRequest
 
-_CODE = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{1,3}[0-9]{2,9})(?![A-Za-z0-9])")
 _JAPANESE_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 _FIELD = re.compile(r"(\w+)=(\S+)")
-
-
-def find_order_codes(goal: str) -> list[str]:
-    """Order codes in the goal, upper-cased, in order of first mention (full-width folded)."""
-    folded = unicodedata.normalize("NFKC", goal)
-    return list(dict.fromkeys(match.upper() for match in _CODE.findall(folded)))
 
 
 def is_japanese(text: str) -> bool:
@@ -199,7 +192,7 @@ _ENGLISH = _Language(
         "failed": "I could not check order {code}: {error}",
     },
     no_code="I could not find an order code in your question. Please tell me the order code "
-    "(for example A100) and I will check it.{rule}",
+    "(the letters and digits on your order confirmation) and I will check it.{rule}",
     rule=" Our policy: refunds are accepted within {window} days of delivery, "
     "for {statuses} orders only.",
     either=" or ",
@@ -221,7 +214,7 @@ _JAPANESE = _Language(
         "failed": "注文{code}を確認できませんでした：{error}",
     },
     no_code="ご質問に注文番号が見つかりませんでした。"
-    "注文番号（例：A100）を教えていただければ確認します。{rule}",
+    "注文番号（注文確認に記載の英数字）を教えていただければ確認します。{rule}",
     rule="返金ポリシー：配達日から{window}日以内、ステータスが{statuses}の注文のみ返金できます。",
     either="または",
     currency_names={"JPY": "{total}円"},

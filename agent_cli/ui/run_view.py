@@ -89,7 +89,10 @@ class RunView:
         self.console.print(Text(clean_text(line), style="dim"))
 
     def _called(self, event: ModelCalled) -> None:
-        if event.retry_in_s is not None:
+        if event.fallback is not None:
+            what = event.error or f"HTTP {event.status}"
+            self._note(f"{what}; asking with {event.fallback} from now on", event.step)
+        elif event.retry_in_s is not None:
             what = event.error or f"HTTP {event.status}"
             self._note(f"{what}; retrying in {event.retry_in_s:.1f} s", event.step)
 
