@@ -1,0 +1,259 @@
+"""The grounding check: an answer naming an order this run did not look up is repaired, then
+ends the run as ungrounded (exit 3); the playbook always passes it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from agent_cli.budget import Limits
+from agent_cli.cli import app
+from agent_cli.decisions import CallTool, Step
+from agent_cli.events import RepairRequested, RunFinished, RunStarted
+from agent_cli.grounding import find_order_codes, ground_answer
+from agent_cli.loop import run
+from agent_cli.providers.playbook import PlaybookModel
+from agent_cli.store import OrderStore
+from agent_cli.tools import Tool, ToolFailure, ToolRegistry
+from agent_cli.tools.orders import LookupOrderArgs
+
+from .fakellm import FakeLLM, anthropic_calls, anthropic_text, openai_calls, openai_text
+from .helpers import TODAY, converse, registry
+from .test_providers import ask, final, records
+
+runner = CliRunner()
+UNGROUNDED = "Yes, order A100 is refundable."
+
+
+def lookup(code: str, observation: str = "order=... status=DELIVERED", error: bool = False) -> Step:
+    call = CallTool(tool="lookup_order", args={"order_code": code})
+    return Step(1, call, observation, error)
+
+
+# -- the rule ------------------------------------------------------------------------------
+
+
+def test_an_answer_about_an_order_never_looked_up_is_ungrounded() -> None:
+    problem = ground_answer("Yes, order A100 is not refundable.", ())
+    assert problem is not None
+    assert "A100" in problem and "call lookup_order for A100 first" in problem
+
+
+def test_a_looked_up_order_is_grounded_whatever_the_case_or_width() -> None:
+    history = (lookup("a100"),)
+    assert ground_answer("Order A100 is refundable.", history) is None
+    assert ground_answer("注文Ａ１００は返金できます。", history) is None
+
+
+def test_not_found_is_a_lookup_too() -> None:
+    history = (lookup("Z999", "NOT_FOUND: no order with code Z999"),)
+    assert ground_answer("There is no order Z999.", history) is None
+
+
+def test_every_code_named_needs_its_own_lookup() -> None:
+    problem = ground_answer("A100 is refundable, and so is A101.", (lookup("A100"),))
+    assert problem is not None and "A101" in problem and "A100" not in problem
+
+
+def test_no_verdict_is_accepted_for_a_failed_lookup() -> None:
+    failed = (lookup("A100", "ERROR: database is busy", error=True),)
+    assert ground_answer("Order A100 is refundable.", failed) is not None
+    # ...but saying it could not be checked is the honest answer, in either language.
+    assert ground_answer("I could not check order A100: the database is busy.", failed) is None
+    assert (
+        ground_answer("注文A100を確認できませんでした：データベースが使用中です。", failed) is None
+    )
+    # Every sentence naming it must say so: a verdict after the excuse is still a verdict.
+    mixed = "I could not check order A100. Order A100 is refundable."
+    assert ground_answer(mixed, failed) is not None
+
+
+def test_an_answer_naming_no_order_is_grounded() -> None:
+    assert ground_answer("Refunds are possible within 30 days of delivery.", ()) is None
+    assert ground_answer("Which order do you mean? Please give its code.", ()) is None
+
+
+def test_codes_are_letters_then_digits_not_any_word() -> None:
+    assert find_order_codes("A100, b12 and ＡＢ１２３; not 2026-10-13, GPT4o or 100A") == [
+        "A100",
+        "B12",
+        "AB123",
+    ]
+
+
+# -- the loop ------------------------------------------------------------------------------
+
+
+def write_script(tmp_path: Path, decisions: list[dict[str, Any]]) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(decisions), encoding="utf-8")
+    return str(path)
+
+
+def agent(*args: str) -> Result:
+    return runner.invoke(app, list(args))
+
+
+FINAL = {"type": "final", "answer": UNGROUNDED}
+LOOKUP = {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}}
+
+
+def test_an_ungrounded_answer_is_repaired_then_accepted(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [FINAL, LOOKUP, FINAL])
+    result = agent("ask", "Is A100 refundable?", "--script", script, "--json")
+    assert result.exit_code == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[0]["event"] == "run_started" and lines[0]["grounding"] is True
+    repairs = [line for line in lines if line["event"] == "repair"]
+    assert [(r["cause"], r["step"]) for r in repairs] == [("answer", 1)]
+    assert "not looked up" in repairs[0]["problem"]
+    assert lines[-1]["status"] == "answered" and lines[-1]["answer"] == UNGROUNDED
+
+
+def test_past_the_repairs_the_run_is_ungrounded_and_keeps_the_answers(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [FINAL, FINAL, FINAL])
+    trace = tmp_path / "trace.jsonl"
+    result = agent("ask", "Is A100 refundable?", "--script", script, "--trace", str(trace))
+    assert result.exit_code == 3
+    assert "without the facts" in result.stderr and "--no-grounding" in result.stderr
+    assert UNGROUNDED not in result.stdout  # never shown as the answer
+    lines = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    done = lines[-1]
+    assert (done["event"], done["status"], done["answer"]) == ("run_finished", "ungrounded", None)
+    decided = [line for line in lines if line["event"] == "decision"]
+    assert [d["decision"]["answer"] for d in decided] == [UNGROUNDED] * 3
+    assert [line["cause"] for line in lines if line["event"] == "repair"] == ["answer"] * 2
+
+
+def test_no_grounding_accepts_the_answer(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [FINAL])
+    result = agent("ask", "Is A100 refundable?", "--script", script, "--json", "--no-grounding")
+    assert result.exit_code == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[0]["grounding"] is False
+    assert lines[-1]["answer"] == UNGROUNDED
+
+
+def test_the_config_can_turn_it_off(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[limits]\ngrounding = false\n", encoding="utf-8")
+    script = write_script(tmp_path, [FINAL])
+    result = agent("ask", "q A100", "--script", script, "--json", "--config", str(config))
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[-1])["answer"] == UNGROUNDED
+
+
+def test_chat_checks_every_turn(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [FINAL, FINAL, FINAL])
+    result = runner.invoke(app, ["chat", "--script", script], input="Is A100 refundable?\n")
+    assert "without the facts" in result.output
+    assert UNGROUNDED not in result.output
+
+
+# -- both providers, both modes, over HTTP --------------------------------------------------
+
+
+def _text(provider: str, mode: str, answer: str) -> dict[str, Any]:
+    if mode == "json":
+        answer = json.dumps({"type": "final", "answer": answer})
+    return openai_text(answer) if provider == "openai" else anthropic_text(answer)
+
+
+def _lookup(provider: str, mode: str) -> dict[str, Any]:
+    if mode == "json":
+        wire = json.dumps({"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}})
+        return openai_text(wire) if provider == "openai" else anthropic_text(wire)
+    call = ("lookup_order", {"order_code": "A100"})
+    return openai_calls(call) if provider == "openai" else anthropic_calls(call)
+
+
+def _sent_text(body: dict[str, Any]) -> str:
+    return json.dumps(body["messages"], ensure_ascii=False)
+
+
+@pytest.mark.parametrize("mode", ["tools", "json"])
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_over_http_the_model_is_told_to_look_it_up(
+    fake_llm: FakeLLM, provider: str, mode: str
+) -> None:
+    fake_llm.queue(
+        _text(provider, mode, UNGROUNDED),
+        _lookup(provider, mode),
+        _text(provider, mode, "Order A100 is refundable."),
+    )
+    result = ask(fake_llm, provider, "--mode", mode)
+    assert result.exit_code == 0, result.stderr
+    assert fake_llm.violations == []
+    assert final(result)["answer"] == "Order A100 is refundable."
+    second = _sent_text(fake_llm.bodies()[1])
+    assert UNGROUNDED in second  # the rejected answer, as the model wrote it
+    assert "call lookup_order for A100 first" in second
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_over_http_a_model_that_never_looks_ends_ungrounded(
+    fake_llm: FakeLLM, provider: str
+) -> None:
+    fake_llm.queue(*[_text(provider, "tools", UNGROUNDED) for _ in range(3)])
+    result = ask(fake_llm, provider)
+    assert result.exit_code == 3
+    assert final(result)["status"] == "ungrounded"
+    assert len(fake_llm.bodies()) == 3 and fake_llm.violations == []
+    assert [r["cause"] for r in records(result) if r["event"] == "repair"] == ["answer"] * 2
+
+
+# -- the playbook always passes -------------------------------------------------------------
+
+
+GOALS = [
+    "Is order A100 refundable?",
+    "Can I get my money back for A101?",
+    "What about A100, A101 and A103?",
+    "注文A100は返金されますか？",
+    "注文Ｚ９９９は返金できますか",
+    "Is Z999 refundable?",
+]
+
+
+@pytest.mark.parametrize("goal", GOALS)
+def test_the_playbook_passes_the_check(store: OrderStore, goal: str) -> None:
+    events = converse(
+        run(
+            goal,
+            PlaybookModel(),
+            registry(store),
+            limits=Limits(20),
+            today=TODAY,
+            check_answer=ground_answer,
+        )
+    )
+    assert isinstance(events[0], RunStarted) and events[0].grounding
+    assert not [e for e in events if isinstance(e, RepairRequested)]
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.status == "answered", finished
+
+
+def test_the_playbook_passes_with_a_failed_lookup_and_with_no_code(store: OrderStore) -> None:
+    def broken(args: LookupOrderArgs) -> str:
+        raise ToolFailure("the order database is busy")
+
+    policy = [tool for tool in registry(store) if tool.name == "refund_policy"]
+    tools = ToolRegistry(
+        [Tool("lookup_order", "Look up an order.", LookupOrderArgs, broken), *policy]
+    )
+    cases = [
+        ("Is A100 refundable?", (), "I could not check order A100"),
+        ("Can I get a refund?", ("no idea",), "I could not find an order code"),
+    ]
+    for goal, replies, expected in cases:
+        events = converse(
+            run(goal, PlaybookModel(), tools, today=TODAY, check_answer=ground_answer), *replies
+        )
+        assert not [e for e in events if isinstance(e, RepairRequested)], goal
+        finished = events[-1]
+        assert isinstance(finished, RunFinished) and finished.status == "answered", finished
+        assert expected in (finished.answer or "")
