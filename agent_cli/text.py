@@ -1,4 +1,4 @@
-"""Text that came from outside (a model, a tool, a server): always valid Unicode.
+"""Text that came from outside (a model, a tool, a server): always valid Unicode, never a key.
 
 A JSON string may hold a lone surrogate (`"\\ud800"`), which no encoder accepts: printing it,
 validating it or sending it on would fail. Such code points are replaced with U+FFFD, so one bad
@@ -7,6 +7,9 @@ character costs one character, never the run.
 
 from __future__ import annotations
 
+import json
+import re
+
 
 def valid_text(text: str) -> str:
     """`text` with every lone surrogate replaced by U+FFFD (valid pairs are joined)."""
@@ -14,4 +17,24 @@ def valid_text(text: str) -> str:
         text.encode("utf-8")
     except UnicodeEncodeError:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+MIN_SECRET_CHARS = 8  # shorter "keys" are not searched for: every "x" would become "***"
+_TOKEN_SHAPES = (
+    (re.compile(r"\b(Bearer)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE), r"\1 ***"),
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), "sk-***"),
+)
+
+
+def mask_secrets(text: str, secret: str | None = None) -> str:
+    """`text` with `secret` (when it is long enough to be one), its escaped forms, and
+    Bearer/`sk-` shaped tokens replaced by `***`.
+
+    Short keys are safe without it: no message we print carries the request headers."""
+    if secret and len(secret) >= MIN_SECRET_CHARS:
+        for form in dict.fromkeys((secret, repr(secret)[1:-1], json.dumps(secret)[1:-1])):
+            text = text.replace(form, "***")
+    for pattern, replacement in _TOKEN_SHAPES:
+        text = pattern.sub(replacement, text)
     return text

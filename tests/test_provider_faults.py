@@ -21,6 +21,7 @@ from agent_cli.errors import (
 )
 from agent_cli.providers.http import Channel, RetryPolicy, retry_after_seconds
 from agent_cli.seams import DeadlineExceeded, ModelCall
+from agent_cli.text import mask_secrets
 
 from .fakellm import FakeLLM, Reply, error, openai_calls, openai_text
 from .test_providers import KEY, ask, final, records
@@ -298,6 +299,28 @@ def test_error_messages_mask_an_echoed_key_and_stay_short() -> None:
         post(channel(handler, sleeps=[]))
     assert KEY not in str(caught.value) and "***" in str(caught.value)
     assert len(str(caught.value)) < 500
+
+
+def test_a_short_key_is_not_searched_for_in_messages(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(error(400, "'text' is not one of 'json_object', 'xml'", type_="invalid_request"))
+    result = ask(fake_llm, "openai", env={"OPENAI_API_KEY": "x"})
+    assert result.exit_code == 1
+    assert "'text' is not one of 'json_object', 'xml'" in result.stderr
+    assert "***" not in result.stderr
+
+
+def test_masking_covers_long_keys_their_escaped_forms_and_token_shapes() -> None:
+    key = "abcd\nefgh-1234"
+    assert mask_secrets(f"key {key} and {repr(key)[1:-1]}", key) == "key *** and ***"
+    assert mask_secrets("got Authorization: Bearer abc.def-ghi, retry", None) == (
+        "got Authorization: Bearer ***, retry"
+    )
+    assert mask_secrets("Incorrect API key provided: sk-proj-AbC123xyz_-9.", None) == (
+        "Incorrect API key provided: sk-***."
+    )
+    assert (
+        mask_secrets("task-manager and sk-short stay", "short") == "task-manager and sk-short stay"
+    )
 
 
 def test_exhausted_errors_name_the_kind() -> None:

@@ -37,6 +37,7 @@ from agent_cli.errors import (
 )
 from agent_cli.providers.jsontext import JsonTextError, read_json
 from agent_cli.seams import DeadlineExceeded, ModelCall
+from agent_cli.text import mask_secrets
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 MAX_MESSAGE_CHARS = 300
@@ -124,9 +125,7 @@ class ApiError:
 
 def _clean(text: str, secret: str | None) -> str:
     """One short line, with the key (if the server echoed it) masked."""
-    if secret:
-        text = text.replace(secret, "***")
-    text = " ".join(text.split())
+    text = " ".join(mask_secrets(text, secret).split())
     return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "..."
 
 
