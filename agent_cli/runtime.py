@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from agent_cli.budget import Limits, Price, RefundCounter
 from agent_cli.config import Settings, choose_provider, load_settings
+from agent_cli.dates import stated_today
 from agent_cli.errors import UsageError
 from agent_cli.events import ApprovalRequested, Event, QuestionAsked
 from agent_cli.grounding import ground_answer
@@ -87,6 +88,12 @@ class Runtime:
     limits: Limits
     today: date
     refunds: RefundCounter
+    today_from_question: bool = False  # the playbook, when --today was not given
+
+    def today_for(self, question: str) -> date:
+        """The date a run on `question` is answered as of (recorded in `run_started.today`)."""
+        stated = stated_today(question) if self.today_from_question else None
+        return stated or self.today
 
     def events(
         self, question: str, conversation: tuple[Exchange, ...] = ()
@@ -97,7 +104,7 @@ class Runtime:
             self.model,
             self.tools,
             limits=self.limits,
-            today=self.today,
+            today=self.today_for(question),
             conversation=conversation,
             check_answer=ground_answer if self.limits.grounding else None,
         )
@@ -119,7 +126,9 @@ def open_runtime(
     stack.callback(store.close)
     counter = refunds or RefundCounter()  # a session keeps its count across model switches
     tools = build_tools(settings, store, counter, today=today, dry_run=options.dry_run)
-    return Runtime(settings, model, tools, limits_for(settings, model.model), today, counter)
+    limits = limits_for(settings, model.model)
+    from_question = options.today is None and isinstance(model, PlaybookModel)
+    return Runtime(settings, model, tools, limits, today, counter, from_question)
 
 
 def limits_for(settings: Settings, model: str) -> Limits:

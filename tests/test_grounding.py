@@ -257,3 +257,16 @@ def test_the_playbook_passes_with_a_failed_lookup_and_with_no_code(store: OrderS
         finished = events[-1]
         assert isinstance(finished, RunFinished) and finished.status == "answered", finished
         assert expected in (finished.answer or "")
+
+
+def test_an_answer_full_of_codes_gets_a_brief_repair() -> None:
+    answer = " ".join(f"Order X{i:04d} is fine." for i in range(1000))  # ~20,000 characters
+    problem = ground_answer(answer, (lookup("X0001"),))
+    assert problem is not None
+    assert "X0000, X0002" in problem and "X0001" not in problem
+    assert "and 989 more" in problem and len(problem) < 500
+
+
+def test_codes_are_found_in_markdown_and_japanese_text() -> None:
+    assert find_order_codes("Order _A100_ and **A101**; 注文A102は") == ["A100", "A101", "A102"]
+    assert find_order_codes("ABCD123, A1, A1234567890 and X100Y are not codes") == []

@@ -1,0 +1,92 @@
+"""What the grounding check costs. Prints figures; asserts nothing.
+
+    python benchmarks/grounding.py [--runs N]
+
+The in-process loop overhead per step (a 3-step scripted run, no tools doing work, no rendering)
+with the check off and on, and the check's own time on a typical answer and on the worst a model
+may send (a 20,000-character answer naming 1,000 orders). The check runs once per final answer;
+its per-step share is that time over the run's steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agent_cli.decisions import CallTool, FinalAnswer, Step
+from agent_cli.grounding import ground_answer
+from agent_cli.loop import run
+from agent_cli.providers.scripted import ScriptedModel
+from agent_cli.seams import AnswerCheck, Observation, ToolSpec
+
+STEPS = 3
+TYPICAL = "Yes, order A100 is refundable: it was delivered 12 days ago, within the 30-day window."
+WORST = " ".join(f"Order X{i:04d} is fine." for i in range(1000))
+
+
+class NullTools:
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return (ToolSpec("lookup_order", "d", {}), ToolSpec("refund_policy", "d", {}))
+
+    def invoke(self, name: str, args: Mapping[str, Any]) -> Observation:
+        return Observation("ok")
+
+
+def median_s(work: Callable[[], object], runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        work()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def loop_run(check: AnswerCheck | None) -> Callable[[], object]:
+    script = [
+        CallTool(tool="lookup_order", args={"order_code": "A100"}),
+        CallTool(tool="refund_policy"),
+        FinalAnswer(answer=TYPICAL),
+    ]
+    tools = NullTools()
+
+    def once() -> None:
+        for _event in run(
+            "Is order A100 refundable?", ScriptedModel(script), tools, check_answer=check
+        ):
+            pass
+
+    return once
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=3000)
+    runs = parser.parse_args().runs
+    history = (  # what the loop hands the check at the end of the scripted run
+        Step(1, CallTool(tool="lookup_order", args={"order_code": "A100"}), "ok", False),
+        Step(2, CallTool(tool="refund_policy"), "ok", False),
+    )
+    off_samples: list[float] = []
+    on_samples: list[float] = []
+    for _ in range(10):  # alternate, so drift in the machine's load hits both alike
+        off_samples.append(median_s(loop_run(None), runs // 10) / STEPS)
+        on_samples.append(median_s(loop_run(ground_answer), runs // 10) / STEPS)
+    off, on = statistics.median(off_samples), statistics.median(on_samples)
+    typical = median_s(lambda: ground_answer(TYPICAL, history), runs)
+    worst = median_s(lambda: ground_answer(WORST, history), max(runs // 100, 5))
+    print(f"loop overhead per step, check off     {off * 1e6:9.1f} us")
+    print(f"loop overhead per step, check on      {on * 1e6:9.1f} us ({(on - off) / off:+.1%})")
+    print(f"check, typical answer, per run         {typical * 1e6:9.1f} us")
+    print(
+        f"check, typical answer, per step        {typical / STEPS * 1e6:9.1f} us "
+        f"({typical / STEPS / off:.1%} of the per-step overhead)"
+    )
+    print("(the check runs once per final answer: its per-step share falls as runs get longer)")
+    print(f"check, worst answer ({len(WORST):,} chars, 1,000 codes) {worst * 1e3:7.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
