@@ -273,6 +273,76 @@ def chat(
     raise typer.Exit(run_chat(options))
 
 
+@app.command(name="eval")
+def eval_(
+    cases: Annotated[
+        Path | None, typer.Argument(help="A case file (.toml or .json); or use --builtin.")
+    ] = None,
+    builtin: Annotated[
+        bool, typer.Option("--builtin", help="Run the case set shipped with agent-cli.")
+    ] = False,
+    provider: ProviderOption = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", help="A model to evaluate; repeat to compare models side by side."),
+    ] = None,
+    base_url: BaseUrlOption = None,
+    mode: ModeOption = None,
+    dry_run: DryRunOption = False,
+    script: ScriptOption = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(help="Cases run at once (default: 4 for HTTP providers, 1 offline)."),
+    ] = None,
+    repeat: Annotated[int, typer.Option(help="Run each case this many times.")] = 1,
+    timeout: TimeoutOption = None,
+    no_grounding: NoGroundingOption = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print JSON Lines: one per case, then one per model.")
+    ] = False,
+    report: Annotated[
+        Path | None, typer.Option(help="Write a self-contained HTML report to this file.")
+    ] = None,
+    record: Annotated[
+        Path | None, typer.Option(help="Keep each case's trace in this directory.")
+    ] = None,
+    min_pass: Annotated[
+        float, typer.Option(help="Exit 3 unless every model passes this fraction of cases.")
+    ] = 1.0,
+    config: ConfigOption = None,
+) -> None:
+    """Measure answer quality: run a case set on one or more models and judge every answer.
+
+    Each case runs against a throwaway copy of the sample orders plus the case's own orders;
+    your order database is never touched. Exit codes: 0 when every model passes --min-pass of
+    its cases (default: all), 3 when one does not, 2 for a bad case file, 130 on Ctrl-C.
+    """
+    from agent_cli.evaluation.command import EvalOptions, eval_command
+    from agent_cli.runtime import ProviderOptions, RunOptions
+
+    run_options = RunOptions(
+        dry_run=dry_run,
+        script=script,
+        timeout=timeout,
+        grounding=False if no_grounding else None,
+        provider=ProviderOptions(provider, None, base_url, mode, config),
+    )
+    eval_command(
+        EvalOptions(
+            cases=cases,
+            builtin=builtin,
+            models=tuple(model or ()),
+            run=run_options,
+            concurrency=concurrency,
+            repeat=repeat,
+            json_output=json_output,
+            report=report,
+            record=record,
+            min_pass=min_pass,
+        )
+    )
+
+
 @app.command()
 def replay(
     file: Annotated[Path, typer.Argument(help="A trace written by --trace or --json.")],

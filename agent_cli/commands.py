@@ -79,7 +79,7 @@ def _opened_store(config: Path | None) -> Iterator[OrderStore]:
 def show_tools_command(*, json_output: bool, config: Path | None) -> None:
     settings = load_settings(config)
     registry = build_tools(
-        settings, LazyStore(settings), RefundCounter(), today=date.today(), dry_run=True
+        settings, LazyStore(settings).get, RefundCounter(), today=date.today(), dry_run=True
     )
     if json_output:
         payload = [

@@ -83,7 +83,7 @@ def describe_validation_error(error: ValidationError) -> str:
         if len(loc) > 1 and loc[0] in _TAGS:  # drop the union tag pydantic puts first
             loc = loc[1:]
         where = ".".join(str(part) for part in loc) or "decision"
-        parts.append(f"{where}: {item['msg']}")
+        parts.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
     return "; ".join(parts)
 
 

@@ -6,6 +6,7 @@
     │   ├── ScriptFileError           a --script file is not a valid decision list
     │   ├── OrderFileError            an orders file to import is malformed
     │   ├── TraceFileError            the trace file cannot be written
+    │   ├── CaseFileError             an eval case file is malformed
     │   └── MissingApiKey             the provider needs a key that is not set
     ├── ModelError                exit 1: the reasoning model failed
     │   ├── ScriptExhausted           a scripted model ran out before a final answer
@@ -29,6 +30,8 @@
     │   ├── CostBudgetExceeded
     │   ├── NoProgress                the same call again and again
     │   └── Ungrounded                answers naming orders no tool looked up, past the repairs
+    ├── EvalBelowTarget           exit 3: `agent eval`: a model passed fewer than --min-pass
+    ├── ReplayDiffers             exit 3: `agent replay --check`: today's tools answer differently
     └── Interrupted               exit 130: the user pressed Ctrl-C
 
 Messages are one line and say what to do next. Exceptions never print themselves: the CLI's
@@ -65,6 +68,10 @@ class OrderFileError(UsageError):
 
 class TraceFileError(UsageError):
     """The trace file cannot be opened for writing."""
+
+
+class CaseFileError(UsageError):
+    """An `agent eval` case file is malformed; the message names the case and the field."""
 
 
 class ModelError(AgentError):
@@ -227,6 +234,18 @@ class Ungrounded(LimitReached):
             f"The model kept answering without the facts to back it: {problem}; "
             "try another model, or --no-grounding to accept such answers"
         )
+
+
+class EvalBelowTarget(AgentError):
+    """A quality bar was not met: exit 3, like a limit, but no run was cut short."""
+
+    exit_code = 3
+
+
+class ReplayDiffers(AgentError):
+    """A replayed trace's observations differ from today's tools and store."""
+
+    exit_code = 3
 
 
 class Terminated(KeyboardInterrupt):

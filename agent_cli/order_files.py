@@ -18,13 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from agent_cli.decisions import describe_validation_error
 from agent_cli.errors import OrderFileError, UsageError
 from agent_cli.store import ORDER_CODE_PATTERN, Order
+from agent_cli.text import read_text_file
 
 COLUMNS = ("code", "status", "total", "delivered_at", "currency", "customer", "note")
 REQUIRED_COLUMNS = ("code", "status", "total")
 MAX_FILE_BYTES = 50 * 1024 * 1024
 
 
-class _OrderRecord(BaseModel):
+class OrderRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     code: Annotated[str, StringConstraints(pattern=ORDER_CODE_PATTERN)]
@@ -59,7 +60,7 @@ def normalise_code(code: str) -> str:
 
 def read_orders(path: Path) -> list[Order]:
     """Parse and validate a .csv or .json orders file; raise OrderFileError naming the problem."""
-    text = _read_text(path)
+    text = read_text_file(path, max_bytes=MAX_FILE_BYTES, error=OrderFileError)
     if path.suffix.lower() == ".json":
         records = _json_records(path, text)
     elif path.suffix.lower() == ".csv":
@@ -79,17 +80,6 @@ def read_orders(path: Path) -> list[Order]:
     if not orders:
         raise OrderFileError(f"{path}: no orders found")
     return orders
-
-
-def _read_text(path: Path) -> str:
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise OrderFileError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB; split it")
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise OrderFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise OrderFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def _json_records(path: Path, text: str) -> list[tuple[str, Any]]:
@@ -129,7 +119,7 @@ def _csv_records(path: Path, text: str) -> list[tuple[str, Any]]:
 
 def _validate(path: Path, where: str, raw: Any) -> Order:
     try:
-        return _OrderRecord.model_validate(raw).to_order()
+        return OrderRecord.model_validate(raw).to_order()
     except ValidationError as exc:
         raise OrderFileError(f"{path}: {where}: {describe_validation_error(exc)}") from None
     except ValueError as exc:

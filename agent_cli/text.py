@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 
 def valid_text(text: str) -> str:
@@ -38,3 +39,15 @@ def mask_secrets(text: str, secret: str | None = None) -> str:
     for pattern, replacement in _TOKEN_SHAPES:
         text = pattern.sub(replacement, text)
     return text
+
+
+def read_text_file(path: Path, *, max_bytes: int, error: type[Exception]) -> str:
+    """A user's UTF-8 file (a BOM is dropped), or `error` naming the path and the problem."""
+    try:
+        if path.stat().st_size > max_bytes:
+            raise error(f"{path}: larger than {max_bytes // 2**20} MiB; split it")
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None

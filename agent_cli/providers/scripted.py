@@ -24,6 +24,10 @@ class ScriptedModel:
         self.model = name
         self.requests: list[ModelRequest] = []  # what it was shown, for tests and debugging
 
+    def fresh(self) -> ScriptedModel:
+        """The same script from its first decision, for another run."""
+        return ScriptedModel(self._decisions, name=self.model)
+
     def decide(self, request: ModelRequest) -> ModelReply:
         self.requests.append(request)
         if self._next >= len(self._decisions):

@@ -1,0 +1,1 @@
+"""`agent eval`: answer quality measured on a case set, per model."""

@@ -1,0 +1,177 @@
+"""Eval cases: a question, the orders it runs against, and what a correct run does.
+
+A case file is TOML (`[[cases]]` tables) or JSON (`{"cases": [...]}` or a bare array). Every
+case is validated before anything runs; the first bad one is reported by id and number with the
+field at fault, as a CaseFileError (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from datetime import date
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
+
+from agent_cli.decisions import describe_validation_error
+from agent_cli.errors import CaseFileError
+from agent_cli.order_files import OrderRecord
+from agent_cli.store import ORDER_CODE_PATTERN, Order
+from agent_cli.text import read_text_file
+
+Verdict = Literal["refundable", "not_refundable", "not_found"]
+VERDICTS: tuple[Verdict, ...] = ("refundable", "not_refundable", "not_found")
+NEEDS_INPUT = "needs_input"
+MAX_CASES = 10_000
+MAX_FILE_BYTES = 10 * 2**20
+_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # also a file name under --record
+
+
+class _CaseRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    id: Annotated[str, StringConstraints(pattern=_ID)] | None = None
+    question: Annotated[str, StringConstraints(min_length=1, max_length=4000)]
+    today: date | None = None
+    orders: list[OrderRecord] = Field(default_factory=list, max_length=1000)
+    verdict: dict[str, Verdict] | Literal["needs_input"] | None = None  # checked by _codes
+    answer_matches: list[str] = Field(default_factory=list, max_length=50)
+    must_call: list[Annotated[str, StringConstraints(min_length=1)]] = Field(default_factory=list)
+    must_not_call: list[Annotated[str, StringConstraints(min_length=1)]] = Field(
+        default_factory=list
+    )
+    max_steps: int | None = Field(default=None, ge=1, le=100)
+    replies: list[Annotated[str, StringConstraints(min_length=1)]] = Field(default_factory=list)
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _codes(cls, value: object) -> object:
+        """One clear message instead of pydantic's, which names both arms of the union."""
+        if value is None or value == NEEDS_INPUT:
+            return value
+        if not isinstance(value, dict):
+            raise ValueError('expected a table of order code = verdict, or "needs_input"')
+        verdicts: dict[str, str] = {}
+        for code, verdict in value.items():
+            if not re.fullmatch(ORDER_CODE_PATTERN, code):
+                raise ValueError(f"{code!r} is not an order code (letters and digits)")
+            if verdict not in VERDICTS:
+                raise ValueError(f"{code}: {verdict!r} is not a verdict; use {', '.join(VERDICTS)}")
+            verdicts[code.upper()] = verdict
+        return verdicts
+
+    @field_validator("answer_matches")
+    @classmethod
+    def _patterns(cls, patterns: list[str]) -> list[str]:
+        for number, pattern in enumerate(patterns):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"item {number}: not a valid regular expression: {exc}") from None
+        return patterns
+
+
+@dataclass(frozen=True, slots=True)
+class EvalCase:
+    """One validated case; `verdicts` maps order codes to the verdict the answer must give."""
+
+    id: str
+    question: str
+    today: date | None = None
+    orders: tuple[Order, ...] = ()
+    verdicts: tuple[tuple[str, Verdict], ...] = ()
+    needs_input: bool = False  # the run must end asking a question nobody answers
+    answer_matches: tuple[re.Pattern[str], ...] = ()
+    must_call: tuple[str, ...] = ()
+    must_not_call: tuple[str, ...] = ()
+    max_steps: int | None = None
+    replies: tuple[str, ...] = ()  # answers to the model's clarifying questions, in order
+
+
+def load_cases(path: Path) -> tuple[EvalCase, ...]:
+    """Read and validate a .toml or .json case file; CaseFileError names what is wrong."""
+    return parse_cases(_read(path), str(path), json_file=path.suffix.lower() == ".json")
+
+
+def builtin_cases() -> tuple[EvalCase, ...]:
+    """The public case set shipped with agent-cli (`agent eval --builtin`)."""
+    text = resources.files("agent_cli.evaluation").joinpath("builtin.toml").read_text("utf-8")
+    return parse_cases(text, "builtin cases", json_file=False)
+
+
+def parse_cases(text: str, where: str, *, json_file: bool) -> tuple[EvalCase, ...]:
+    raw = _decode(text, where, json_file=json_file)
+    cases: list[EvalCase] = []
+    seen: dict[str, int] = {}
+    for number, item in enumerate(raw, start=1):
+        case = _case(item, where, number)
+        if case.id in seen:
+            raise CaseFileError(
+                f"{where}: case {number}: id {case.id!r} is already used by case {seen[case.id]}"
+            )
+        seen[case.id] = number
+        cases.append(case)
+    if not cases:
+        raise CaseFileError(f"{where}: no cases; add [[cases]] tables with a question each")
+    return tuple(cases)
+
+
+def _read(path: Path) -> str:
+    if path.suffix.lower() not in (".toml", ".json"):
+        raise CaseFileError(f"{path}: unsupported case file; use a .toml or .json file")
+    return read_text_file(path, max_bytes=MAX_FILE_BYTES, error=CaseFileError)
+
+
+def _decode(text: str, where: str, *, json_file: bool) -> list[Any]:
+    try:
+        data: Any = json.loads(text) if json_file else tomllib.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CaseFileError(f"{where}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CaseFileError(f"{where}: not valid TOML: {exc}") from None
+    if isinstance(data, dict):
+        if unknown := sorted(set(data) - {"cases"}):
+            raise CaseFileError(f"{where}: unknown top-level key {unknown[0]!r}; expected cases")
+        data = data.get("cases", [])
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise CaseFileError(f"{where}: expected a list of case tables under 'cases'")
+    if len(data) > MAX_CASES:
+        raise CaseFileError(f"{where}: {len(data):,} cases; the limit is {MAX_CASES:,}")
+    return data
+
+
+def _case(item: dict[str, Any], where: str, number: int) -> EvalCase:
+    name = f"case {number}" + (f" ({item['id']!r})" if isinstance(item.get("id"), str) else "")
+    try:
+        record = _CaseRecord.model_validate(item)
+        orders = tuple(order.to_order() for order in record.orders)
+    except ValidationError as exc:
+        raise CaseFileError(f"{where}: {name}: {describe_validation_error(exc)}") from None
+    except ValueError as exc:  # an order record's own rule (delivered_at for DELIVERED)
+        raise CaseFileError(f"{where}: {name}: orders: {exc}") from None
+    verdict = record.verdict
+    return EvalCase(
+        id=record.id or f"case-{number}",
+        question=record.question,
+        today=record.today,
+        orders=orders,
+        verdicts=tuple(verdict.items()) if isinstance(verdict, dict) else (),
+        needs_input=verdict == NEEDS_INPUT,
+        answer_matches=tuple(re.compile(p) for p in record.answer_matches),
+        must_call=tuple(record.must_call),
+        must_not_call=tuple(record.must_not_call),
+        max_steps=record.max_steps,
+        replies=tuple(record.replies),
+    )

@@ -1,0 +1,185 @@
+"""The body of `agent eval`, free of Typer: cases -> contenders -> workers -> tables, JSON, HTML."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from agent_cli.config import choose_provider
+from agent_cli.errors import EvalBelowTarget, Interrupted, UsageError
+from agent_cli.evaluation.cases import EvalCase, builtin_cases, load_cases
+from agent_cli.evaluation.report import render_report
+from agent_cli.evaluation.runner import CaseResult, Contender, check_tools, plan_jobs, run_jobs
+from agent_cli.evaluation.summary import ModelSummary, result_json, summarize
+from agent_cli.runtime import RunOptions, choose_model
+from agent_cli.ui.console import make_console
+from agent_cli.ui.eval_view import EvalView
+
+MAX_CONCURRENCY = 64
+MAX_REPEAT = 100
+
+
+@dataclass(frozen=True, slots=True)
+class EvalOptions:
+    cases: Path | None = None
+    builtin: bool = False
+    models: tuple[str, ...] = ()
+    run: RunOptions = field(default_factory=RunOptions)
+    concurrency: int | None = None  # default: 4 for HTTP providers, 1 offline
+    repeat: int = 1
+    json_output: bool = False
+    report: Path | None = None
+    record: Path | None = None
+    min_pass: float = 1.0
+
+
+def eval_command(options: EvalOptions) -> None:
+    """`agent eval`: run every case on every model, show the results as they finish, then the
+    summary; EvalBelowTarget (exit 3) when a model passes fewer than --min-pass of its cases."""
+    _check(options)
+    cases = _cases(options)
+    contenders = tuple(_contenders(options))
+    check_tools(cases, contenders)
+    _prepare_outputs(options)
+    jobs = plan_jobs(cases, contenders, options.repeat)
+    order = {(j.contender.label, j.case.id, j.repeat): n for n, j in enumerate(jobs)}
+    results: list[CaseResult] = []
+    output = _Output(options.json_output, len(jobs))
+    labels = [c.label for c in contenders]
+
+    def finished(result: CaseResult) -> None:
+        results.append(result)
+        output.case(result)
+
+    with output:
+        try:
+            run_jobs(
+                jobs,
+                concurrency=options.concurrency or _default_concurrency(contenders),
+                on_result=finished,
+                record_dir=options.record,
+            )
+        except Interrupted:
+            output.close(_sorted(results, order), summarize(results, labels), partial=True)
+            raise
+        ordered = _sorted(results, order)
+        summaries = summarize(ordered, labels)
+        output.close(ordered, summaries, partial=False)
+    if options.report is not None:
+        _write_report(options.report, ordered, summaries)
+    _check_target(summaries, options.min_pass)
+
+
+def _check(options: EvalOptions) -> None:
+    if options.builtin == (options.cases is not None):
+        raise UsageError("Give a case file or --builtin (one of them); see 'agent eval --help'")
+    if options.concurrency is not None and not 1 <= options.concurrency <= MAX_CONCURRENCY:
+        raise UsageError(f"--concurrency must be 1-{MAX_CONCURRENCY}")
+    if not 1 <= options.repeat <= MAX_REPEAT:
+        raise UsageError(f"--repeat must be 1-{MAX_REPEAT}")
+    if not 0.0 <= options.min_pass <= 1.0:
+        raise UsageError("--min-pass is a fraction of cases, 0-1 (e.g. 0.9)")
+    offline = options.run.dry_run or options.run.script is not None
+    if options.models and offline:
+        raise UsageError("--model picks provider models; it does not go with --dry-run or --script")
+    if len(set(options.models)) != len(options.models):
+        raise UsageError("--model names a model twice; give each once")
+
+
+def _cases(options: EvalOptions) -> tuple[EvalCase, ...]:
+    return builtin_cases() if options.builtin else load_cases(options.cases)  # type: ignore[arg-type]
+
+
+def _contenders(options: EvalOptions) -> list[Contender]:
+    """One per --model (or the configured model), each checked as `agent ask` would: bad
+    settings and a missing key fail here, before any case runs."""
+    contenders = []
+    for model in options.models or (None,):
+        provider = replace(options.run.provider, model=model or options.run.provider.model)
+        run = replace(options.run, provider=provider, quiet=True)
+        settings = run.settings()
+        with ExitStack() as stack:
+            built = choose_model(run, settings, stack)
+            label = f"{built.provider}/{built.model}"
+        contenders.append(Contender(label, run, settings))
+    return contenders
+
+
+def _default_concurrency(contenders: tuple[Contender, ...]) -> int:
+    def offline(contender: Contender) -> bool:
+        run = contender.options
+        if run.dry_run or run.script is not None:
+            return True
+        return choose_provider(contender.settings, os.environ).kind == "offline"
+
+    return 1 if all(offline(c) for c in contenders) else 4
+
+
+def _prepare_outputs(options: EvalOptions) -> None:
+    """Fail on an unusable --report or --record path before the first case, not after."""
+    if options.report is not None and not options.report.parent.is_dir():
+        raise UsageError(f"--report {options.report}: no such directory {options.report.parent}")
+    if options.record is not None:
+        try:
+            options.record.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--record {options.record}: {exc.strerror or exc}") from None
+
+
+def _sorted(results: list[CaseResult], order: dict[tuple[str, str, int], int]) -> list[CaseResult]:
+    return sorted(results, key=lambda r: order.get((r.model, r.case, r.repeat), 0))
+
+
+def _write_report(path: Path, results: list[CaseResult], summaries: list[ModelSummary]) -> None:
+    try:
+        path.write_text(render_report(results, summaries, title="agent eval"), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--report {path}: {exc.strerror or exc}") from None
+
+
+def _check_target(summaries: list[ModelSummary], min_pass: float) -> None:
+    short = [s for s in summaries if s.accuracy < min_pass]
+    if short:
+        worst = min(short, key=lambda s: s.accuracy)
+        raise EvalBelowTarget(
+            f"{worst.model} passed {worst.passed} of {worst.cases} cases ({worst.accuracy:.1%}), "
+            f"below --min-pass {min_pass:.0%}; see the failures above"
+        )
+
+
+class _Output:
+    """JSON Lines on stdout, or the live view."""
+
+    def __init__(self, json_output: bool, total: int) -> None:
+        self._json = json_output
+        self._view = None if json_output else EvalView(make_console(), total)
+
+    def __enter__(self) -> _Output:
+        if self._view is not None:
+            self._view.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._view is not None:
+            self._view.__exit__(None, None, None)
+
+    def case(self, result: CaseResult) -> None:
+        if self._view is not None:
+            self._view.case_finished(result)
+            return
+        print(json.dumps(result_json(result), ensure_ascii=False), flush=True)
+
+    def close(
+        self, results: list[CaseResult], summaries: list[ModelSummary], *, partial: bool
+    ) -> None:
+        if self._view is not None:
+            self._view.__exit__(None, None, None)
+            self._view.finished(results, summaries, partial=partial)
+            return
+        for summary in summaries:
+            line = {**summary.as_json(), "partial": partial}
+            print(json.dumps(line, ensure_ascii=False), file=sys.stdout, flush=True)

@@ -1,0 +1,272 @@
+"""Running eval cases: each case against a throwaway store, on each model, in parallel workers.
+
+Each worker thread keeps one model per contender (so one HTTP client per worker), and each case
+gets its own in-memory SQLite store holding the sample orders and the case's fixtures: the
+user's database is never opened. A case that crashes is a failed case; Ctrl-C stops the workers
+at their next event and raises Interrupted.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from datetime import date
+from pathlib import Path
+
+from agent_cli.budget import RefundCounter
+from agent_cli.config import Settings
+from agent_cli.decisions import ASK_USER_TOOL
+from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
+from agent_cli.evaluation.cases import EvalCase
+from agent_cli.evaluation.judge import Failure, RunRecord, judge
+from agent_cli.events import Event
+from agent_cli.providers.playbook import PlaybookModel
+from agent_cli.providers.scripted import ScriptedModel
+from agent_cli.runtime import (
+    RunOptions,
+    Runtime,
+    build_tools,
+    choose_model,
+    drive,
+    limits_for,
+    refuse,
+)
+from agent_cli.seams import ReasoningModel
+from agent_cli.store import OrderStore
+from agent_cli.tracing import TraceWriter, open_trace_file
+
+
+@dataclass(frozen=True, slots=True)
+class Contender:
+    """One model under evaluation: how to build it, and its name in the tables."""
+
+    label: str
+    options: RunOptions
+    settings: Settings
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    case: str
+    model: str
+    repeat: int  # 1-based, of --repeat
+    failures: tuple[Failure, ...]
+    record: RunRecord
+    trace: Path | None = None
+    run_id: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    contender: Contender
+    case: EvalCase
+    repeat: int
+
+
+def plan_jobs(
+    cases: tuple[EvalCase, ...], contenders: tuple[Contender, ...], repeat: int
+) -> list[Job]:
+    return [
+        Job(contender, case, number)
+        for contender in contenders
+        for case in cases
+        for number in range(1, repeat + 1)
+    ]
+
+
+def check_tools(cases: tuple[EvalCase, ...], contenders: tuple[Contender, ...]) -> None:
+    """A case naming a tool no contender offers is a mistake in the case file (exit 2)."""
+    for contender in contenders:
+        specs = build_tools(
+            contender.settings,
+            OrderStore.in_memory,
+            RefundCounter(),
+            today=date.today(),
+            dry_run=True,
+        ).specs()
+        offered = {spec.name for spec in specs} | {ASK_USER_TOOL}
+        optional = offered | {"issue_refund"}  # not offered unless refunds are enabled
+        for case in cases:
+            unknown = [name for name in case.must_call if name not in offered]
+            unknown += [name for name in case.must_not_call if name not in optional]
+            if unknown:
+                raise UsageError(
+                    f"case {case.id!r}: no tool named {unknown[0]!r}; tools are "
+                    + ", ".join(sorted(offered))
+                )
+
+
+class Models:
+    """One model per contender per worker thread; closed together at the end."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._stacks: list[ExitStack] = []
+        self._lock = threading.Lock()
+
+    def get(self, contender: Contender) -> ReasoningModel:
+        cache: dict[str, ReasoningModel] = self._local.__dict__.setdefault("models", {})
+        model = cache.get(contender.label)
+        if model is None:
+            stack = ExitStack()
+            with self._lock:
+                self._stacks.append(stack)
+            quiet = replace(contender.options, quiet=True)
+            model = cache[contender.label] = choose_model(quiet, contender.settings, stack)
+        return model.fresh() if isinstance(model, ScriptedModel) else model
+
+    def close(self) -> None:
+        with self._lock:
+            stacks, self._stacks = self._stacks, []
+        for stack in stacks:
+            stack.close()
+
+
+def run_jobs(
+    jobs: list[Job],
+    *,
+    concurrency: int,
+    on_result: Callable[[CaseResult], None],
+    record_dir: Path | None = None,
+    cancel: threading.Event | None = None,
+) -> None:
+    """Run every job, handing each result to `on_result` (in this thread) as it finishes.
+    Ctrl-C (or SIGTERM) stops the workers at their next event; the results that finished are
+    handed over, then Interrupted is raised."""
+    cancel = cancel or threading.Event()
+    models = Models()
+    try:
+        if concurrency <= 1:
+            for job in jobs:
+                on_result(run_job(job, models, record_dir, cancel))
+        else:
+            _in_parallel(
+                jobs,
+                concurrency=concurrency,
+                on_result=on_result,
+                models=models,
+                record_dir=record_dir,
+                cancel=cancel,
+            )
+    except KeyboardInterrupt as stop:
+        raise Interrupted(terminated=isinstance(stop, Terminated)) from None
+    finally:
+        models.close()
+
+
+def _in_parallel(
+    jobs: list[Job],
+    *,
+    concurrency: int,
+    on_result: Callable[[CaseResult], None],
+    models: Models,
+    record_dir: Path | None,
+    cancel: threading.Event,
+) -> None:
+    handed: set[Future[CaseResult]] = set()
+    with ThreadPoolExecutor(concurrency, thread_name_prefix="eval") as pool:
+        futures = [pool.submit(run_job, job, models, record_dir, cancel) for job in jobs]
+        try:
+            for future in as_completed(futures):
+                handed.add(future)
+                on_result(future.result())
+        except BaseException:
+            cancel.set()  # the workers stop at their next event
+            pool.shutdown(wait=True, cancel_futures=True)
+            for future in futures:  # cases that did finish still count
+                finished = future.done() and not future.cancelled()
+                if future not in handed and finished and future.exception() is None:
+                    on_result(future.result())
+            raise
+
+
+def run_job(
+    job: Job, models: Models, record_dir: Path | None, cancel: threading.Event
+) -> CaseResult:
+    """One case on one model; any failure but an interruption becomes a failed result."""
+    case, contender = job.case, job.contender
+    record = RunRecord(provider="", model=contender.label)
+    trace = _trace_path(record_dir, job) if record_dir else None
+    run_id: list[str] = []
+    started = time.perf_counter()
+    try:
+        with ExitStack() as stack:
+            store = OrderStore.in_memory(case.orders)
+            stack.callback(store.close)
+            runtime = _runtime(job, models.get(contender), store)
+            sinks: list[Callable[[Event], None]] = [record.add, _stop_when(cancel)]
+            if trace is not None:
+                trace.parent.mkdir(parents=True, exist_ok=True)
+                sinks.insert(0, TraceWriter(stack.enter_context(open_trace_file(trace))).write)
+            sinks.append(lambda event: run_id.append(event.run_id) if not run_id else None)
+            _drive(runtime, case, sinks)
+    except Interrupted:
+        raise
+    except Exception as exc:  # the case crashed: a failed case, and the others go on
+        record.status, record.error = "error", f"{type(exc).__name__}: {exc}"
+        record.elapsed_ms = record.elapsed_ms or (time.perf_counter() - started) * 1000
+        failure = Failure("error", record.error)
+        return CaseResult(case.id, contender.label, job.repeat, (failure,), record, trace)
+    return CaseResult(
+        case.id,
+        contender.label,
+        job.repeat,
+        judge(case, record),
+        record,
+        trace,
+        run_id[0] if run_id else None,
+    )
+
+
+def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
+    case, settings = job.case, job.contender.settings
+    today = case.today or date.today()
+    counter = RefundCounter()
+    dry_run = job.contender.options.dry_run
+    tools = build_tools(settings, lambda: store, counter, today=today, dry_run=dry_run)
+    limits = limits_for(settings, model.model)
+    if case.max_steps is not None:
+        limits = replace(limits, max_steps=case.max_steps)
+    from_question = case.today is None and isinstance(model, PlaybookModel)
+    return Runtime(settings, model, tools, limits, today, counter, from_question)
+
+
+def _drive(runtime: Runtime, case: EvalCase, sinks: list[Callable[[Event], None]]) -> None:
+    replies: Iterator[str] = iter(case.replies)
+    try:
+        drive(
+            runtime.events(case.question),
+            sinks,
+            respond=lambda question: next(replies, None),
+            approve=refuse,  # nobody approves a refund during an eval
+        )
+    except Interrupted:
+        raise
+    except AgentError:
+        pass  # the run's end (a limit, a question, a provider error) is in its record
+
+
+def _stop_when(cancel: threading.Event) -> Callable[[Event], None]:
+    def check(event: Event) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt  # drive passes it into the loop: the run ends interrupted
+
+    return check
+
+
+def _trace_path(record_dir: Path, job: Job) -> Path:
+    suffix = f".r{job.repeat}" if job.repeat > 1 else ""
+    return record_dir / _slug(job.contender.label) / f"{job.case.id}{suffix}.jsonl"
+
+
+def _slug(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-.") or "model"

@@ -1,0 +1,153 @@
+"""`agent eval` on screen: a row per case as it finishes (under a progress bar on a terminal),
+then the models side by side when there are several, then a summary per model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from agent_cli.evaluation.runner import CaseResult
+from agent_cli.evaluation.summary import ModelSummary
+from agent_cli.ui.console import clean_text
+
+_CASE, _MODEL = 26, 22
+_HEADER = (
+    f"{'':2}{'case':{_CASE}} {'model':{_MODEL}} {'steps':>5} {'tokens':>7} {'latency':>9} "
+    f"{'cost':>7}  why"
+)
+
+
+class EvalView:
+    """Streams results as they come; a progress bar only when the console is a terminal."""
+
+    def __init__(self, console: Console, total: int) -> None:
+        self._console = console
+        self._progress: Progress | None = None
+        if console.is_terminal:
+            self._progress = Progress(
+                TextColumn("eval"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
+            self._task = self._progress.add_task("cases", total=total)
+        self._header_shown = False
+
+    def __enter__(self) -> EvalView:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def case_finished(self, result: CaseResult) -> None:
+        if not self._header_shown:
+            self._console.print(Text(_HEADER, style="bold"), soft_wrap=True)
+            self._header_shown = True
+        self._console.print(_row(result), soft_wrap=True)  # one line a case, greppable
+        if self._progress is not None:
+            self._progress.advance(self._task)
+
+    def finished(
+        self, results: Sequence[CaseResult], summaries: Sequence[ModelSummary], *, partial: bool
+    ) -> None:
+        if len(summaries) > 1:
+            self._console.print(side_by_side(results, [s.model for s in summaries]))
+        self._console.print(summary_table(summaries, partial=partial))
+
+
+def _row(result: CaseResult) -> Text:
+    record = result.record
+    mark = Text("✓ ", style="green") if result.passed else Text("✗ ", style="red")
+    name = result.case + (f" #{result.repeat}" if result.repeat > 1 else "")
+    cost = f"{record.cost:.4f}" if record.cost is not None else "-"
+    line = Text.assemble(
+        mark,
+        f"{_cut(name, _CASE):{_CASE}} {_cut(result.model, _MODEL):{_MODEL}} {record.steps:>5} "
+        f"{record.usage.total:>7,} {_ms(record.elapsed_ms):>9} {cost:>7}  ",
+    )
+    line.append(clean_text(why(result)), style="red" if not result.passed else "dim")
+    return line
+
+
+def why(result: CaseResult) -> str:
+    """The failures in one line, pointing at the case's trace when it was recorded."""
+    if result.passed:
+        return "passed"
+    text = "; ".join(failure.message for failure in result.failures)
+    if result.trace is not None:
+        text += f" (trace: {result.trace})"
+    return text
+
+
+def side_by_side(results: Sequence[CaseResult], models: Sequence[str]) -> Table:
+    table = Table(title="models side by side")
+    table.add_column("case", no_wrap=True)
+    for model in models:
+        table.add_column(model, overflow="fold")
+    cells: dict[tuple[str, str], list[CaseResult]] = {}
+    cases: list[str] = []
+    for result in results:
+        if result.case not in cases:
+            cases.append(result.case)
+        cells.setdefault((result.case, result.model), []).append(result)
+    for case in cases:
+        row = [Text(case)]
+        for model in models:
+            runs = cells.get((case, model), [])
+            passed = sum(1 for run in runs if run.passed)
+            if not runs:
+                row.append(Text("-", style="dim"))
+            elif passed == len(runs):
+                row.append(Text("✓" if len(runs) == 1 else f"✓ {passed}/{len(runs)}", "green"))
+            else:
+                first = next(run for run in runs if not run.passed)
+                label = "✗" if len(runs) == 1 else f"✗ {passed}/{len(runs)}"
+                row.append(Text(f"{label} {_cut(first.failures[0].message, 40)}", "red"))
+        table.add_row(*row)
+    return table
+
+
+def summary_table(summaries: Sequence[ModelSummary], *, partial: bool = False) -> Table:
+    title = "summary (interrupted: the cases that finished)" if partial else "summary"
+    table = Table(title=title, caption="latency p50/p95; tokens and cost per case")
+    table.add_column("model", no_wrap=True)
+    for name in ("passed", "p50/p95", "tokens", "cost"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("failures", overflow="fold", min_width=8)
+    for s in summaries:
+        failures = ", ".join(f"{kind} {n}" for kind, n in s.failures.items()) or "-"
+        table.add_row(
+            Text(s.model, style="bold"),
+            Text(
+                f"{s.passed}/{s.cases} {s.accuracy:.1%}",
+                style="green" if s.accuracy == 1 else "red",
+            ),
+            Text(f"{_ms(s.p50_ms).removesuffix(' ms')}/{_ms(s.p95_ms)}"),
+            Text(f"{s.tokens_per_case:,.0f}", justify="right"),
+            Text(f"{s.cost_per_case:.4f}" if s.cost_per_case is not None else "-", justify="right"),
+            Text(failures),
+        )
+    return table
+
+
+def _ms(value: float) -> str:
+    return f"{value:,.0f} ms" if value >= 10 else f"{value:.1f} ms"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

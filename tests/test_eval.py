@@ -1,0 +1,506 @@
+"""`agent eval`: case files, the judge, the runner, and what a user sees."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from agent_cli.cli import app
+from agent_cli.errors import CaseFileError, Interrupted
+from agent_cli.evaluation.cases import builtin_cases, load_cases, parse_cases
+from agent_cli.evaluation.judge import RunRecord, ToolRun, judge, stated_verdicts
+from agent_cli.evaluation.runner import CaseResult, Contender, plan_jobs, run_jobs
+from agent_cli.providers.playbook import PlaybookModel
+from agent_cli.runtime import RunOptions
+
+from .fakellm import FakeLLM, openai_text
+
+runner = CliRunner()
+
+ONE_CASE = """
+[[cases]]
+id = "a100"
+question = "Is order A100 refundable?"
+today = 2026-10-13
+verdict = { A100 = "refundable" }
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "cases.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def evaluate(*args: str, env: dict[str, str] | None = None) -> Result:
+    return runner.invoke(app, ["eval", *args], env=env or {})
+
+
+def lines(result: Result) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def script(tmp_path: Path, *decisions: dict[str, Any]) -> Path:
+    return write(tmp_path, json.dumps(list(decisions)), "script.json")
+
+
+def playbook_failing_on(code: str, error: BaseException, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The playbook, raising `error` on any question naming `code`."""
+    real = PlaybookModel.decide
+
+    def decide(self: PlaybookModel, request: Any) -> Any:
+        if code in request.goal:
+            raise error
+        return real(self, request)
+
+    monkeypatch.setattr(PlaybookModel, "decide", decide)
+
+
+LOOKUP_A100 = {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}}
+
+
+# -- the built-in case set -----------------------------------------------------------------
+
+
+def test_the_builtin_set_is_broad() -> None:
+    cases = builtin_cases()
+    assert len(cases) >= 30
+    japanese = [c for c in cases if any("\u3040" <= ch <= "\u30ff" for ch in c.question)]
+    assert len(japanese) >= 10
+    assert any(len(c.verdicts) >= 3 for c in cases)  # several orders in one question
+    assert any(c.needs_input for c in cases)
+    assert any(c.orders and c.orders[0].note for c in cases)  # an injection through a note
+    verdicts = {v for c in cases for _, v in c.verdicts}
+    assert verdicts == {"refundable", "not_refundable", "not_found"}
+
+
+def test_the_playbook_passes_every_builtin_case() -> None:
+    result = evaluate("--builtin", "--dry-run", "--json")
+    assert result.exit_code == 0, result.stderr
+    records = lines(result)
+    cases = [r for r in records if r["event"] == "case"]
+    assert len(cases) == len(builtin_cases())
+    assert [c["case"] for c in cases if not c["passed"]] == []
+    (summary,) = [r for r in records if r["event"] == "summary"]
+    assert summary["model"] == "offline/playbook" and summary["accuracy"] == 1.0
+
+
+def test_the_table_streams_a_line_per_case_then_the_summary() -> None:
+    result = evaluate("--builtin", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert "\x1b[" not in out  # piped: plain text
+    rows = [line for line in out.splitlines() if line.startswith(("✓ ", "✗ "))]
+    assert len(rows) == len(builtin_cases())
+    assert "summary" in out and f"{len(rows)}/{len(rows)} 100.0%" in out
+
+
+# -- the judge -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("Order A100 is refundable: delivered 12 days ago.", {"A100": "refundable"}),
+        ("Yes, A100 can be refunded.", {"A100": "refundable"}),
+        ("Order A101 is not refundable: it is still shipping.", {"A101": "not_refundable"}),
+        ("A102 cannot be refunded because it was cancelled.", {"A102": "not_refundable"}),
+        ("Sorry, order Z999 was not found.", {"Z999": "not_found"}),
+        ("There is no order with code Z999.", {"Z999": "not_found"}),
+        ("I cannot tell whether order A105 is refundable yet.", {"A105": None}),
+        ("Order A100 was delivered 12 days ago. It is refundable.", {"A100": "refundable"}),
+        (
+            "A100 is refundable, but A101 is not eligible for a refund.",
+            {"A100": "refundable", "A101": "not_refundable"},
+        ),
+        ("A100 is refundable; Z999 does not exist.", {"A100": "refundable", "Z999": "not_found"}),
+        ("Order A100 and order A101: I looked them up.", {"A100": None, "A101": None}),
+        ("注文A100は返金可能です。", {"A100": "refundable"}),
+        ("注文A101は返金できません：ステータスがSHIPPINGです。", {"A101": "not_refundable"}),
+        ("注文Z999は見つかりませんでした。", {"Z999": "not_found"}),
+        (
+            "注文Ａ１００は返金できます。一方、A102は返金対象外です。",
+            {"A100": "refundable", "A102": "not_refundable"},
+        ),
+    ],
+)
+def test_verdicts_read_from_answers(answer: str, expected: dict[str, str | None]) -> None:
+    assert stated_verdicts(answer) == expected
+
+
+def run_record(answer: str, *tools: ToolRun, status: str = "answered", steps: int = 3) -> RunRecord:
+    return RunRecord(status=status, answer=answer, steps=steps, tools=list(tools))
+
+
+A100_FOUND = ToolRun("lookup_order", {"order_code": "A100"}, "order=A100 status=DELIVERED", False)
+
+
+def case(text: str) -> Any:
+    return parse_cases("[[cases]]\n" + text, "test", json_file=False)[0]
+
+
+def test_a_correct_verdict_backed_by_a_lookup_passes() -> None:
+    assert (
+        judge(
+            case('question = "q"\nverdict = { A100 = "refundable" }'),
+            run_record("Order A100 is refundable.", A100_FOUND),
+        )
+        == ()
+    )
+
+
+def test_a_verdict_with_no_lookup_behind_it_fails_as_unsupported() -> None:
+    failures = judge(
+        case('question = "q"\nverdict = { A100 = "refundable" }'),
+        run_record("Order A100 is refundable."),
+    )
+    assert [f.kind for f in failures] == ["unsupported"]
+
+
+def test_not_found_needs_a_not_found_lookup() -> None:
+    the_case = case('question = "q"\nverdict = { Z999 = "not_found" }')
+    missing = ToolRun("lookup_order", {"order_code": "z999"}, "NOT_FOUND: no order Z999", False)
+    assert judge(the_case, run_record("Order Z999 was not found.", missing)) == ()
+    failed = ToolRun("lookup_order", {"order_code": "Z999"}, "ERROR: database locked", True)
+    kinds = [f.kind for f in judge(the_case, run_record("Order Z999 was not found.", failed))]
+    assert kinds == ["unsupported"]
+
+
+def test_every_expectation_is_checked() -> None:
+    the_case = case(
+        'question = "q"\nverdict = { A100 = "refundable" }\nanswer_matches = ["250,000"]\n'
+        'must_call = ["refund_policy"]\nmust_not_call = ["lookup_order"]\nmax_steps = 2'
+    )
+    failures = judge(the_case, run_record("Order A100 is not refundable.", A100_FOUND))
+    assert sorted(f.kind for f in failures) == [
+        "answer",
+        "must_call",
+        "must_not_call",
+        "steps",
+        "verdict",
+    ]
+
+
+def test_a_run_that_did_not_answer_fails_on_its_status() -> None:
+    failures = judge(case('question = "q"'), run_record("", status="timeout"))
+    assert [f.kind for f in failures] == ["status"]
+    needs = case('question = "q"\nverdict = "needs_input"')
+    assert judge(needs, run_record("", status="needs_input")) == ()
+    assert [f.kind for f in judge(needs, run_record("A100?", A100_FOUND))] == ["status"]
+
+
+# -- case files ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[[cases]]\nid = "x"\nquestion = "q"\nverdict = { A100 = "yes" }',
+            "case 1 ('x'): verdict: A100: 'yes' is not a verdict",
+        ),
+        (
+            '[[cases]]\nquestion = "q"\nverdct = "needs_input"',
+            "case 1: verdct: Extra inputs are not permitted",
+        ),
+        (
+            '[[cases]]\nid = "r"\nquestion = "q"\nanswer_matches = ["("]',
+            "case 1 ('r'): answer_matches: item 0: not a valid regular expression",
+        ),
+        (
+            '[[cases]]\nid = "d"\nquestion = "q"\n[[cases]]\nid = "d"\nquestion = "q"',
+            "case 2: id 'd' is already used by case 1",
+        ),
+        ('[[cases]]\nid = "m"', "case 1 ('m'): question: Field required"),
+        ('[[cases]]\nquestion = "q"\ntoday = "soon"', "case 1: today:"),
+        (
+            '[[cases]]\nquestion = "q"\n'
+            'orders = [{ code = "D1", status = "DELIVERED", total = 1 }]',
+            "case 1: orders: delivered_at: required",
+        ),
+        (
+            '[[cases]]\nquestion = "q"\nverdict = { "A-1" = "refundable" }',
+            "'A-1' is not an order code",
+        ),
+        ("[[cases]\n", "not valid TOML"),
+        ('title = "x"', "unknown top-level key 'title'"),
+        ("", "no cases"),
+    ],
+)
+def test_malformed_case_files_name_the_case_and_field(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(CaseFileError) as caught:
+        load_cases(path)
+    assert message in str(caught.value)
+    result = evaluate(str(path), "--dry-run")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("agent: error: ") and message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_json_case_files(tmp_path: Path) -> None:
+    cases = [
+        {
+            "id": "j",
+            "question": "Is A100 refundable?",
+            "today": "2026-10-13",
+            "verdict": {"a100": "refundable"},
+        }
+    ]
+    for text in (json.dumps(cases), json.dumps({"cases": cases})):
+        (loaded,) = load_cases(write(tmp_path, text, "cases.json"))
+        assert loaded.verdicts == (("A100", "refundable"),)
+    assert evaluate(str(tmp_path / "cases.json"), "--dry-run").exit_code == 0
+
+
+def test_bad_paths_and_options_are_usage_errors(tmp_path: Path) -> None:
+    good = write(tmp_path, ONE_CASE)
+    for args, message in [
+        ([str(tmp_path / "missing.toml"), "--dry-run"], "cannot read"),
+        ([str(write(tmp_path, ONE_CASE, "cases.yaml")), "--dry-run"], "use a .toml or .json"),
+        (["--dry-run"], "Give a case file or --builtin"),
+        ([str(good), "--builtin", "--dry-run"], "Give a case file or --builtin"),
+        ([str(good), "--dry-run", "--model", "m"], "--model picks provider models"),
+        ([str(good), "--dry-run", "--concurrency", "0"], "--concurrency must be 1-64"),
+        ([str(good), "--dry-run", "--repeat", "0"], "--repeat must be 1-100"),
+        ([str(good), "--dry-run", "--min-pass", "1.5"], "--min-pass is a fraction"),
+        (
+            [str(good), "--dry-run", "--report", str(tmp_path / "no" / "r.html")],
+            "no such directory",
+        ),
+    ]:
+        result = evaluate(*args)
+        assert result.exit_code == 2, (args, result.stderr)
+        assert message in result.stderr, (args, result.stderr)
+
+
+def test_a_case_naming_an_unknown_tool_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    path = write(tmp_path, ONE_CASE + 'must_call = ["lookup_orders"]\n')
+    result = evaluate(str(path), "--dry-run")
+    assert result.exit_code == 2
+    assert "case 'a100': no tool named 'lookup_orders'" in result.stderr
+    assert result.stdout == ""
+
+
+# -- running -------------------------------------------------------------------------------
+
+
+def test_a_wrong_answer_fails_and_min_pass_sets_the_exit_code(tmp_path: Path) -> None:
+    cases = write(tmp_path, ONE_CASE + ONE_CASE.replace('"a100"', '"again"'))
+    wrong = script(
+        tmp_path, LOOKUP_A100, {"type": "final", "answer": "Order A100 is not refundable."}
+    )
+    result = evaluate(str(cases), "--script", str(wrong), "--json")
+    assert result.exit_code == 3
+    assert "passed 0 of 2 cases (0.0%), below --min-pass 100%" in result.stderr
+    failures = [r["failures"] for r in lines(result) if r["event"] == "case"]
+    assert failures[0] == [
+        {"kind": "verdict", "message": "A100: said not_refundable, expected refundable"}
+    ]
+    right = script(tmp_path, LOOKUP_A100, {"type": "final", "answer": "Order A100 is refundable."})
+    assert evaluate(str(cases), "--script", str(right), "--json").exit_code == 0
+
+
+def test_min_pass_accepts_a_fraction(tmp_path: Path) -> None:
+    text = (
+        ONE_CASE + '\n[[cases]]\nid = "z"\nquestion = "Is Z999 refundable?"\n'
+        'today = 2026-10-13\nverdict = { Z999 = "refundable" }\n'
+    )
+    cases = write(tmp_path, text)
+    assert evaluate(str(cases), "--dry-run", "--min-pass", "0.5").exit_code == 0
+    assert evaluate(str(cases), "--dry-run", "--min-pass", "0.6").exit_code == 3
+
+
+def test_fixtures_run_in_a_throwaway_store_and_the_users_database_is_untouched(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "orders.db"  # AGENT_DB, set by conftest
+    assert runner.invoke(app, ["orders", "list"], env={"AGENT_DB": str(db)}).exit_code == 0
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    text = """
+[[cases]]
+id = "fixture"
+question = "Is order A100 refundable?"
+today = 2026-10-13
+orders = [{ code = "A100", status = "CANCELLED", total = 5 }]
+verdict = { A100 = "not_refundable" }
+"""
+    result = evaluate(str(write(tmp_path, text)), "--dry-run", "--json", env={"AGENT_DB": str(db)})
+    assert result.exit_code == 0, result.stdout
+    assert "CANCELLED" in lines(result)[0]["answer"]  # the fixture replaced the sample A100
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    fresh = tmp_path / "never.db"
+    evaluate("--builtin", "--dry-run", "--json", env={"AGENT_DB": str(fresh)})
+    assert not fresh.exists()
+
+
+def test_a_case_that_crashes_fails_with_its_error_and_the_others_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    playbook_failing_on("A101", RuntimeError("the model broke"), monkeypatch)
+    text = (
+        ONE_CASE
+        + ONE_CASE.replace('"a100"', '"b"').replace("A100", "A101")
+        + ONE_CASE.replace('"a100"', '"c"')
+    )
+    result = evaluate(str(write(tmp_path, text)), "--dry-run", "--json", "--min-pass", "0")
+    assert result.exit_code == 0, result.stderr
+    cases = {r["case"]: r for r in lines(result) if r["event"] == "case"}
+    assert cases["a100"]["passed"] and cases["c"]["passed"]
+    assert cases["b"]["failures"][0]["kind"] == "error"
+    assert "the model broke" in cases["b"]["failures"][0]["message"]
+
+
+def test_record_keeps_each_cases_trace_and_failures_point_at_it(tmp_path: Path) -> None:
+    cases = write(
+        tmp_path,
+        ONE_CASE
+        + ONE_CASE.replace('"a100"', '"other"').replace(
+            'A100 = "refundable"', 'A100 = "not_found"'
+        ),
+    )
+    record = tmp_path / "runs"
+    result = evaluate(str(cases), "--dry-run", "--record", str(record), "--min-pass", "0")
+    assert result.exit_code == 0, result.stderr
+    traces = sorted(p.relative_to(record).as_posix() for p in record.rglob("*.jsonl"))
+    assert traces == ["offline-playbook/a100.jsonl", "offline-playbook/other.jsonl"]
+    failing = next(line for line in result.stdout.splitlines() if line.startswith("✗"))
+    assert f"(trace: {record / 'offline-playbook' / 'other.jsonl'})" in failing
+    replayed = runner.invoke(app, ["replay", str(record / "offline-playbook" / "a100.jsonl")])
+    assert replayed.exit_code == 0 and "refundable" in replayed.stdout
+
+
+def test_html_report_is_self_contained_and_escaped(tmp_path: Path) -> None:
+    cases = write(tmp_path, ONE_CASE + "answer_matches = ['<script>x</script>']\n")
+    report = tmp_path / "report.html"
+    result = evaluate(str(cases), "--dry-run", "--report", str(report), "--min-pass", "0")
+    assert result.exit_code == 0, result.stderr
+    page = report.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and page.count("<svg") == 2
+    assert "<script" not in page and "&lt;script&gt;" in page
+    assert "src=" not in page and "href=" not in page and "@import" not in page
+    assert "offline/playbook" in page and "a100" in page
+
+
+def test_repeat_runs_each_case_k_times(tmp_path: Path) -> None:
+    result = evaluate(str(write(tmp_path, ONE_CASE)), "--dry-run", "--repeat", "3", "--json")
+    assert result.exit_code == 0
+    cases = [r for r in lines(result) if r["event"] == "case"]
+    assert sorted(r["repeat"] for r in cases) == [1, 2, 3]
+    assert lines(result)[-1]["cases"] == 3
+
+
+def test_workers_in_parallel_give_the_same_results() -> None:
+    serial = lines(evaluate("--builtin", "--dry-run", "--json"))
+    parallel = lines(evaluate("--builtin", "--dry-run", "--json", "--concurrency", "8"))
+
+    def passed(records: list[dict[str, Any]]) -> dict[str, bool]:
+        return {r["case"]: r["passed"] for r in records if r["event"] == "case"}
+
+    assert passed(parallel) == passed(serial)
+    assert all(passed(parallel).values())
+
+
+GENERAL = """
+[[cases]]
+id = "{id}"
+question = "What is your refund policy?"
+answer_matches = ["30 days"]
+"""
+
+
+def test_models_side_by_side_over_http(fake_llm: FakeLLM) -> None:
+    path = Path(os.environ["HOME"]) / "cases.toml"
+    path.write_text(GENERAL.format(id="p1") + GENERAL.format(id="p2"), encoding="utf-8")
+    fake_llm.queue(
+        openai_text("Refunds within 30 days of delivery."),
+        openai_text("Refunds within 30 days of delivery."),
+        openai_text("We do not do refunds."),
+        openai_text("Refunds within 30 days of delivery.", usage=(1000, 50)),
+    )
+    args = [
+        str(path),
+        "--provider",
+        "openai",
+        "--base-url",
+        fake_llm.url + "/v1",
+        "--model",
+        "small",
+        "--model",
+        "large",
+        "--concurrency",
+        "1",
+    ]
+    result = evaluate(*args, "--min-pass", "0.5", env={"OPENAI_API_KEY": "test-key"})
+    assert result.exit_code == 0, result.stderr
+    assert [body["model"] for body in fake_llm.bodies()] == ["small", "small", "large", "large"]
+    out = result.stdout
+    assert "models side by side" in out and "openai/small" in out and "openai/large" in out
+    assert "2/2 100.0%" in out and "1/2 50.0%" in out
+    assert fake_llm.violations == []
+
+
+def test_one_http_client_per_worker(fake_llm: FakeLLM) -> None:
+    path = Path(os.environ["HOME"]) / "cases.toml"
+    path.write_text("".join(GENERAL.format(id=f"p{n}") for n in range(8)), encoding="utf-8")
+    fake_llm.queue(*[openai_text("Refunds within 30 days of delivery.") for _ in range(8)])
+    args = [
+        str(path),
+        "--provider",
+        "openai",
+        "--base-url",
+        fake_llm.url + "/v1",
+        "--concurrency",
+        "2",
+        "--json",
+    ]
+    result = evaluate(*args, env={"OPENAI_API_KEY": "test-key"})
+    assert result.exit_code == 0, result.stderr
+    assert len(fake_llm.requests) == 8
+    assert 1 <= fake_llm.connections <= 2  # each worker's client keeps its connection
+
+
+def test_ctrl_c_prints_the_partial_summary_and_exits_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    playbook_failing_on("A102", KeyboardInterrupt(), monkeypatch)
+    text = (
+        ONE_CASE
+        + ONE_CASE.replace('"a100"', '"b"').replace("A100", "A102")
+        + ONE_CASE.replace('"a100"', '"c"')
+    )
+    result = evaluate(str(write(tmp_path, text)), "--dry-run", "--json")
+    assert result.exit_code == 130
+    records = lines(result)
+    assert [r["case"] for r in records if r["event"] == "case"] == ["a100"]
+    assert records[-1]["event"] == "summary" and records[-1]["partial"] is True
+    assert records[-1]["cases"] == 1
+    assert result.stderr.startswith("agent: error: Interrupted")
+
+
+def test_ctrl_c_stops_parallel_workers() -> None:
+    cases = builtin_cases()
+    contender = Contender("offline/playbook", RunOptions(dry_run=True), RunOptions().settings())
+    jobs = plan_jobs(cases, (contender,), repeat=3)
+    seen: list[CaseResult] = []
+    cancel = threading.Event()
+
+    def on_result(result: CaseResult) -> None:
+        seen.append(result)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted):
+        run_jobs(jobs, concurrency=4, on_result=on_result, cancel=cancel)
+    assert cancel.is_set()
+    assert 2 <= len(seen) < len(jobs)  # the cases that finished, not the rest
+    assert len({(r.case, r.repeat) for r in seen}) == len(seen)  # none handed over twice
