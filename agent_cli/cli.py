@@ -281,6 +281,14 @@ def eval_(
     builtin: Annotated[
         bool, typer.Option("--builtin", help="Run the case set shipped with agent-cli.")
     ] = False,
+    replay_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay",
+            help="Instead of cases: replay every trace in this directory against today's tools "
+            "and store; exit 3 when an observation differs.",
+        ),
+    ] = None,
     provider: ProviderOption = None,
     model: Annotated[
         list[str] | None,
@@ -331,6 +339,7 @@ def eval_(
         EvalOptions(
             cases=cases,
             builtin=builtin,
+            replay=replay_dir,
             models=tuple(model or ()),
             run=run_options,
             concurrency=concurrency,
@@ -350,15 +359,24 @@ def replay(
         str | None, typer.Option("--run", help="Only the run whose id starts with this.")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answers.")] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Re-run the recorded decisions against today's tools and store and report "
+            "every observation that differs (exit 3 when any does).",
+        ),
+    ] = False,
+    config: ConfigOption = None,
 ) -> None:
     """Show the runs recorded in a trace again, step by step, as they were shown live.
 
     A torn last line (a killed run) is skipped with a warning. Exit code 2 when the file is
-    missing or holds no runs.
+    missing or holds no runs; with --check, 3 when a replayed run observes something else.
     """
     from agent_cli.commands import replay_command
 
-    replay_command(file, run_id=run, quiet=quiet)
+    replay_command(file, run_id=run, quiet=quiet, check=check, config=config)
 
 
 @app.command()

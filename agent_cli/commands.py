@@ -139,13 +139,22 @@ def order_json(order: Order) -> dict[str, object]:
     }
 
 
-def replay_command(file: Path, *, run_id: str | None, quiet: bool) -> None:
-    """`agent replay`: show recorded runs again, as `agent ask` showed them live."""
+def replay_command(
+    file: Path, *, run_id: str | None, quiet: bool, check: bool = False, config: Path | None = None
+) -> None:
+    """`agent replay`: show recorded runs again, as `agent ask` showed them live; with
+    `check`, re-run their decisions against today's tools and store instead (exit 3 on any
+    difference)."""
     from agent_cli.replay import load_runs
 
     def warn(message: str) -> None:
         print(f"agent: warning: {message}", file=sys.stderr)
 
+    if check:
+        from agent_cli.evaluation.command import check_replays
+
+        check_replays([file], settings=load_settings(config), run_id=run_id, json_output=False)
+        return
     console = make_console()
     for events in load_runs(file, warn=warn, run_id=run_id):
         view = RunView(console, quiet=quiet)

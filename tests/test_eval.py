@@ -267,8 +267,8 @@ def test_bad_paths_and_options_are_usage_errors(tmp_path: Path) -> None:
     for args, message in [
         ([str(tmp_path / "missing.toml"), "--dry-run"], "cannot read"),
         ([str(write(tmp_path, ONE_CASE, "cases.yaml")), "--dry-run"], "use a .toml or .json"),
-        (["--dry-run"], "Give a case file or --builtin"),
-        ([str(good), "--builtin", "--dry-run"], "Give a case file or --builtin"),
+        (["--dry-run"], "Give one of: a case file, --builtin"),
+        ([str(good), "--builtin", "--dry-run"], "Give one of: a case file, --builtin"),
         ([str(good), "--dry-run", "--model", "m"], "--model picks provider models"),
         ([str(good), "--dry-run", "--concurrency", "0"], "--concurrency must be 1-64"),
         ([str(good), "--dry-run", "--repeat", "0"], "--repeat must be 1-100"),

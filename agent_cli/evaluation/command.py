@@ -9,15 +9,16 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agent_cli.config import choose_provider
-from agent_cli.errors import EvalBelowTarget, Interrupted, UsageError
+from agent_cli.config import Settings, choose_provider
+from agent_cli.errors import EvalBelowTarget, Interrupted, ReplayDiffers, UsageError
 from agent_cli.evaluation.cases import EvalCase, builtin_cases, load_cases
+from agent_cli.evaluation.regress import check_json, check_traces, traces_in
 from agent_cli.evaluation.report import render_report
 from agent_cli.evaluation.runner import CaseResult, Contender, check_tools, plan_jobs, run_jobs
 from agent_cli.evaluation.summary import ModelSummary, result_json, summarize
 from agent_cli.runtime import RunOptions, choose_model
 from agent_cli.ui.console import make_console
-from agent_cli.ui.eval_view import EvalView
+from agent_cli.ui.eval_view import EvalView, show_check, show_check_summary
 
 MAX_CONCURRENCY = 64
 MAX_REPEAT = 100
@@ -27,6 +28,7 @@ MAX_REPEAT = 100
 class EvalOptions:
     cases: Path | None = None
     builtin: bool = False
+    replay: Path | None = None  # a directory of traces to check instead of cases
     models: tuple[str, ...] = ()
     run: RunOptions = field(default_factory=RunOptions)
     concurrency: int | None = None  # default: 4 for HTTP providers, 1 offline
@@ -41,6 +43,10 @@ def eval_command(options: EvalOptions) -> None:
     """`agent eval`: run every case on every model, show the results as they finish, then the
     summary; EvalBelowTarget (exit 3) when a model passes fewer than --min-pass of its cases."""
     _check(options)
+    if options.replay is not None:
+        paths = traces_in(options.replay)
+        check_replays(paths, settings=options.run.settings(), json_output=options.json_output)
+        return
     cases = _cases(options)
     contenders = tuple(_contenders(options))
     check_tools(cases, contenders)
@@ -74,9 +80,39 @@ def eval_command(options: EvalOptions) -> None:
     _check_target(summaries, options.min_pass)
 
 
+def check_replays(
+    paths: list[Path], *, settings: Settings, json_output: bool, run_id: str | None = None
+) -> None:
+    """Replay every recorded run in `paths` against today's tools and store; ReplayDiffers
+    (exit 3) when any observation differs."""
+    console = make_console()
+    checked = differing = 0
+
+    def warn(message: str) -> None:
+        print(f"agent: warning: {message}", file=sys.stderr)
+
+    for result in check_traces(paths, settings, warn=warn, run_id=run_id):
+        checked += 1
+        differing += 0 if result.matches or result.problem else 1
+        if json_output:
+            print(json.dumps(check_json(result), ensure_ascii=False), flush=True)
+        else:
+            show_check(console, result)
+    if not json_output:
+        show_check_summary(console, checked, differing)
+    if differing:
+        raise ReplayDiffers(
+            f"{differing} of {checked} replayed runs observe something else today; "
+            "see the differences above"
+        )
+
+
 def _check(options: EvalOptions) -> None:
-    if options.builtin == (options.cases is not None):
-        raise UsageError("Give a case file or --builtin (one of them); see 'agent eval --help'")
+    sources = [options.builtin, options.cases is not None, options.replay is not None]
+    if sum(sources) != 1:
+        raise UsageError(
+            "Give one of: a case file, --builtin, or --replay DIR; see 'agent eval --help'"
+        )
     if options.concurrency is not None and not 1 <= options.concurrency <= MAX_CONCURRENCY:
         raise UsageError(f"--concurrency must be 1-{MAX_CONCURRENCY}")
     if not 1 <= options.repeat <= MAX_REPEAT:

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from agent_cli.evaluation.regress import CheckResult
 from agent_cli.evaluation.runner import CaseResult
 from agent_cli.evaluation.summary import ModelSummary
 from agent_cli.ui.console import clean_text
@@ -151,3 +152,38 @@ def _ms(value: float) -> str:
 
 def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def show_check(console: Console, result: CheckResult) -> None:
+    """One replayed run: a line, then each difference on its own line."""
+    run = result.run
+    head = f"run {run.run_id[:8]} ({_cut(clean_text(run.goal), 50)}) in {run.source}"
+    if result.problem is not None:
+        console.print(
+            Text(f"- {head}: not replayed: {result.problem}", style="dim"), soft_wrap=True
+        )
+        return
+    if result.matches:
+        console.print(
+            Text.assemble(("✓ ", "green"), f"{head}: {result.compared} observations match"),
+            soft_wrap=True,
+        )
+        return
+    ending = (
+        "" if result.status == run.status else f"; ended {result.status}, recorded {run.status}"
+    )
+    console.print(
+        Text.assemble(
+            ("✗ ", "red"),
+            f"{head}: {len(result.differences)} of {result.compared} observations differ{ending}",
+        ),
+        soft_wrap=True,
+    )
+    for difference in result.differences:
+        console.print(Text(f"    {clean_text(difference.describe())}", style="red"), soft_wrap=True)
+
+
+def show_check_summary(console: Console, checked: int, differing: int) -> None:
+    style = "green" if not differing else "red"
+    runs = "1 run" if checked == 1 else f"{checked} runs"
+    console.print(Text(f"{runs} replayed, {differing} with differences", style=style))

@@ -1,0 +1,213 @@
+"""A recorded run as a regression test: its decisions replayed against today's tools and store.
+
+The model is not asked: the run's recorded decisions are fed back as a script, its recorded
+replies answer its questions, and it runs as of its recorded date. Every tool observation is
+compared with the recording, in order. `issue_refund` is never re-run (it moves money): it runs
+dry, and its observation is not compared.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from agent_cli.budget import RefundCounter
+from agent_cli.config import Settings
+from agent_cli.decisions import ASK_USER_TOOL, Decision
+from agent_cli.errors import AgentError, Interrupted, UsageError
+from agent_cli.events import Event, ModelDecided, RunFinished, RunStarted, ToolObserved
+from agent_cli.providers.scripted import ScriptedModel
+from agent_cli.replay import load_runs
+from agent_cli.runtime import LazyStore, Runtime, build_tools, drive, limits_for, refuse
+
+NOT_COMPARED = frozenset({"issue_refund"})
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    number: int  # the observation's place in the run, 1-based
+    tool: str
+    args: dict[str, Any]
+    recorded: str | None  # None: the replay made a call the recording did not
+    now: str | None  # None: the recording has a call the replay did not make
+
+    def describe(self) -> str:
+        call = f"{self.tool} {json.dumps(self.args, ensure_ascii=False)}"
+        return f"#{self.number} {call}: recorded {_show(self.recorded)}, now {_show(self.now)}"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRun:
+    source: Path
+    run_id: str
+    goal: str
+    today: date
+    decisions: tuple[Decision, ...]
+    observations: tuple[ToolObserved, ...]
+    status: str
+
+    @property
+    def replies(self) -> Iterator[str]:
+        return (o.observation for o in self.observations if o.tool == ASK_USER_TOOL)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    run: RecordedRun
+    compared: int
+    differences: tuple[Difference, ...] = ()
+    status: str = ""  # the replay's ending
+    problem: str | None = None  # why the run could not be replayed at all
+
+    @property
+    def matches(self) -> bool:
+        return not self.differences and self.problem is None
+
+
+def recorded_runs(
+    path: Path, *, warn: Callable[[str], None], run_id: str | None = None
+) -> list[RecordedRun]:
+    return [
+        run
+        for events in load_runs(path, warn=warn, run_id=run_id)
+        if (run := _recorded(path, events)) is not None
+    ]
+
+
+def _recorded(path: Path, events: list[Event]) -> RecordedRun | None:
+    started = next((e for e in events if isinstance(e, RunStarted)), None)
+    if started is None:
+        return None  # a fragment of a run (its start was cut off): nothing to replay
+    finished = next((e for e in events if isinstance(e, RunFinished)), None)
+    return RecordedRun(
+        source=path,
+        run_id=started.run_id,
+        goal=started.goal,
+        today=date.fromisoformat(started.today),
+        decisions=tuple(e.decision for e in events if isinstance(e, ModelDecided)),
+        observations=tuple(e for e in events if isinstance(e, ToolObserved)),
+        status=finished.status if finished else "unfinished",
+    )
+
+
+def check_run(run: RecordedRun, settings: Settings) -> CheckResult:
+    """Replay one run's decisions against today's tools and the configured store."""
+    if not run.decisions:
+        return CheckResult(run, 0, problem="the run has no decisions to replay")
+    seen: list[ToolObserved] = []
+    status: list[str] = []
+
+    def keep(event: Event) -> None:
+        if isinstance(event, ToolObserved):
+            seen.append(event)
+        elif isinstance(event, RunFinished):
+            status.append(event.status)
+
+    replies = run.replies
+    with ExitStack() as stack:
+        store = LazyStore(settings)
+        stack.callback(store.close)
+        counter = RefundCounter()
+        tools = build_tools(settings, store.get, counter, today=run.today, dry_run=True)
+        model = ScriptedModel(run.decisions, name=f"replay of {run.run_id[:8]}")
+        limits = limits_for(settings, model.model)
+        runtime = Runtime(settings, model, tools, limits, run.today, counter)
+        try:
+            drive(
+                runtime.events(run.goal),
+                [keep],
+                respond=lambda q: next(replies, None),
+                approve=refuse,
+            )
+        except Interrupted:
+            raise
+        except AgentError:
+            pass  # the ending is compared below, through the observations it left
+    differences = compare(run.observations, tuple(seen))
+    compared = sum(1 for o in run.observations if o.tool not in NOT_COMPARED)
+    return CheckResult(run, compared, differences, status[0] if status else "error")
+
+
+def compare(
+    recorded: tuple[ToolObserved, ...], now: tuple[ToolObserved, ...]
+) -> tuple[Difference, ...]:
+    """Observations that differ, matched in order; refunds are not compared."""
+    differences = []
+    for number in range(max(len(recorded), len(now))):
+        old = recorded[number] if number < len(recorded) else None
+        new = now[number] if number < len(now) else None
+        call = old or new
+        assert call is not None
+        if call.tool in NOT_COMPARED:
+            continue
+        if old is None or new is None or _key(old) != _key(new):
+            differences.append(
+                Difference(
+                    number + 1,
+                    call.tool,
+                    dict(call.args),
+                    old.observation if old else None,
+                    new.observation if new else None,
+                )
+            )
+    return tuple(differences)
+
+
+def _key(observed: ToolObserved) -> tuple[str, str, str]:
+    args = json.dumps(observed.args, sort_keys=True, ensure_ascii=False)
+    return observed.tool, args, observed.observation
+
+
+def _show(observation: str | None) -> str:
+    if observation is None:
+        return "(no such call)"
+    flat = " ".join(observation.split())
+    return repr(flat if len(flat) <= 160 else flat[:159] + "…")
+
+
+def check_traces(
+    paths: list[Path], settings: Settings, *, warn: Callable[[str], None], run_id: str | None = None
+) -> Iterator[CheckResult]:
+    """Every recorded run in `paths`, checked in order."""
+    for path in paths:
+        for run in recorded_runs(path, warn=warn, run_id=run_id):
+            yield check_run(run, settings)
+
+
+def traces_in(directory: Path) -> list[Path]:
+    """The trace files under `directory` (recursively), in name order."""
+    if not directory.is_dir():
+        raise UsageError(f"--replay {directory}: no such directory of traces")
+    paths = sorted(directory.rglob("*.jsonl"))
+    if not paths:
+        raise UsageError(f"--replay {directory}: no *.jsonl traces in it (see --record)")
+    return paths
+
+
+def check_json(result: CheckResult) -> dict[str, Any]:
+    return {
+        "event": "replay_check",
+        "trace": str(result.run.source),
+        "run_id": result.run.run_id,
+        "goal": result.run.goal,
+        "matches": result.matches,
+        "compared": result.compared,
+        "recorded_status": result.run.status,
+        "status": result.status,
+        "problem": result.problem,
+        "differences": [
+            {
+                "number": d.number,
+                "tool": d.tool,
+                "args": d.args,
+                "recorded": d.recorded,
+                "now": d.now,
+            }
+            for d in result.differences
+        ],
+    }
