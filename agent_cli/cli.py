@@ -7,6 +7,7 @@ Heavy modules are imported inside the commands, so `agent --help` pays only for 
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import sys
@@ -462,3 +463,15 @@ def orders_import(
     from agent_cli.commands import import_orders
 
     import_orders(file, config=config)
+
+
+def _reflow(doc: str) -> str:
+    """A docstring's paragraphs each on one line: this Typer keeps the source's line breaks in
+    every paragraph but the first, which breaks the help text at odd places."""
+    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(doc).split("\n\n"))
+
+
+for _typer in (app, orders_app, config_app):
+    for _command in _typer.registered_commands:
+        if _command.help is None and _command.callback is not None and _command.callback.__doc__:
+            _command.help = _reflow(_command.callback.__doc__)

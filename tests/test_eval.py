@@ -504,3 +504,9 @@ def test_ctrl_c_stops_parallel_workers() -> None:
     assert cancel.is_set()
     assert 2 <= len(seen) < len(jobs)  # the cases that finished, not the rest
     assert len({(r.case, r.repeat) for r in seen}) == len(seen)  # none handed over twice
+
+
+def test_help_paragraphs_are_reflowed_not_broken_at_source_lines() -> None:
+    result = runner.invoke(app, ["eval", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "plus the case's own orders; your order database is never touched." in result.stdout
