@@ -29,6 +29,7 @@ from agent_cli.runtime import (
     verdict_from,
 )
 from agent_cli.seams import FAIL_CLOSED, Exchange, Verdict
+from agent_cli.text import clean_text
 from agent_cli.tracing import TraceWriter, open_trace_file
 from agent_cli.ui import RunView, make_console, show_tools
 from agent_cli.ui.chat_view import ChatView
@@ -194,7 +195,9 @@ class Session:
         if not self.lines.interactive:
             return FAIL_CLOSED
         try:
-            line = self.lines.read(f"approve {request.summary}? [y/N] ")
+            line = self.lines.read(f"approve {clean_text(request.summary)}? [y/N] ")
+        except Terminated:
+            raise
         except KeyboardInterrupt:
             return Verdict(False, "operator", "Ctrl-C at the approval prompt")
         return verdict_from(line)

@@ -30,7 +30,10 @@ EXIT_CODES_HELP = (
 
 
 def _fail(message: str) -> None:
-    print(f"agent: error: {message}", file=sys.stderr, flush=True)
+    # Messages quote servers and models: a hostile one must not drive the terminal.
+    from agent_cli.text import clean_text
+
+    print(f"agent: error: {clean_text(message)}", file=sys.stderr, flush=True)
 
 
 class AgentGroup(TyperGroup):

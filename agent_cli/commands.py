@@ -27,6 +27,7 @@ from agent_cli.runtime import (
     open_runtime,
     terminal_approver,
     terminal_responder,
+    warn,
 )
 from agent_cli.store import Order, OrderStore, default_db_path
 from agent_cli.tracing import TraceWriter, open_trace_file
@@ -146,9 +147,6 @@ def replay_command(
     `check`, re-run their decisions against today's tools and store instead (exit 3 on any
     difference)."""
     from agent_cli.replay import load_runs
-
-    def warn(message: str) -> None:
-        print(f"agent: warning: {message}", file=sys.stderr)
 
     if check:
         from agent_cli.evaluation.command import check_replays

@@ -24,6 +24,7 @@ from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import load_script
 from agent_cli.seams import FAIL_CLOSED, Exchange, ReasoningModel, Reply, Verdict
 from agent_cli.store import OrderStore, default_db_path
+from agent_cli.text import clean_text
 from agent_cli.tools import Tool, ToolRegistry
 from agent_cli.tools.orders import RefundPolicy, order_tools
 
@@ -180,6 +181,11 @@ def build_tools(
 Responder = Callable[[str], "str | None"]
 
 
+def warn(message: str) -> None:
+    """A warning on stderr, one line, safe to print whatever it quotes."""
+    print(f"agent: warning: {clean_text(message)}", file=sys.stderr, flush=True)
+
+
 def nobody(question: str) -> str | None:
     """The responder when no one can answer: the run ends with status needs_input."""
     return None
@@ -220,8 +226,8 @@ def drive(
                 reply = respond(event.question)
             elif isinstance(event, ApprovalRequested):
                 reply = approve(event)
-        except KeyboardInterrupt:
-            final = events.throw(KeyboardInterrupt())
+        except KeyboardInterrupt as stop:  # Terminated (SIGTERM) stays Terminated: exit 143
+            final = events.throw(stop)
             for sink in sinks:
                 sink(final)
 
@@ -232,7 +238,7 @@ def terminal_responder(*, show_question: bool, stream: TextIO) -> Responder:
         return nobody
 
     def ask(question: str) -> str | None:
-        prompt = f"{question}\nreply> " if show_question else "reply> "
+        prompt = f"{clean_text(question)}\nreply> " if show_question else "reply> "
         stream.write(prompt)
         stream.flush()
         line = sys.stdin.readline()
@@ -248,7 +254,7 @@ def terminal_approver(*, stream: TextIO) -> Approver:
         return refuse
 
     def approve(request: ApprovalRequested) -> Verdict:
-        stream.write(f"Approve {request.summary}? [y/N] ")
+        stream.write(f"Approve {clean_text(request.summary)}? [y/N] ")
         stream.flush()
         return verdict_from(sys.stdin.readline())
 

@@ -21,6 +21,22 @@ def valid_text(text: str) -> str:
     return text
 
 
+# CSI (colours, cursor moves), OSC (titles, hyperlinks), other ESC sequences, and C0/C1 controls
+# except tab and newline: text from a model or a tool must not be able to drive the terminal.
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[@-Z\\-_]?"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
+
+
+def clean_text(text: str) -> str:
+    """`text` without terminal control sequences, safe to print anywhere (stderr included);
+    Rich markup is never interpreted either: the UI prints Text objects."""
+    return _CONTROL.sub("", text)
+
+
 MIN_SECRET_CHARS = 8  # shorter "keys" are not searched for: every "x" would become "***"
 _TOKEN_SHAPES = (
     (re.compile(r"\b(Bearer)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE), r"\1 ***"),

@@ -13,6 +13,7 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -48,7 +49,12 @@ def dumps_event(event: Event, *, session_id: str | None = None) -> str:
         line.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: keep them, as JSON escapes
         line = json.dumps(record, ensure_ascii=True, allow_nan=False)
-    return line
+    # JSON escapes C0 controls but not DEL and C1 (U+009B is a CSI on some terminals): a trace
+    # piped to a screen must not drive it. They only occur inside strings, so escaping is exact.
+    return _C1.sub(lambda found: f"\\u{ord(found.group()):04x}", line)
+
+
+_C1 = re.compile("[\x7f-\x9f]")
 
 
 def _jsonable(value: Any) -> Any:  # noqa: PLR0911 - one return per kind of value

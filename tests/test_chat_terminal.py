@@ -97,7 +97,9 @@ def test_ask_answers_a_clarifying_question_from_the_terminal() -> None:
     assert child.exitstatus == 0
 
 
-def refund_run(tmp_path: Path, *amounts: int, extra: tuple[str, ...] = ()) -> pexpect.spawn:
+def refund_run(
+    tmp_path: Path, *amounts: int, extra: tuple[str, ...] = (), reason: str = "damaged"
+) -> pexpect.spawn:
     """`agent ask` on a terminal with refunds enabled and a script asking for these refunds."""
     config = tmp_path / "c.toml"
     config.write_text("[refunds]\nenabled = true\nmax_per_run = 5\n")
@@ -106,7 +108,7 @@ def refund_run(tmp_path: Path, *amounts: int, extra: tuple[str, ...] = ()) -> pe
         {
             "type": "tool",
             "tool": "issue_refund",
-            "args": {"order_code": "A100", "amount": amount, "reason": "damaged"},
+            "args": {"order_code": "A100", "amount": amount, "reason": reason},
         }
         for amount in amounts
     ]
@@ -150,16 +152,7 @@ def subprocess_json(*args: str) -> dict[str, object]:
 
 
 def test_sigterm_at_the_chat_prompt_ends_the_session_with_143() -> None:
-    import signal
-
-    child = spawn("chat", "--dry-run")
-    child.expect("agent> ")
-    time.sleep(0.3)
-    child.kill(signal.SIGTERM)
-    child.expect("Terminated \\(SIGTERM\\)")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 143
+    _terminated_at_prompt(spawn("chat", "--dry-run"), "agent> ")
 
 
 def test_a_dry_run_refund_is_approved_but_writes_nothing(tmp_path: Path) -> None:
@@ -170,4 +163,40 @@ def test_a_dry_run_refund_is_approved_but_writes_nothing(tmp_path: Path) -> None
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+    assert subprocess_json("orders", "show", "A100", "--json")["refunds"] == []
+
+
+def _terminated_at_prompt(child: pexpect.spawn, prompt: str, trace: Path | None = None) -> None:
+    import signal
+
+    child.expect(prompt)
+    time.sleep(0.3)
+    child.kill(signal.SIGTERM)
+    child.expect("Terminated \\(SIGTERM\\)")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 143
+    if trace is None:
+        return
+    last = json.loads(trace.read_text().splitlines()[-1])
+    assert last["event"] == "run_finished" and last["status"] == "interrupted"
+
+
+@pytest.mark.parametrize("command", ["ask", "chat"])
+def test_sigterm_at_the_reply_prompt_exits_143(tmp_path: Path, command: str) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([{"type": "ask_user", "question": "Which order?"}]))
+    trace = tmp_path / "t.jsonl"
+    args = ["--script", str(script), "--trace", str(trace)]
+    child = spawn("ask", "Refund?", *args) if command == "ask" else spawn("chat", *args)
+    if command == "chat":
+        child.expect("agent> ")
+        child.sendline("Refund?")
+    _terminated_at_prompt(child, "reply> ", trace)
+
+
+def test_sigterm_at_the_approval_prompt_exits_143(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    child = refund_run(tmp_path, 1000, extra=("--trace", str(trace)))
+    _terminated_at_prompt(child, r"\[y/N\] ", trace)
     assert subprocess_json("orders", "show", "A100", "--json")["refunds"] == []

@@ -16,7 +16,7 @@ from agent_cli.evaluation.regress import check_json, check_traces, traces_in
 from agent_cli.evaluation.report import render_report
 from agent_cli.evaluation.runner import CaseResult, Contender, check_tools, plan_jobs, run_jobs
 from agent_cli.evaluation.summary import ModelSummary, result_json, summarize
-from agent_cli.runtime import RunOptions, choose_model
+from agent_cli.runtime import RunOptions, choose_model, warn
 from agent_cli.ui.console import make_console
 from agent_cli.ui.eval_view import EvalView, show_check, show_check_summary
 
@@ -87,9 +87,6 @@ def check_replays(
     (exit 3) when any observation differs."""
     console = make_console()
     checked = differing = 0
-
-    def warn(message: str) -> None:
-        print(f"agent: warning: {message}", file=sys.stderr)
 
     for result in check_traces(paths, settings, warn=warn, run_id=run_id):
         checked += 1

@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import os
-import re
 from typing import TextIO
 
 from rich.console import Console
 
-# CSI (colours, cursor moves), OSC (titles, hyperlinks), other ESC sequences, and C0/C1 controls
-# except tab and newline: text from a model or a tool must not be able to drive the terminal.
-_CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[@-Z\\-_]?"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-)
+from agent_cli.text import clean_text
 
-
-def clean_text(text: str) -> str:
-    """Remove terminal control sequences; Rich markup is never interpreted (we print Text)."""
-    return _CONTROL.sub("", text)
+__all__ = ["clean_text", "make_console"]
 
 
 def make_console(stream: TextIO | None = None, *, width: int | None = None) -> Console:
