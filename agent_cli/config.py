@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_cli.errors import ConfigError, MissingApiKey
+from agent_cli.errors import ConfigError, InvalidApiKey, MissingApiKey
 
 OrderStatus = Literal["PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED"]
 ProviderKind = Literal["openai", "anthropic"]
@@ -238,7 +238,21 @@ class ProviderChoice:
                 f"No API key for {self.name}: set {self.api_key_env} "
                 "(or api_key_env under [provider] in the config)"
             )
+        if problem := key_problem(key):
+            raise InvalidApiKey(
+                f"{self.api_key_env} {problem}; set it to the key alone (the value is not shown)"
+            )
         return key
+
+
+def key_problem(key: str) -> str | None:
+    """Why `key` (already trimmed) cannot be a key, or None. A key with a line break or a control
+    character inside would be refused by the HTTP library, which quotes the whole header."""
+    if any(char.isspace() for char in key):
+        return "contains whitespace inside the key"
+    if not key.isascii() or not key.isprintable():
+        return "contains a control or non-ASCII character"
+    return None
 
 
 OFFLINE = ProviderChoice("offline", "offline")

@@ -8,7 +8,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from agent_cli.config import ProviderChoice, Settings, choose_provider, load_settings_with_sources
+from agent_cli.config import (
+    ProviderChoice,
+    Settings,
+    choose_provider,
+    key_problem,
+    load_settings_with_sources,
+)
 from agent_cli.errors import AgentError
 from agent_cli.providers.connect import channel_for
 from agent_cli.runtime import ProviderOptions
@@ -123,7 +129,9 @@ def _provider_rows(choice: ProviderChoice) -> list[tuple[str, str, str]]:
     ]
     if choice.api_key_env:
         value = os.environ.get(choice.api_key_env, "").strip()
-        rows.append(("api key", mask(value) if value else "(not set)", f"env {choice.api_key_env}"))
+        problem = key_problem(value) if value else None
+        shown = "(not set)" if not value else f"(invalid: {problem})" if problem else mask(value)
+        rows.append(("api key", shown, f"env {choice.api_key_env}"))
     return rows
 
 

@@ -7,7 +7,8 @@
     │   ├── OrderFileError            an orders file to import is malformed
     │   ├── TraceFileError            the trace file cannot be written
     │   ├── CaseFileError             an eval case file is malformed
-    │   └── MissingApiKey             the provider needs a key that is not set
+    │   ├── MissingApiKey             the provider needs a key that is not set
+    │   └── InvalidApiKey             the key holds whitespace or control characters inside
     ├── ModelError                exit 1: the reasoning model failed
     │   ├── ScriptExhausted           a scripted model ran out before a final answer
     │   ├── MalformedReply            one reply was unusable (caught by the loop: a repair)
@@ -84,6 +85,10 @@ class ScriptExhausted(ModelError):
 
 class MissingApiKey(UsageError):
     """The selected provider needs an API key and its environment variable is empty."""
+
+
+class InvalidApiKey(UsageError):
+    """The key's variable holds something no HTTP header can carry; never quoted."""
 
 
 class MalformedReply(ModelError):

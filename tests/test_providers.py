@@ -190,6 +190,46 @@ def test_a_key_with_a_trailing_newline_is_trimmed(fake_llm: FakeLLM) -> None:
     assert fake_llm.requests[0].headers["authorization"] == f"Bearer {KEY}"
 
 
+@pytest.mark.parametrize(
+    ("inside", "problem"),
+    [
+        ("\n", "contains whitespace inside the key"),
+        ("\r\n", "contains whitespace inside the key"),
+        (" ", "contains whitespace inside the key"),
+        ("\x01", "contains a control or non-ASCII character"),
+        ("\x1b", "contains a control or non-ASCII character"),
+        ("\u00e9", "contains a control or non-ASCII character"),
+    ],
+)
+@pytest.mark.parametrize("command", ["ask", "chat", "doctor", "config"])
+def test_a_key_with_a_break_inside_is_refused_by_name_never_shown(
+    fake_llm: FakeLLM, tmp_path: Path, inside: str, problem: str, command: str
+) -> None:
+    key = KEY[:20] + inside + KEY[20:]
+    trace = tmp_path / "t.jsonl"
+    provider = ["--provider", "openai", "--base-url", fake_llm.url]
+    argv = {
+        "ask": ["ask", "q", *provider, "--trace", str(trace)],
+        "chat": ["chat", *provider, "--trace", str(trace)],
+        "doctor": ["doctor", *provider],
+        "config": ["config", "show", *provider],
+    }[command]
+    result = runner.invoke(
+        app, argv, env={"OPENAI_API_KEY": key, "AGENT_DEBUG": "1", "COLUMNS": "200"}, input="q\n"
+    )
+    assert fake_llm.requests == []
+    output = result.stdout + result.stderr + (trace.read_text() if trace.exists() else "")
+    assert f"OPENAI_API_KEY {problem}" in output or problem in output
+    for part in (KEY[:20], KEY[20:]):
+        assert part not in output
+    if command in ("ask", "chat"):
+        assert result.exit_code == 2
+        assert result.stderr.strip() == (
+            f"agent: error: OPENAI_API_KEY {problem}; set it to the key alone (the value is "
+            "not shown)"
+        )
+
+
 def test_the_key_never_appears_in_any_output(fake_llm: FakeLLM, tmp_path: Path) -> None:
     fake_llm.queue(
         openai_calls(("lookup_order", {"order_code": "A100"})),
