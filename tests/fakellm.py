@@ -24,6 +24,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds before answering
     trickle: float | None = None  # send the body one byte per this many seconds
+    trickle_head: float | None = None  # send the status line and headers that way
 
 
 @dataclass
@@ -118,6 +119,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(payload, str):
             payload = payload.encode()
         payload = payload or b""
+        if reply.trickle_head is not None:
+            self._trickle_head(reply, payload)
+            return
         self.send_response(reply.status)
         content_type = "application/json" if isinstance(reply.body, dict | list) else "text/html"
         self.send_header("content-type", reply.headers.pop("content-type", content_type))
@@ -134,6 +138,18 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.flush()
                     time.sleep(reply.trickle)
         except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _trickle_head(self, reply: Reply, payload: bytes) -> None:
+        head = f"HTTP/1.1 {reply.status} OK\r\ncontent-type: application/json\r\n"
+        head += f"content-length: {len(payload)}\r\n\r\n"
+        try:
+            for byte in head.encode():
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(reply.trickle_head or 0)
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError, OSError):
             pass
 
 

@@ -23,7 +23,7 @@ from agent_cli.providers.http import Channel, RetryPolicy, retry_after_seconds
 from agent_cli.seams import DeadlineExceeded, ModelCall
 from agent_cli.text import mask_secrets
 
-from .fakellm import FakeLLM, Reply, error, openai_calls, openai_text
+from .fakellm import FakeLLM, Reply, anthropic_text, error, openai_calls, openai_text
 from .test_providers import KEY, ask, final, records
 
 
@@ -155,6 +155,19 @@ def test_a_server_that_trickles_bytes_hits_the_run_deadline(fake_llm: FakeLLM) -
     result = ask(fake_llm, "openai", "--timeout", "1")
     assert time.monotonic() - started < 3
     assert result.exit_code == 3 and final(result)["status"] == "timeout"
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_server_that_trickles_its_status_line_and_headers_hits_the_run_deadline(
+    fake_llm: FakeLLM, provider: str
+) -> None:
+    body = openai_text("late") if provider == "openai" else anthropic_text("late")
+    fake_llm.queue(Reply(body=body, trickle_head=0.2))  # ~80 bytes: 16 s of headers
+    started = time.monotonic()
+    result = ask(fake_llm, provider, "--timeout", "2")
+    assert time.monotonic() - started < 3  # the run's timeout plus 1 s
+    assert result.exit_code == 3 and final(result)["status"] == "timeout"
+    assert "timed out after 2 s" in result.stderr
 
 
 def test_a_200_with_html_is_an_invalid_response(fake_llm: FakeLLM) -> None:

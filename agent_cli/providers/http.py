@@ -10,11 +10,14 @@ billing errors are never retried. A Ctrl-C during a wait ends it at once (time.s
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import random
 import re
+import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -160,6 +163,7 @@ class Channel:
             _tls_context() if self.base_url.startswith("https") else False
         )
         self._client = httpx.Client(headers=dict(headers), transport=transport, verify=verify)
+        self._sockets: list[socket.socket] = []  # every socket this client opened, for cut_off
 
     def close(self) -> None:
         self._client.close()
@@ -207,33 +211,73 @@ class Channel:
         remaining = deadline - started
         if remaining <= 0:
             raise DeadlineExceeded
-        # httpx's read timeout applies per chunk; the deadline check between chunks bounds a
-        # server that trickles bytes.
+        # httpx's timeouts apply per read, so a server trickling its status line, headers or
+        # body one byte at a time never trips them: a watchdog shuts the sockets at the deadline.
         read = min(self._read, remaining)
         timeout = httpx.Timeout(read, connect=min(self._connect, remaining), pool=read)
+        cut = threading.Event()
+        watchdog = threading.Timer(remaining, self._cut_off, (cut,))
+        watchdog.daemon = True
+        watchdog.start()
         try:
-            with self._client.stream(method, url, json=body, timeout=timeout) as response:
-                chunks, size = [], 0
-                for chunk in response.iter_bytes():
-                    chunks.append(chunk)
-                    size += len(chunk)
-                    if self._clock() > deadline:
-                        raise DeadlineExceeded
-                    if size > MAX_RESPONSE_BYTES:
-                        raise InvalidProviderResponse(
-                            f"Invalid provider response from {url}: larger than "
-                            f"{MAX_RESPONSE_BYTES // 2**20} MiB"
-                        )
-                latency = (self._clock() - started) * 1000
-                return _Attempt(response.status_code, response.headers, b"".join(chunks), latency)
-        except httpx.TimeoutException as exc:
-            if self._clock() >= deadline:
+            return self._exchange(
+                method, url, body=body, timeout=timeout, deadline=deadline, started=started
+            )
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            if cut.is_set() or self._clock() >= deadline:
                 raise DeadlineExceeded from None
-            failure = f"{type(exc).__name__}: no answer within the timeout"
-        except httpx.TransportError as exc:
-            failure = f"{type(exc).__name__}: {_clean(str(exc), self._secret) or 'no details'}"
+            failure = (
+                f"{type(exc).__name__}: no answer within the timeout"
+                if isinstance(exc, httpx.TimeoutException)
+                else f"{type(exc).__name__}: {_clean(str(exc), self._secret) or 'no details'}"
+            )
+        finally:
+            watchdog.cancel()
         latency = (self._clock() - started) * 1000
         return _Attempt(None, httpx.Headers(), b"", latency, failure)
+
+    def _exchange(
+        self,
+        method: str,
+        url: str,
+        *,
+        body: Mapping[str, Any] | None,
+        timeout: httpx.Timeout,
+        deadline: float,
+        started: float,
+    ) -> _Attempt:
+        extensions = {"trace": self._on_trace}
+        with self._client.stream(
+            method, url, json=body, timeout=timeout, extensions=extensions
+        ) as response:
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                size += len(chunk)
+                if self._clock() > deadline:
+                    raise DeadlineExceeded
+                if size > MAX_RESPONSE_BYTES:
+                    raise InvalidProviderResponse(
+                        f"Invalid provider response from {url}: larger than "
+                        f"{MAX_RESPONSE_BYTES // 2**20} MiB"
+                    )
+            latency = (self._clock() - started) * 1000
+            return _Attempt(response.status_code, response.headers, b"".join(chunks), latency)
+
+    def _on_trace(self, event: str, info: Mapping[str, Any]) -> None:
+        """httpcore reports each new connection: keep its socket, so the watchdog can shut it."""
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if isinstance(sock, socket.socket):
+                self._sockets = [s for s in self._sockets if s.fileno() != -1] + [sock]
+
+    def _cut_off(self, cut: threading.Event) -> None:
+        """The run's deadline passed mid-request: end every read by shutting the sockets."""
+        cut.set()
+        for sock in list(self._sockets):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     def _json(self, result: _Attempt, url: str) -> dict[str, Any]:
         try:
