@@ -132,6 +132,9 @@ def _clean(text: str, secret: str | None) -> str:
     return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "..."
 
 
+_MAX_WATCH_S = 7 * 86_400.0  # beyond any --timeout (86,400 s at most)
+
+
 class Channel:
     """A connection to one provider endpoint, reused for every request of a run."""
 
@@ -216,9 +219,10 @@ class Channel:
         read = min(self._read, remaining)
         timeout = httpx.Timeout(read, connect=min(self._connect, remaining), pool=read)
         cut = threading.Event()
-        watchdog = threading.Timer(remaining, self._cut_off, (cut,))
+        watchdog = threading.Timer(min(remaining, _MAX_WATCH_S), self._cut_off, (cut,))
         watchdog.daemon = True
-        watchdog.start()
+        if remaining < _MAX_WATCH_S:  # no deadline (a test's infinity): nothing to watch for
+            watchdog.start()
         try:
             return self._exchange(
                 method, url, body=body, timeout=timeout, deadline=deadline, started=started
