@@ -11,7 +11,6 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 
 from agent_cli.budget import RefundCounter
@@ -79,9 +78,7 @@ def _opened_store(config: Path | None) -> Iterator[OrderStore]:
 
 def show_tools_command(*, json_output: bool, config: Path | None) -> None:
     settings = load_settings(config)
-    registry = build_tools(
-        settings, LazyStore(settings).get, RefundCounter(), today=date.today(), dry_run=True
-    )
+    registry = build_tools(settings, LazyStore(settings).get, RefundCounter(), dry_run=True)
     if json_output:
         payload = [
             {"name": s.name, "description": s.description, "parameters": dict(s.parameters)}

@@ -126,7 +126,7 @@ def open_runtime(
     store = LazyStore(settings)
     stack.callback(store.close)
     counter = refunds or RefundCounter()  # a session keeps its count across model switches
-    tools = build_tools(settings, store.get, counter, today=today, dry_run=options.dry_run)
+    tools = build_tools(settings, store.get, counter, dry_run=options.dry_run)
     limits = limits_for(settings, model.model)
     from_question = options.today is None and isinstance(model, PlaybookModel)
     return Runtime(settings, model, tools, limits, today, counter, from_question)
@@ -162,18 +162,18 @@ def build_tools(
     store: Callable[[], OrderStore],
     counter: RefundCounter,
     *,
-    today: date,
     dry_run: bool,
 ) -> ToolRegistry:
     """The order tools over the store `store()` opens, and issue_refund when [refunds]
-    enabled = true (side-effect free under --dry-run)."""
+    enabled = true (side-effect free under --dry-run). No date goes in: refunds are judged on
+    the system date, whatever the run is told."""
     tools: list[Tool[Any]] = list(order_tools(store, policy_of(settings)))
     refunds = settings.refunds
     if refunds.enabled:
         from agent_cli.tools.refunds import RefundDesk, RefundLimits, refund_tool  # noqa: PLC0415
 
         limits = RefundLimits(refunds.max_amount, refunds.max_per_run, refunds.max_per_session)
-        desk = RefundDesk(store, policy_of(settings), limits, counter, today, dry_run)
+        desk = RefundDesk(store, policy_of(settings), limits, counter, dry_run)
         tools.append(refund_tool(desk))
     return ToolRegistry(tools)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -214,16 +214,28 @@ class OrderStore:
         row = self._db.execute(_SELECT_REFUNDS + " WHERE idempotency_key = ?", (key,)).fetchone()
         return Refund(*row) if row else None
 
-    def record_refund(self, code: str, amount: int, reason: str, *, key: str) -> RefundRecorded:
-        """Record a refund once per key; refuse more than is still refundable. An order refunded
-        in full becomes REFUNDED, in the same transaction."""
+    def record_refund(
+        self,
+        code: str,
+        amount: int,
+        reason: str,
+        *,
+        key: str,
+        check: Callable[[Order, int], None] | None = None,
+    ) -> RefundRecorded:
+        """Record a refund once per key; refuse more than is still refundable. `check(order,
+        refunded so far)` runs inside the transaction on the order as it is now and may raise
+        RefundRefused. An order refunded in full becomes REFUNDED, in the same transaction."""
         with self._transaction():
             if (existing := self.find_refund(key)) is not None:
                 return RefundRecorded(existing, created=False)
             order = self.get(code)
             if order is None:
                 raise RefundRefused(f"no order with code {code}")
-            remaining = order.total - self.refunded_total(code)
+            refunded = self.refunded_total(code)
+            if check is not None:
+                check(order, refunded)
+            remaining = order.total - refunded
             if amount > remaining:
                 raise RefundRefused(f"only {remaining} {order.currency} of {code} is refundable")
             now = datetime.now(UTC).isoformat(timespec="seconds")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable
+from dataclasses import replace
 from datetime import date
 
 from agent_cli.budget import Limits
@@ -73,3 +74,19 @@ def scripted_run(
         )
     )
     return model, events
+
+
+def delivered_recently(code: str = "A100", days: int = 12) -> None:
+    """Make a sample order in the test's database (AGENT_DB) delivered `days` before the system
+    date: refunds are judged on the system date, whatever --today says."""
+    import os
+    from datetime import timedelta
+    from pathlib import Path
+
+    store = OrderStore.open(Path(os.environ["AGENT_DB"]))
+    try:
+        order = store.get(code)
+        assert order is not None
+        store.import_orders([replace(order, delivered_at=date.today() - timedelta(days=days))])
+    finally:
+        store.close()

@@ -13,6 +13,7 @@ import pexpect
 import pytest
 
 from .fakellm import FakeLLM, Reply, openai_text
+from .helpers import delivered_recently
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
@@ -100,7 +101,9 @@ def test_ask_answers_a_clarifying_question_from_the_terminal() -> None:
 def refund_run(
     tmp_path: Path, *amounts: int, extra: tuple[str, ...] = (), reason: str = "damaged"
 ) -> pexpect.spawn:
-    """`agent ask` on a terminal with refunds enabled and a script asking for these refunds."""
+    """`agent ask` on a terminal with refunds enabled and a script asking for these refunds
+    (A100 made recent: the refund window is judged on the system date)."""
+    delivered_recently("A100")
     config = tmp_path / "c.toml"
     config.write_text("[refunds]\nenabled = true\nmax_per_run = 5\n")
     script = tmp_path / "s.json"
@@ -128,10 +131,14 @@ def refund_run(
 
 def test_refund_approval_at_the_terminal_is_per_exact_call(tmp_path: Path) -> None:
     child = refund_run(tmp_path, 1000, 2000)
-    child.expect(r"Approve refund 1,000 JPY on order A100 \(reason: 'damaged'\)\? \[y/N\] ")
+    child.expect(
+        r"Approve refund 1,000 JPY on order A100 \(reason: 'damaged'; delivered .*\)\? \[y/N\] "
+    )
     child.sendline("y")
     child.expect("REFUNDED: refund #1 of 1,000 JPY")
-    child.expect(r"Approve refund 2,000 JPY on order A100 \(reason: 'damaged'\)\? \[y/N\] ")
+    child.expect(
+        r"Approve refund 2,000 JPY on order A100 \(reason: 'damaged'; delivered .*\)\? \[y/N\] "
+    )
     child.sendline("n")
     child.expect("DENIED: refund 2,000 JPY")
     child.expect("Refund handled.")

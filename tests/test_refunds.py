@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from agent_cli.tools.refunds import (
 )
 
 from .fakellm import FakeLLM, openai_calls, openai_text
-from .helpers import TODAY, call, final
+from .helpers import TODAY, call, delivered_recently, final
 
 runner = CliRunner()
 LIMITS = RefundLimits(max_amount=50_000, max_per_run=1, max_per_session=2)
@@ -41,7 +42,7 @@ def toolbox(
     dry_run: bool = False,
 ) -> ToolRegistry:
     desk = RefundDesk(
-        lambda: store, RefundPolicy(), limits, counter or RefundCounter(), TODAY, dry_run
+        lambda: store, RefundPolicy(), limits, counter or RefundCounter(), dry_run, lambda: TODAY
     )
     return ToolRegistry([*order_tools(lambda: store, RefundPolicy()), refund_tool(desk)])
 
@@ -73,6 +74,7 @@ def observations(events: list[Event]) -> list[str]:
     return [e.observation for e in events if isinstance(e, ToolObserved)]
 
 
+AS_PROPOSED = "reason: 'damaged on arrival'; delivered 2026-10-01, judged on 2026-10-13"
 YES = Verdict(True, "operator")
 NO = Verdict(False, "operator", "the operator said no")
 
@@ -80,7 +82,7 @@ NO = Verdict(False, "operator", "the operator said no")
 def test_an_approved_refund_is_recorded_once(store: OrderStore) -> None:
     events = drive(store, [refund("A100", 20_000), final("done")], [YES])
     (requested,) = [e for e in events if isinstance(e, ApprovalRequested)]
-    assert requested.summary == "refund 20,000 JPY on order A100 (reason: 'damaged on arrival')"
+    assert requested.summary == f"refund 20,000 JPY on order A100 ({AS_PROPOSED})"
     (decided,) = [e for e in events if isinstance(e, ApprovalDecided)]
     assert (decided.approved, decided.by) == (True, "operator")
     assert observations(events)[0].startswith("REFUNDED: refund #1 of 20,000 JPY on order A100")
@@ -111,8 +113,8 @@ def test_changed_arguments_need_a_new_approval(store: OrderStore) -> None:
     )
     summaries = [e.summary for e in events if isinstance(e, ApprovalRequested)]
     assert summaries == [
-        "refund 1,000 JPY on order A100 (reason: 'damaged on arrival')",
-        "refund 2,000 JPY on order A100 (reason: 'damaged on arrival')",
+        f"refund 1,000 JPY on order A100 ({AS_PROPOSED})",
+        f"refund 2,000 JPY on order A100 ({AS_PROPOSED})",
     ]
     assert [r.amount for r in store.refunds("A100")] == [1_000]
 
@@ -201,6 +203,15 @@ def test_refund_arguments_are_validated(store: OrderStore) -> None:
 # --- through the CLI, without a terminal: fail closed ---------------------------------------------
 
 
+def refund_script(tmp_path: Path, code: str, amount: int = 1000) -> Path:
+    """A script: one issue_refund call, then a final answer."""
+    script = tmp_path / "s.json"
+    args = {"order_code": code, "amount": amount, "reason": "damaged"}
+    refund_call = {"type": "tool", "tool": "issue_refund", "args": args}
+    script.write_text(json.dumps([refund_call, {"type": "final", "answer": "done"}]))
+    return script
+
+
 def refunds_config(tmp_path: Path, extra: str = "") -> Path:
     path = tmp_path / "c.toml"
     path.write_text(f"[refunds]\nenabled = true\nmax_amount = 50000\n{extra}")
@@ -216,20 +227,9 @@ def test_refunds_are_off_unless_enabled(tmp_path: Path) -> None:
 
 
 def test_without_a_terminal_every_refund_is_denied(tmp_path: Path) -> None:
-    script = tmp_path / "s.json"
-    script.write_text(
-        json.dumps(
-            [
-                {
-                    "type": "tool",
-                    "tool": "issue_refund",
-                    "args": {"order_code": "A100", "amount": 1000, "reason": "damaged"},
-                },
-                {"type": "final", "answer": "done"},
-            ]
-        )
-    )
+    script = refund_script(tmp_path, "A100")
     trace = tmp_path / "t.jsonl"
+    delivered_recently("A100")
     result = runner.invoke(
         app,
         [
@@ -349,3 +349,84 @@ def test_orders_show_lists_refunds(store: OrderStore, tmp_path: Path, monkeypatc
     assert "#1" in shown and "1,000 JPY" in shown and "late delivery" in shown
     data = json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout)
     assert [(r["amount"], r["reason"]) for r in data["refunds"]] == [(1000, "late delivery")]
+
+
+# -- the rules hold at commit, on the system date -------------------------------------------
+
+
+def approve_after(change: Any) -> Any:
+    """A verdict source that changes the world while the operator reads the prompt, then
+    approves."""
+
+    class Approver:
+        def __init__(self) -> None:
+            self.verdicts = [YES]
+
+        def pop(self, index: int) -> Verdict:
+            change()
+            return self.verdicts.pop(index)
+
+    return Approver()
+
+
+@pytest.mark.parametrize(
+    ("changed", "reason"),
+    [
+        ({"status": "CANCELLED"}, "status DELIVERED -> CANCELLED"),
+        ({"currency": "USD"}, "currency JPY -> USD"),
+        ({"total": 10_000}, "total 250000 -> 10000"),
+    ],
+)
+def test_an_order_changed_while_the_prompt_waits_is_not_refunded(
+    store: OrderStore, changed: dict[str, Any], reason: str
+) -> None:
+    from dataclasses import replace
+
+    a100 = store.get("A100")
+    assert a100 is not None
+    events = drive(
+        store,
+        [refund("A100", 5_000), final("done")],
+        approve_after(lambda: store.import_orders([replace(a100, **changed)])),  # type: ignore[arg-type]
+    )
+    (observed,) = observations(events)
+    assert observed.startswith("DENIED: order A100 changed since the approval prompt")
+    assert reason in observed and "nothing was refunded" in observed
+    assert store.refunds("A100") == []
+
+
+def test_a_refund_recorded_meanwhile_is_counted_at_commit(store: OrderStore) -> None:
+    def elsewhere() -> None:  # another process refunds most of A100 first
+        store.record_refund("A100", 240_000, "other desk", key="elsewhere")
+
+    events = drive(store, [refund("A100", 20_000), final("done")], approve_after(elsewhere))  # type: ignore[arg-type]
+    (observed,) = observations(events)
+    assert observed.startswith("DENIED: only 10,000 JPY of order A100 is still refundable")
+    assert [r.amount for r in store.refunds("A100")] == [240_000]
+
+
+def test_the_window_is_judged_again_at_commit(store: OrderStore) -> None:
+    days = iter([date(2026, 10, 31), date(2026, 11, 1)])  # day 30 at the prompt, 31 at commit
+    desk = RefundDesk(
+        lambda: store, RefundPolicy(), LIMITS, RefundCounter(), False, lambda: next(days)
+    )
+    needed = desk.propose(IssueRefundArgs(order_code="A100", amount=1000, reason="damaged"))
+    assert "judged on 2026-10-31" in needed.summary
+    observed = needed.commit()
+    assert observed.is_error and "31 days before 2026-11-01" in observed.text
+    assert store.refunds("A100") == []
+
+
+def test_today_option_never_moves_money(tmp_path: Path) -> None:
+    """--today puts A103 (delivered 2026-06-15) inside the window for the model; the refund
+    rules judge it on the system date and deny it before anyone is asked."""
+    script = refund_script(tmp_path, "A103")
+    argv = ["ask", "refund A103", "--script", str(script), "--today", "2026-06-20", "--json"]
+    result = runner.invoke(app, [*argv, "--config", str(refunds_config(tmp_path))])
+    assert result.exit_code == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert records[0]["today"] == "2026-06-20"
+    observed = next(r for r in records if r["event"] == "observation")["observation"]
+    assert observed.startswith("DENIED: order A103 was delivered 2026-06-15")
+    assert f"days before {date.today().isoformat()}" in observed
+    assert not any(r["event"] == "approval_requested" for r in records)

@@ -113,7 +113,7 @@ def check_run(run: RecordedRun, settings: Settings) -> CheckResult:
         store = LazyStore(settings)
         stack.callback(store.close)
         counter = RefundCounter()
-        tools = build_tools(settings, store.get, counter, today=run.today, dry_run=True)
+        tools = build_tools(settings, store.get, counter, dry_run=True)
         model = ScriptedModel(run.decisions, name=f"replay of {run.run_id[:8]}")
         limits = limits_for(settings, model.model)
         runtime = Runtime(settings, model, tools, limits, run.today, counter)

@@ -90,7 +90,6 @@ def check_tools(cases: tuple[EvalCase, ...], contenders: tuple[Contender, ...]) 
             contender.settings,
             OrderStore.in_memory,
             RefundCounter(),
-            today=date.today(),
             dry_run=True,
         ).specs()
         offered = {spec.name for spec in specs} | {ASK_USER_TOOL}
@@ -232,7 +231,7 @@ def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
     today = case.today or date.today()
     counter = RefundCounter()
     dry_run = job.contender.options.dry_run
-    tools = build_tools(settings, lambda: store, counter, today=today, dry_run=dry_run)
+    tools = build_tools(settings, lambda: store, counter, dry_run=dry_run)
     limits = limits_for(settings, model.model)
     if case.max_steps is not None:
         limits = replace(limits, max_steps=case.max_steps)

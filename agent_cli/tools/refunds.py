@@ -5,8 +5,10 @@ refunded, the delivery is inside the window, the amount is within the cap and wi
 still refundable, the same refund was not issued already, and the per-run and per-session caps
 are not used up. Only then does the tool return an `ApprovalNeeded` naming the exact order,
 amount and reason; the loop asks the operator, and only an approval of that exact call commits
-it. The commit checks again inside the store's transaction and records the refund once
-(idempotency key), or, in a dry run, says what it would have done and writes nothing.
+it. The commit runs every rule again inside the store's transaction, on the order as it is
+then (refusing if it changed since the prompt), and records the refund once (idempotency key),
+or, in a dry run, says what it would have done and writes nothing. The window is always judged on
+the system date.
 """
 
 from __future__ import annotations
@@ -45,28 +47,34 @@ class IssueRefundArgs(ToolArgs):
 
 @dataclass(frozen=True, slots=True)
 class RefundDesk:
-    """Everything issue_refund needs, fixed for a runtime."""
+    """Everything issue_refund needs, fixed for a runtime. The window is judged on `clock()`,
+    the system date: `--today` and a date in the question shape what the model is told, never
+    whether money moves."""
 
     open_store: Callable[[], OrderStore]
     policy: RefundPolicy
     limits: RefundLimits
     counter: RefundCounter
-    today: date
     dry_run: bool
+    clock: Callable[[], date] = date.today
 
     def propose(self, args: IssueRefundArgs) -> ApprovalNeeded:
         store = self.open_store()
         order = store.get(args.order_code)
         if order is None:
             raise Denied(f"no order with code {args.order_code}")
-        self._check(order, args, store)
+        today = self.clock()
+        self._check(order, args, today, store.refunded_total(order.code))
+        if (done := store.find_refund(refund_key(args))) is not None:
+            raise Denied(f"this exact refund was already issued (refund #{done.id})")
+        delivered = order.delivered_at.isoformat() if order.delivered_at else "?"
         summary = (
             f"refund {args.amount:,} {order.currency} on order {order.code} "
-            f"(reason: {args.reason.strip()!r})"
+            f"(reason: {args.reason.strip()!r}; delivered {delivered}, judged on {today})"
         )
         return ApprovalNeeded(summary, lambda: self._commit(order, args))
 
-    def _check(self, order: Order, args: IssueRefundArgs, store: OrderStore) -> None:
+    def _check(self, order: Order, args: IssueRefundArgs, today: date, refunded: int) -> None:
         """Raise Denied naming the first rule the call breaks."""
         limits, currency = self.limits, order.currency
         if self.counter.run >= limits.max_per_run:
@@ -81,33 +89,48 @@ class RefundDesk:
         if order.status not in self.policy.refundable_statuses:
             allowed = " or ".join(self.policy.refundable_statuses)
             raise Denied(f"order {order.code} is {order.status}; only {allowed} orders qualify")
-        self._check_window(order)
-        remaining = order.total - store.refunded_total(order.code)
+        self._check_window(order, today)
+        remaining = order.total - refunded
         if remaining <= 0:
             raise Denied(f"order {order.code} is already refunded in full")
         if args.amount > remaining:
             raise Denied(f"only {remaining:,} {currency} of order {order.code} is still refundable")
-        if (done := store.find_refund(refund_key(args))) is not None:
-            raise Denied(f"this exact refund was already issued (refund #{done.id})")
 
-    def _check_window(self, order: Order) -> None:
+    def _check_window(self, order: Order, today: date) -> None:
         if order.delivered_at is None:
             raise Denied(f"order {order.code} has no delivery date")
-        days = (self.today - order.delivered_at).days
+        days = (today - order.delivered_at).days
         window = self.policy.window_days
         if not 0 <= days <= window:
             raise Denied(
                 f"order {order.code} was delivered {order.delivered_at.isoformat()}, "
-                f"{days} days ago, outside the {window}-day window"
+                f"{days} days before {today}, outside the {window}-day window"
             )
 
-    def _commit(self, order: Order, args: IssueRefundArgs) -> Observation:
-        what = f"{args.amount:,} {order.currency} on order {order.code}"
+    def _commit(self, proposed: Order, args: IssueRefundArgs) -> Observation:
+        what = f"{args.amount:,} {proposed.currency} on order {proposed.code}"
         if self.dry_run:
             return Observation(f"DRY RUN: would refund {what}; nothing was written")
+
+        def still_allowed(order: Order, refunded: int) -> None:
+            """Inside the store's transaction: the order as it is now, every rule again."""
+            if changed := _changes(proposed, order):
+                raise RefundRefused(
+                    f"order {order.code} changed since the approval prompt ({changed}); "
+                    "nothing was refunded; ask again"
+                )
+            try:
+                self._check(order, args, self.clock(), refunded)
+            except Denied as exc:
+                raise RefundRefused(f"{exc}; nothing was refunded") from None
+
         try:
             recorded = self.open_store().record_refund(
-                order.code, args.amount, args.reason.strip(), key=refund_key(args)
+                proposed.code,
+                args.amount,
+                args.reason.strip(),
+                key=refund_key(args),
+                check=still_allowed,
             )
         except RefundRefused as exc:
             return Observation(f"DENIED: {exc}", is_error=True)
@@ -115,6 +138,16 @@ class RefundDesk:
             return Observation(f"ALREADY DONE: refund #{recorded.refund.id} of {what} exists")
         self.counter.add()
         return Observation(f"REFUNDED: refund #{recorded.refund.id} of {what} recorded")
+
+
+def _changes(before: Order, now: Order) -> str:
+    """What about an order matters to a refund and differs between two reads of it."""
+    fields = ("status", "total", "currency", "delivered_at")
+    return ", ".join(
+        f"{name} {getattr(before, name)} -> {getattr(now, name)}"
+        for name in fields
+        if getattr(before, name) != getattr(now, name)
+    )
 
 
 def refund_key(args: IssueRefundArgs) -> str:
