@@ -9,6 +9,7 @@ for appending, created owner-only (0600): an existing file is never overwritten.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import io
 import json
 import math
@@ -98,14 +99,31 @@ class TraceWriter:
             self._stream.flush()
             return
         try:
-            self._stream.write(line.encode("utf-8"))  # type: ignore[arg-type]
+            _write_all(self._stream, line.encode("utf-8"))  # type: ignore[arg-type]
             if isinstance(event, STEP_BOUNDARIES):  # on disk for sure, not only in the cache
                 os.fsync(self._stream.fileno())
-        except OSError as exc:  # a full disk shows on the first line, before any model call
+        except OSError as exc:  # a full disk: at the first line, before any model call, or later
             raise TraceFileError(
                 f"Cannot write the trace: {exc.strerror or exc}; free some space or choose "
-                "another --trace path"
+                f"another --trace path{_unrecorded(event)}"
             ) from None
+
+
+def _write_all(stream: BinaryIO, data: bytes) -> None:
+    """One write(2) for the whole line (O_APPEND keeps lines whole between writers); a short
+    write (a disk filling up) gets one more try for the rest, then is an error."""
+    written = stream.write(data) or 0
+    if written < len(data):
+        written += stream.write(data[written:]) or 0
+    if written < len(data):
+        raise OSError(errno.ENOSPC, f"short write ({written} of {len(data)} bytes)")
+
+
+def _unrecorded(event: Event) -> str:
+    """What the store holds that the trace now lacks: a refund must be reported somewhere."""
+    if isinstance(event, ToolObserved) and event.observation.startswith("REFUNDED:"):
+        return f"; the store has recorded what the trace could not: {event.observation}"
+    return ""
 
 
 def open_trace_file(path: Path) -> BinaryIO:

@@ -1,0 +1,97 @@
+"""A disk that fills mid-run: short writes are caught, the approval is on disk before any money
+moves, and a refund the trace could not take is reported on stderr with its id."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_cli import commands
+from agent_cli.cli import app
+from agent_cli.seams import Verdict
+
+from .helpers import delivered_recently
+from .test_refunds import refund_script, refunds_config
+
+runner = CliRunner()
+
+
+class FillingDisk(io.RawIOBase):
+    """A real trace file whose disk fills when a line containing `full_at` is written: the
+    write is short (`short=True`) or fails with ENOSPC."""
+
+    def __init__(self, path: Path, full_at: bytes, *, short: bool) -> None:
+        self._file = path.open("ab", buffering=0)
+        self._full_at, self._short, self._full = full_at, short, False
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self._full = self._full or self._full_at in bytes(data)
+        if not self._full:
+            return int(self._file.write(data) or 0)
+        if self._short:
+            return int(self._file.write(bytes(data)[:10]) or 0)
+        raise OSError(28, "No space left on device")
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+def refund_with_full_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, full_at: bytes, *, short: bool
+) -> tuple[Any, Path]:
+    trace = tmp_path / "t.jsonl"
+    monkeypatch.setattr(
+        commands, "open_trace_file", lambda path: FillingDisk(path, full_at, short=short)
+    )
+    monkeypatch.setattr(
+        commands, "terminal_approver", lambda stream: lambda request: Verdict(True, "operator")
+    )
+    delivered_recently("A100")
+    argv = ["ask", "refund A100", "--script", str(refund_script(tmp_path, "A100")), "-q"]
+    result = runner.invoke(
+        app, [*argv, "--config", str(refunds_config(tmp_path)), "--trace", str(trace)]
+    )
+    return result, trace
+
+
+def refunds() -> list[Any]:
+    shown = json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout)
+    return list(shown["refunds"])
+
+
+@pytest.mark.parametrize("short", [False, True])
+def test_a_refund_the_trace_cannot_take_is_reported_with_its_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, short: bool
+) -> None:
+    result, trace = refund_with_full_disk(tmp_path, monkeypatch, b"REFUNDED:", short=short)
+    assert result.exit_code == 2
+    (error,) = result.stderr.strip().splitlines()
+    assert error.startswith("agent: error: Cannot write the trace: ")
+    assert ("short write" in error) == short
+    assert (
+        "the store has recorded what the trace could not: REFUNDED: refund #1 of 1,000 JPY" in error
+    )
+    assert [r["amount"] for r in refunds()] == [1000]
+    events = [json.loads(line)["event"] for line in trace.read_text().splitlines()[:4]]
+    assert events[-2:] == ["approval_requested", "approval_decided"]  # on disk before the money
+
+
+def test_no_money_moves_when_the_approval_cannot_be_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result, _ = refund_with_full_disk(tmp_path, monkeypatch, b"approval_decided", short=True)
+    assert result.exit_code == 2
+    assert "Cannot write the trace" in result.stderr and "short write" in result.stderr
+    assert refunds() == []
