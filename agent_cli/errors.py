@@ -22,6 +22,7 @@
     │       ├── ProviderUnavailable       5xx/529/connection errors after every retry
     │       └── InvalidProviderResponse   a reply that is not the expected JSON
     ├── StoreError                exit 1: the order database cannot be used
+    │   └── StoreBusy                 another process holds its lock past the time there is
     ├── OrderNotFound             exit 1: `agent orders show` found no such order
     ├── NeedsInput                exit 4: the model asked a question and nobody can answer
     ├── LimitReached              exit 3: a circuit breaker stopped the run
@@ -153,6 +154,10 @@ class InvalidProviderResponse(ProviderError):
 
 class StoreError(AgentError):
     """The order database cannot be opened or queried."""
+
+
+class StoreBusy(StoreError):
+    """The database stayed locked by another process for as long as the run could wait."""
 
 
 class OrderNotFound(AgentError):

@@ -359,7 +359,8 @@ def _act(
             is_error=True,
         )
     else:
-        result = toolbox.invoke(call.tool, dict(call.args))
+        time_left = max(state.deadline - state.clock(), 0.0)
+        result = toolbox.invoke(call.tool, dict(call.args), time_left=time_left)
         if isinstance(result, ApprovalNeeded):
             observation = yield from _approve(call, result, number, state)
         else:

@@ -137,8 +137,11 @@ class ReasoningModel(Protocol):
 
 
 class Toolbox(Protocol):
-    """The tools a run may use. `invoke` never raises for a tool's own failure."""
+    """The tools a run may use. `invoke` never raises for a tool's own failure, and does not
+    wait (for a lock, say) longer than `time_left` seconds, the run's remaining time."""
 
     def specs(self) -> tuple[ToolSpec, ...]: ...
 
-    def invoke(self, name: str, args: Mapping[str, Any]) -> Observation | ApprovalNeeded: ...
+    def invoke(
+        self, name: str, args: Mapping[str, Any], *, time_left: float
+    ) -> Observation | ApprovalNeeded: ...

@@ -12,11 +12,13 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
-from agent_cli.errors import StoreError
+from agent_cli.errors import StoreBusy, StoreError
 
 STATUSES = ("PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED")
 ORDER_CODE_PATTERN = r"^[A-Za-z0-9]{1,16}$"  # ASCII letters and digits: no look-alikes
@@ -47,6 +49,21 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
+BUSY_TIMEOUT_S = 10.0  # the longest wait for another process's lock, when the run has longer
+
+# How long a query may wait for a lock: the run's time left, while a tool runs (see
+# busy_wait_at_most); a context variable, so the loop's deadline reaches SQLite without every
+# tool passing it down.
+_busy_wait: ContextVar[float] = ContextVar("busy_wait", default=BUSY_TIMEOUT_S)
+
+
+@contextmanager
+def busy_wait_at_most(seconds: float) -> Iterator[None]:
+    token = _busy_wait.set(max(0.0, min(seconds, BUSY_TIMEOUT_S)))
+    try:
+        yield
+    finally:
+        _busy_wait.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,9 +149,10 @@ class OrderStore:
     def open(cls, path: Path) -> OrderStore:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(path, isolation_level=None, timeout=10)
+            connection = sqlite3.connect(path, isolation_level=None, timeout=_busy_wait.get())
             store = cls(connection, path)
-            store._migrate()
+            with _busy_as_error():
+                store._migrate()
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(
                 f"Cannot open the order database {path}: {exc}; "
@@ -157,14 +175,14 @@ class OrderStore:
         self._db.close()
 
     def _migrate(self) -> None:
-        (version,) = self._db.execute("PRAGMA user_version").fetchone()
-        if version == SCHEMA_VERSION:
+        if self._version() == SCHEMA_VERSION:
             return
-        if version > SCHEMA_VERSION:
-            raise sqlite3.DatabaseError(
-                f"schema version {version} is newer than this agent-cli knows ({SCHEMA_VERSION})"
-            )
         with self._transaction():
+            # Read again under the write lock: another process may have migrated (or seeded a
+            # new file) between the first read and this one.
+            version = self._version()
+            if version == SCHEMA_VERSION:
+                return
             for statements in _MIGRATIONS[version:]:
                 for statement in statements:
                     self._db.execute(statement)
@@ -172,22 +190,42 @@ class OrderStore:
                 self._upsert(SAMPLE_ORDERS)
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
+    def _version(self) -> int:
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise sqlite3.DatabaseError(
+                f"schema version {version} is newer than this agent-cli knows ({SCHEMA_VERSION})"
+            )
+        return int(version)
+
+    def _wait_for_locks(self) -> None:
+        self._db.execute(f"PRAGMA busy_timeout = {int(_busy_wait.get() * 1000)}")
+
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
+        with _busy_as_error():
+            self._wait_for_locks()
+            self._db.execute("BEGIN IMMEDIATE")
         try:
             yield
+            with _busy_as_error():
+                self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
+
+    def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
+        """Rows of a read, waiting for another process's lock only as long as there is time."""
+        with _busy_as_error():
+            self._wait_for_locks()
+            return self._db.execute(sql, params).fetchall()
 
     def get(self, code: str) -> Order | None:
-        row = self._db.execute(_SELECT + " WHERE code = ?", (code,)).fetchone()
-        return _order(row) if row else None
+        rows = self._query(_SELECT + " WHERE code = ?", (code,))
+        return _order(rows[0]) if rows else None
 
     def all(self) -> list[Order]:
-        return [_order(row) for row in self._db.execute(_SELECT + " ORDER BY code")]
+        return [_order(row) for row in self._query(_SELECT + " ORDER BY code")]
 
     def import_orders(self, orders: Iterable[Order]) -> ImportResult:
         """Insert or replace every order, all or nothing. Recorded refunds are kept."""
@@ -201,18 +239,18 @@ class OrderStore:
         return ImportResult(added=len(orders) - updated, updated=updated)
 
     def refunds(self, code: str) -> list[Refund]:
-        rows = self._db.execute(_SELECT_REFUNDS + " WHERE order_code = ? ORDER BY id", (code,))
+        rows = self._query(_SELECT_REFUNDS + " WHERE order_code = ? ORDER BY id", (code,))
         return [Refund(*row) for row in rows]
 
     def refunded_total(self, code: str) -> int:
-        (total,) = self._db.execute(
+        ((total,),) = self._query(
             "SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE order_code = ?", (code,)
-        ).fetchone()
+        )
         return int(total)
 
     def find_refund(self, key: str) -> Refund | None:
-        row = self._db.execute(_SELECT_REFUNDS + " WHERE idempotency_key = ?", (key,)).fetchone()
-        return Refund(*row) if row else None
+        rows = self._query(_SELECT_REFUNDS + " WHERE idempotency_key = ?", (key,))
+        return Refund(*rows[0]) if rows else None
 
     def record_refund(
         self,
@@ -267,6 +305,18 @@ class OrderStore:
                 for o in orders
             ],
         )
+
+
+@contextmanager
+def _busy_as_error() -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise
+        raise StoreBusy(
+            "the order database is busy: another process holds a lock on it; try again in a moment"
+        ) from None
 
 
 _SELECT = "SELECT code, status, total, currency, delivered_at, customer, note FROM orders"

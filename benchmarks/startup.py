@@ -53,7 +53,9 @@ def loop_overhead_ms(runs: int) -> float:
         def specs(self) -> tuple[ToolSpec, ...]:
             return (ToolSpec("lookup_order", "d", {}), ToolSpec("refund_policy", "d", {}))
 
-        def invoke(self, name: str, args: Mapping[str, Any]) -> Observation:
+        def invoke(
+            self, name: str, args: Mapping[str, Any], *, time_left: float = 0.0
+        ) -> Observation:
             return Observation("ok")
 
     script = [

@@ -122,7 +122,7 @@ class _Flood:
     def specs(self) -> tuple[ToolSpec, ...]:
         return (ToolSpec("dump", "d", {}),)
 
-    def invoke(self, name: str, args: Mapping[str, Any]) -> Observation:
+    def invoke(self, name: str, args: Mapping[str, Any], *, time_left: float = 0.0) -> Observation:
         return Observation(str(args.get("n", "")) + "x" * self.size)
 
 

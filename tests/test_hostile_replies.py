@@ -151,7 +151,7 @@ def test_a_model_raising_anything_still_ends_the_trace(
 def test_a_toolbox_raising_anything_still_ends_the_trace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def explode(*_: object) -> None:
+    def explode(*_: object, **__: object) -> None:
         raise RuntimeError("boom in a tool")
 
     monkeypatch.setattr("agent_cli.tools.ToolRegistry.invoke", explode)

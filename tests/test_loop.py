@@ -166,7 +166,7 @@ class _ExplodingToolbox:
     def specs(self) -> tuple[ToolSpec, ...]:
         return ()
 
-    def invoke(self, name: str, args: Mapping[str, Any]) -> Observation:
+    def invoke(self, name: str, args: Mapping[str, Any], *, time_left: float = 0.0) -> Observation:
         return Observation("ERROR: boom", is_error=True, detail="secret path /srv/db")
 
 

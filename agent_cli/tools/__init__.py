@@ -7,6 +7,7 @@ becomes an `ERROR: ...` observation the model can read and correct, never a cras
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -14,7 +15,9 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent_cli.decisions import describe_validation_error
+from agent_cli.errors import StoreBusy
 from agent_cli.seams import ApprovalNeeded, Observation, ToolSpec
+from agent_cli.store import busy_wait_at_most
 
 MAX_NAME_IN_MESSAGE = 60
 
@@ -82,7 +85,9 @@ class ToolRegistry:
     def specs(self) -> tuple[ToolSpec, ...]:
         return self._specs
 
-    def invoke(self, name: str, args: Mapping[str, Any]) -> Observation | ApprovalNeeded:
+    def invoke(
+        self, name: str, args: Mapping[str, Any], *, time_left: float = math.inf
+    ) -> Observation | ApprovalNeeded:
         tool = self._tools.get(name)
         if tool is None:
             shown = name if len(name) <= MAX_NAME_IN_MESSAGE else name[:MAX_NAME_IN_MESSAGE] + "..."
@@ -99,11 +104,12 @@ class ToolRegistry:
                 True,
                 rejected=True,
             )
-        return _execute(tool, parsed)
+        return _execute(tool, parsed, time_left)
 
 
-def _execute(tool: Tool[A], args: A) -> Observation | ApprovalNeeded:
-    result = _guarded(tool.name, lambda: tool.execute(args))
+def _execute(tool: Tool[A], args: A, time_left: float) -> Observation | ApprovalNeeded:
+    with busy_wait_at_most(time_left):
+        result = _guarded(tool.name, lambda: tool.execute(args))
     if isinstance(result, ApprovalNeeded):  # its commit gets the same protection
         commit = result.commit
         return ApprovalNeeded(result.summary, lambda: _observation(_guarded(tool.name, commit)))
@@ -124,6 +130,8 @@ def _guarded(
         result = action()
     except Denied as exc:
         return Observation(f"DENIED: {exc}", True)
+    except StoreBusy as exc:  # another process holds the database: worth saying as it is
+        return Observation(f"ERROR: {exc}", True)
     except ToolFailure as exc:
         return Observation(f"ERROR: {exc}", True)
     except Exception as exc:
