@@ -13,7 +13,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -32,7 +32,8 @@ ENVIRONMENT = {
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Strict: a TOML string is not a bool ("yes" would turn refunds on), a float not an int.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class LimitSettings(_Section):
@@ -51,7 +52,9 @@ class LimitSettings(_Section):
 
 class PolicySettings(_Section):
     refund_window_days: int = Field(default=30, ge=0, le=3_650)
-    refundable_statuses: tuple[OrderStatus, ...] = Field(default=("DELIVERED",), min_length=1)
+    refundable_statuses: tuple[OrderStatus, ...] = Field(
+        default=("DELIVERED",), min_length=1, strict=False  # a TOML array is a list
+    )
 
 
 class RefundSettings(_Section):
@@ -62,7 +65,7 @@ class RefundSettings(_Section):
 
 
 class StoreSettings(_Section):
-    path: Path | None = None  # None: the user's data directory
+    path: Annotated[Path, Field(strict=False)] | None = None  # None: the user's data directory
 
 
 class ChatSettings(_Section):

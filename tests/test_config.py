@@ -96,3 +96,37 @@ def test_missing_explicit_file(tmp_path: Path) -> None:
 def test_example_config_matches_the_defaults() -> None:
     example = Path(__file__).parent.parent / "config.example.toml"
     assert load_settings(example) == load_settings()
+
+
+@pytest.mark.parametrize(
+    ("text", "setting", "message"),
+    [
+        ('[refunds]\nenabled = "yes"', "refunds.enabled", "valid boolean"),
+        ("[refunds]\nenabled = 1", "refunds.enabled", "valid boolean"),
+        ('[limits]\ngrounding = "false"', "limits.grounding", "valid boolean"),
+        ("[limits]\nmax_steps = 8.0", "limits.max_steps", "valid integer"),
+        ("[limits]\nmax_steps = true", "limits.max_steps", "valid integer"),
+        ('[refunds]\nmax_amount = "50000"', "refunds.max_amount", "valid integer"),
+        ('[limits]\ntimeout = "30"', "limits.timeout", "valid number"),
+        ('[provider]\ntemperature = "0.5"', "provider.temperature", "valid number"),
+        ("[provider]\nmodel = 4", "provider.model", "valid string"),
+        ('[policy]\nrefundable_statuses = "DELIVERED"', "policy.refundable_statuses", "tuple"),
+        ("[store]\npath = 5", "store.path", "path"),
+    ],
+)
+def test_settings_are_strict_about_types(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, setting: str, message: str
+) -> None:
+    monkeypatch.delenv("AGENT_DB")  # it would win over store.path
+    with pytest.raises(ConfigError) as caught:
+        load_settings(write(tmp_path, text))
+    assert setting in str(caught.value) and message in str(caught.value)
+
+
+def test_strictness_keeps_what_toml_means(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENT_DB")
+    text = "[limits]\ntimeout = 30\n[policy]\nrefundable_statuses = ['DELIVERED', 'SHIPPING']\n"
+    settings = load_settings(write(tmp_path, text + '[store]\npath = "~/o.db"\n'))
+    assert settings.limits.timeout == 30.0  # an integer is a number
+    assert settings.policy.refundable_statuses == ("DELIVERED", "SHIPPING")
+    assert settings.store.path == Path("~/o.db")
