@@ -53,7 +53,9 @@ class LimitSettings(_Section):
 class PolicySettings(_Section):
     refund_window_days: int = Field(default=30, ge=0, le=3_650)
     refundable_statuses: tuple[OrderStatus, ...] = Field(
-        default=("DELIVERED",), min_length=1, strict=False  # a TOML array is a list
+        default=("DELIVERED",),
+        min_length=1,
+        strict=False,  # a TOML array is a list
     )
 
 

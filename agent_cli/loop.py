@@ -60,7 +60,7 @@ from agent_cli.seams import (
     ToolSpec,
     Verdict,
 )
-from agent_cli.text import valid_text
+from agent_cli.text import mask_secrets, valid_text
 
 
 def run(
@@ -375,7 +375,8 @@ def _act(
         observation=text,
         is_error=observation.is_error,
         duration_ms=(state.clock() - started) * 1000,
-        detail=valid_text(observation.detail) if observation.detail else None,
+        # Internal details go to the trace only, and never with a secret in them.
+        detail=mask_secrets(valid_text(observation.detail)) if observation.detail else None,
     )
     return Step(number, call, text, observation.is_error), observation.rejected
 

@@ -41,6 +41,16 @@ MIN_SECRET_CHARS = 8  # shorter "keys" are not searched for: every "x" would bec
 _TOKEN_SHAPES = (
     (re.compile(r"\b(Bearer)\s+[A-Za-z0-9._~+/=-]+", re.IGNORECASE), r"\1 ***"),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), "sk-***"),
+    # password=..., token: ..., api_key='...' (connection strings, config dumps, URLs' queries)
+    (
+        re.compile(
+            r"\b(password|passwd|pwd|secret|token|api[_-]?key)(\s*[=:]\s*)"
+            r"(?:\"[^\"]*\"|'[^']*'|[^\s'\";&,]+)",
+            re.IGNORECASE,
+        ),
+        r"\1\2***",
+    ),
+    (re.compile(r"(://[^/\s:@]+):[^/\s@]+@"), r"\1:***@"),  # scheme://user:password@host
 )
 
 

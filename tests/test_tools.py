@@ -102,7 +102,51 @@ def test_an_unexpected_crash_hides_internal_details_from_the_model() -> None:
     assert result.is_error
     assert result.text == "ERROR: stock failed unexpectedly (RuntimeError); try another approach"
     assert "hunter2" not in result.text
-    assert result.detail is not None and "hunter2" in result.detail
+    assert result.detail == "RuntimeError: cannot connect to postgres://admin:***@10.0.0.5/orders"
+
+
+SECRETS_IN_A_CRASH = (
+    "connect failed: dsn='host=db user=shop password=hunter2' via "
+    "https://svc:s3cr3tpass@api.internal/v1 with Authorization: Bearer tok-abcdef123456 "
+    "and key sk-live0123456789abcdef, api_key=AKIA0123456789"
+)
+
+
+def test_the_trace_detail_of_a_crash_holds_no_secret_shaped_text() -> None:
+    import io
+    import json
+
+    from agent_cli.loop import run
+    from agent_cli.providers.scripted import ScriptedModel
+    from agent_cli.tracing import TraceWriter
+
+    from .helpers import call, final
+
+    def leaky(_: NoArgs) -> str:
+        raise RuntimeError(SECRETS_IN_A_CRASH)
+
+    tools = ToolRegistry([Tool("stock", "Check stock.", NoArgs, leaky)])
+    model = ScriptedModel([call("stock"), final("Sorry, the stock check failed.")])
+    out = io.StringIO()
+    writer = TraceWriter(out)
+    for event in run("Is it in stock?", model, tools):
+        writer.write(event)
+    (observed,) = [
+        r for r in map(json.loads, out.getvalue().splitlines()) if r["event"] == "observation"
+    ]
+    for secret in (
+        "hunter2",
+        "s3cr3tpass",
+        "tok-abcdef123456",
+        "sk-live0123456789abcdef",
+        "AKIA0123456789",
+    ):
+        assert secret not in out.getvalue()
+    assert (
+        "password=***" in observed["detail"]
+        and "https://svc:***@api.internal" in observed["detail"]
+    )
+    assert "Bearer ***" in observed["detail"] and "api_key=***" in observed["detail"]
 
 
 def test_duplicate_tool_names_are_a_programming_error() -> None:

@@ -18,6 +18,7 @@ from agent_cli.decisions import describe_validation_error
 from agent_cli.errors import StoreBusy
 from agent_cli.seams import ApprovalNeeded, Observation, ToolSpec
 from agent_cli.store import busy_wait_at_most
+from agent_cli.text import mask_secrets
 
 MAX_NAME_IN_MESSAGE = 60
 
@@ -139,6 +140,6 @@ def _guarded(
         return Observation(
             f"ERROR: {name} failed unexpectedly ({type(exc).__name__}); try another approach",
             True,
-            detail=f"{type(exc).__name__}: {exc}",
+            detail=mask_secrets(f"{type(exc).__name__}: {exc}"),
         )
     return Observation(result) if isinstance(result, str) else result
