@@ -430,6 +430,23 @@ def list_tools(
     show_tools_command(json_output=json_output, config=config)
 
 
+@orders_app.command(name="init")
+def orders_init(
+    sample: Annotated[
+        bool, typer.Option("--sample", help="Add the sample orders (A100...C300).")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Create the order database at AGENT_DB / store.path (or the default location).
+
+    A path you name is never created by other commands, so a typo cannot leave a stray sample
+    database behind. Exit code 2 when the database exists already.
+    """
+    from agent_cli.commands import init_orders
+
+    init_orders(sample=sample, config=config)
+
+
 @orders_app.command(name="list")
 def orders_list(
     json_output: Annotated[bool, typer.Option("--json", help="Print the orders as JSON.")] = False,

@@ -11,11 +11,12 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from agent_cli.budget import RefundCounter
 from agent_cli.config import load_settings
-from agent_cli.errors import OrderNotFound
+from agent_cli.errors import OrderNotFound, UsageError
 from agent_cli.events import Event
 from agent_cli.runtime import (
     LazyStore,
@@ -28,7 +29,7 @@ from agent_cli.runtime import (
     terminal_responder,
     warn,
 )
-from agent_cli.store import Order, OrderStore, default_db_path
+from agent_cli.store import Order, OrderStore, default_db_path, open_configured
 from agent_cli.tracing import TraceWriter, open_trace_file
 from agent_cli.ui import RunView, make_console, show_order, show_orders, show_tools
 
@@ -69,7 +70,7 @@ def ask_once(options: AskOptions) -> None:
 @contextmanager
 def _opened_store(config: Path | None) -> Iterator[OrderStore]:
     settings = load_settings(config)
-    store = OrderStore.open((settings.store.path or default_db_path()).expanduser())
+    store = open_configured(settings.store.path)
     try:
         yield store
     finally:
@@ -112,6 +113,22 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return
     show_order(make_console(), order, refunds)
+
+
+def init_orders(*, sample: bool, config: Path | None) -> None:
+    """`agent orders init`: a new database (0600), empty or with the sample orders."""
+    from agent_cli.store import sample_orders
+
+    settings = load_settings(config)
+    path = (settings.store.path or default_db_path()).expanduser()
+    if path.exists():
+        raise UsageError(f"An order database exists already at {path}; nothing was changed")
+    store = OrderStore.open(path, seed=sample_orders(date.today()) if sample else ())
+    try:
+        count = len(store.all())
+    finally:
+        store.close()
+    print(f"Created the order database {path} ({count} orders)")
 
 
 def import_orders(file: Path, *, config: Path | None) -> None:

@@ -18,7 +18,7 @@ from agent_cli.config import (
 from agent_cli.errors import AgentError
 from agent_cli.providers.connect import channel_for
 from agent_cli.runtime import ProviderOptions
-from agent_cli.store import OrderStore, default_db_path
+from agent_cli.store import open_configured
 from agent_cli.ui import make_console, show_checks, show_settings
 
 DOCTOR_TIMEOUT_S = 10.0
@@ -68,9 +68,9 @@ def _describe(choice: ProviderChoice) -> str:
 
 
 def _store_check(settings: Settings) -> Check:
-    path = (settings.store.path or default_db_path()).expanduser()
     try:
-        store = OrderStore.open(path)
+        store = open_configured(settings.store.path)
+        path = store.path
     except AgentError as exc:
         return Check(False, "order store", str(exc))
     try:

@@ -23,7 +23,7 @@ from agent_cli.loop import run
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import load_script
 from agent_cli.seams import FAIL_CLOSED, Exchange, ReasoningModel, Reply, Verdict
-from agent_cli.store import OrderStore, default_db_path
+from agent_cli.store import OrderStore, open_configured
 from agent_cli.text import clean_text
 from agent_cli.tools import Tool, ToolRegistry
 from agent_cli.tools.orders import RefundPolicy, order_tools
@@ -331,12 +331,12 @@ class LazyStore:
     """Opens the order database on first use, so runs that never look up an order never open it."""
 
     def __init__(self, settings: Settings) -> None:
-        self._path = (settings.store.path or default_db_path()).expanduser()
+        self._configured = settings.store.path
         self._store: OrderStore | None = None
 
     def get(self) -> OrderStore:
         if self._store is None:
-            self._store = OrderStore.open(self._path)
+            self._store = open_configured(self._configured)
         return self._store
 
     def close(self) -> None:

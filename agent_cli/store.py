@@ -8,12 +8,13 @@ refundable is checked again inside the transaction that records one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -130,6 +131,19 @@ SAMPLE_ORDERS = (
 )
 
 
+SAMPLE_DAY = date(2026, 10, 13)  # the day SAMPLE_ORDERS' dates are written for (A100: 12 days)
+
+
+def sample_orders(as_of: date) -> tuple[Order, ...]:
+    """The sample orders with their dates moved so that `as_of` plays SAMPLE_DAY: a database
+    created today answers its first question as the README does (A100 delivered 12 days ago)."""
+    shift = as_of - SAMPLE_DAY
+    return tuple(
+        replace(order, delivered_at=order.delivered_at + shift) if order.delivered_at else order
+        for order in SAMPLE_ORDERS
+    )
+
+
 def default_db_path() -> Path:
     """`$AGENT_DB`, else the user's data directory (XDG), where the database lives by default."""
     if explicit := os.environ.get("AGENT_DB"):
@@ -138,21 +152,46 @@ def default_db_path() -> Path:
     return Path(data_home) / "agent-cli" / "orders.db"
 
 
+def open_configured(configured: Path | None) -> OrderStore:
+    """The database the settings name (store.path, which AGENT_DB sets), never created: a
+    misspelled path is an error, not a fresh sample database; else the default location,
+    created and seeded on first use."""
+    if configured is not None:
+        return OrderStore.open(configured.expanduser(), create=False)
+    return OrderStore.open(default_db_path())
+
+
 class OrderStore:
-    """Orders in SQLite. Open with `OrderStore.open(path)`; the first open seeds sample orders."""
+    """Orders in SQLite. `OrderStore.open(path)` creates a missing database (0600), seeded with
+    the sample orders, unless told not to; `open_configured` applies the rule for user paths."""
 
     def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
         self._db = connection
         self.path = path
 
     @classmethod
-    def open(cls, path: Path) -> OrderStore:
+    def open(
+        cls, path: Path, *, create: bool = True, seed: Iterable[Order] | None = None
+    ) -> OrderStore:
+        """Open (and migrate) the database at `path`. A missing file is created (owner-only: it
+        holds customer names and notes) when `create`, else a StoreError. A new database gets
+        `seed`, by default the sample orders dated as of today; an existing file never does."""
+        if not create and not path.exists():
+            raise StoreError(
+                f"No order database at {path}; check AGENT_DB / store.path, or create it with "
+                "'agent orders init' (add --sample for the sample orders)"
+            )
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if create and not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with contextlib.suppress(FileExistsError):  # another process was first
+                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             connection = sqlite3.connect(path, isolation_level=None, timeout=_busy_wait.get())
             store = cls(connection, path)
+            if seed is None:
+                seed = sample_orders(date.today()) if create else ()
             with _busy_as_error():
-                store._migrate()
+                store._migrate(seed)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(
                 f"Cannot open the order database {path}: {exc}; "
@@ -166,7 +205,7 @@ class OrderStore:
         with the same code): for evals, which must never touch the user's database. Use it from
         the thread that made it."""
         store = cls(sqlite3.connect(":memory:", isolation_level=None), Path(":memory:"))
-        store._migrate()
+        store._migrate(SAMPLE_ORDERS)  # the canonical dates: eval cases are written for them
         if orders := list(orders):
             store.import_orders(orders)
         return store
@@ -174,7 +213,7 @@ class OrderStore:
     def close(self) -> None:
         self._db.close()
 
-    def _migrate(self) -> None:
+    def _migrate(self, seed: Iterable[Order] = ()) -> None:
         if self._version() == SCHEMA_VERSION:
             return
         with self._transaction():
@@ -187,7 +226,7 @@ class OrderStore:
                 for statement in statements:
                     self._db.execute(statement)
             if version == 0:
-                self._upsert(SAMPLE_ORDERS)
+                self._upsert(seed)
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _version(self) -> int:
@@ -216,7 +255,7 @@ class OrderStore:
 
     def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
         """Rows of a read, waiting for another process's lock only as long as there is time."""
-        with _busy_as_error():
+        with _busy_as_error(self.path):
             self._wait_for_locks()
             return self._db.execute(sql, params).fetchall()
 
@@ -308,15 +347,24 @@ class OrderStore:
 
 
 @contextmanager
-def _busy_as_error() -> Iterator[None]:
+def _busy_as_error(path: Path | None = None) -> Iterator[None]:
+    """SQLite's errors as ours: a lock held too long is StoreBusy (the run can go on); with a
+    `path`, any other failure to read the file (corrupt, unreadable) is a StoreError naming it."""
     try:
         yield
     except sqlite3.OperationalError as exc:
-        if "locked" not in str(exc) and "busy" not in str(exc):
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise StoreBusy(
+                "the order database is busy: another process holds a lock on it; "
+                "try again in a moment"
+            ) from None
+        if path is None:
             raise
-        raise StoreBusy(
-            "the order database is busy: another process holds a lock on it; try again in a moment"
-        ) from None
+        raise StoreError(f"The order database {path} cannot be read: {exc}") from None
+    except sqlite3.DatabaseError as exc:
+        if path is None:
+            raise
+        raise StoreError(f"The order database {path} cannot be read: {exc}") from None
 
 
 _SELECT = "SELECT code, status, total, currency, delivered_at, customer, note FROM orders"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.store import OrderStore
+from agent_cli.store import SAMPLE_ORDERS, OrderStore
 
 from .fakellm import FakeLLM
 
@@ -38,6 +38,9 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("AGENT_DB", str(tmp_path / "orders.db"))
+    # A named database is never created on first use: make it, with the sample orders at the
+    # dates the tests are written for (--today 2026-10-13).
+    OrderStore.open(tmp_path / "orders.db", seed=SAMPLE_ORDERS).close()
     for name in (
         "AGENT_CONFIG",
         "AGENT_DEBUG",

@@ -68,7 +68,8 @@ def test_an_offline_run_never_imports_httpx(tmp_path: Path) -> None:
         "\ntry:\n    app()\nexcept SystemExit:\n    pass\n"
         "print('httpx' in sys.modules, file=sys.stderr)"
     )
-    env = {**__import__("os").environ, "AGENT_DB": str(tmp_path / "o.db")}
+    env = {**__import__("os").environ, "XDG_DATA_HOME": str(tmp_path)}  # the default location
+    env.pop("AGENT_DB")
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )

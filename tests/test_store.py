@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import date
+import stat
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,10 @@ def test_first_open_creates_and_seeds_the_database(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "dir" / "orders.db"
     store = OrderStore.open(path)
     assert path.exists()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # customer names and notes
+    delivered = date.today() - timedelta(days=12)  # sample dates are relative to the first use
     assert store.get("A100") == Order(
-        "A100", "DELIVERED", 250_000, date(2026, 10, 1), "JPY", "Sato Haruki", "Please gift-wrap."
+        "A100", "DELIVERED", 250_000, delivered, "JPY", "Sato Haruki", "Please gift-wrap."
     )
     a101 = store.get("A101")
     assert a101 is not None and (a101.status, a101.total, a101.delivered_at) == (

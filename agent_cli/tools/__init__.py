@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent_cli.decisions import describe_validation_error
-from agent_cli.errors import StoreBusy
+from agent_cli.errors import StoreBusy, StoreError
 from agent_cli.seams import ApprovalNeeded, Observation, ToolSpec
 from agent_cli.store import busy_wait_at_most
 from agent_cli.text import mask_secrets
@@ -133,6 +133,8 @@ def _guarded(
         return Observation(f"DENIED: {exc}", True)
     except StoreBusy as exc:  # another process holds the database: worth saying as it is
         return Observation(f"ERROR: {exc}", True)
+    except StoreError:  # no usable database: the run cannot answer, and must say so (exit 1)
+        raise
     except ToolFailure as exc:
         return Observation(f"ERROR: {exc}", True)
     except Exception as exc:

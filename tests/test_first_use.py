@@ -1,0 +1,69 @@
+"""What a new user meets first: the database created (or not), its failures seen, the first
+answer a yes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_cli.cli import app
+from agent_cli.store import SAMPLE_ORDERS
+
+runner = CliRunner()
+ASK = ["ask", "Is order A100 refundable?", "--dry-run"]
+
+
+def test_a_broken_database_ends_the_run_with_exit_1_naming_the_file(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(b"this is not a database" * 100)
+    trace = tmp_path / "t.jsonl"
+    result = runner.invoke(app, [*ASK, "--trace", str(trace)], env={"AGENT_DB": str(broken)})
+    assert result.exit_code == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("agent: error: Cannot open the order database ") and str(broken) in line
+    last = json.loads(trace.read_text().splitlines()[-1])
+    assert last["event"] == "run_finished" and last["status"] == "error"
+    assert "could not check" not in result.stdout  # no answer pretends to the customer
+
+
+def test_a_misspelled_path_is_an_error_not_a_new_sample_database(tmp_path: Path) -> None:
+    typo = tmp_path / "nonexistent" / "x" / "orders.db"
+    for argv in (ASK, ["orders", "list"]):
+        result = runner.invoke(app, argv, env={"AGENT_DB": str(typo)})
+        assert result.exit_code == 1, argv
+        assert f"No order database at {typo}" in result.stderr
+        assert "agent orders init" in result.stderr
+    assert not (tmp_path / "nonexistent").exists()
+
+
+def test_orders_init_creates_a_private_database_empty_or_with_samples(tmp_path: Path) -> None:
+    empty, sample = tmp_path / "empty.db", tmp_path / "sample.db"
+    result = runner.invoke(app, ["orders", "init"], env={"AGENT_DB": str(empty)})
+    assert result.exit_code == 0 and "(0 orders)" in result.stdout
+    result = runner.invoke(app, ["orders", "init", "--sample"], env={"AGENT_DB": str(sample)})
+    assert result.exit_code == 0 and f"({len(SAMPLE_ORDERS)} orders)" in result.stdout
+    for path in (empty, sample):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    again = runner.invoke(app, ["orders", "init"], env={"AGENT_DB": str(sample)})
+    assert again.exit_code == 2 and "exists already" in again.stderr
+    listed = runner.invoke(app, ["orders", "list", "--json"], env={"AGENT_DB": str(empty)})
+    assert listed.exit_code == 0 and json.loads(listed.stdout) == []
+
+
+def test_the_first_answer_on_a_fresh_machine_is_the_readmes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AGENT_DB")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    result = runner.invoke(app, ["ask", "Is order A100 refundable?", "-q"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("Order A100 is refundable:")
+    assert "12 days ago" in result.stdout
+    created = tmp_path / "data" / "agent-cli" / "orders.db"
+    assert stat.S_IMODE(created.stat().st_mode) == 0o600
+    assert os.environ.get("AGENT_DB") is None
