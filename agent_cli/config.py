@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from agent_cli.errors import ConfigError, InvalidApiKey, MissingApiKey
 
@@ -76,10 +77,27 @@ class ChatSettings(_Section):
     history_file: str | None = None  # None: the user's state directory; "" turns it off
 
 
+def _http_url(value: str | None) -> str | None:
+    """An http(s) URL with a host, or None; anything else would be retried and blamed on a
+    server that was never reached."""
+    if value is None:
+        return None
+    parsed = urlsplit(value)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ValueError(
+            f"{value!r} is not an http:// or https:// URL with a host "
+            "(e.g. http://localhost:11434/v1)"
+        )
+    return value
+
+
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+
+
 class ProviderSettings(_Section):
     name: str | None = None  # offline, openai, anthropic, ollama or a [profiles.NAME]; None: auto
     model: str | None = None
-    base_url: str | None = None
+    base_url: HttpUrl | None = None
     api_key_env: str | None = None
     mode: Literal["tools", "json"] = "tools"
     temperature: float = Field(default=0.0, ge=0, le=2)
@@ -93,7 +111,7 @@ class ProviderSettings(_Section):
 
 class ProfileSettings(_Section):
     kind: ProviderKind
-    base_url: str
+    base_url: HttpUrl
     model: str
     api_key_env: str = ""  # empty: the server needs no key
     max_tokens_param: Literal["max_completion_tokens", "max_tokens"] = "max_tokens"
@@ -216,7 +234,11 @@ def _describe(error: ValidationError, sources: dict[str, str]) -> str:
     for item in error.errors(include_url=False, include_input=False):
         where = ".".join(str(part) for part in item["loc"])
         origin = _origin(where, sources)
-        message = "unknown setting" if item["type"] == "extra_forbidden" else item["msg"]
+        message = (
+            "unknown setting"
+            if item["type"] == "extra_forbidden"
+            else item["msg"].removeprefix("Value error, ")
+        )
         parts.append(f"{where} ({origin}): {message}" if origin else f"{where}: {message}")
     return "; ".join(parts)
 

@@ -130,3 +130,23 @@ def test_strictness_keeps_what_toml_means(tmp_path: Path, monkeypatch: pytest.Mo
     assert settings.limits.timeout == 30.0  # an integer is a number
     assert settings.policy.refundable_statuses == ("DELIVERED", "SHIPPING")
     assert settings.store.path == Path("~/o.db")
+
+
+@pytest.mark.parametrize("url", ["not-a-url", "ftp://example.com/v1", "http://", "localhost:8000"])
+def test_a_base_url_that_is_not_http_is_refused_at_once_naming_its_source(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from agent_cli.cli import app
+
+    runner = CliRunner()
+    option = runner.invoke(app, ["ask", "q", "--provider", "ollama", "--base-url", url])
+    assert option.exit_code == 2
+    assert option.stderr.strip() == (
+        f"agent: error: Invalid configuration: provider.base_url (command line): {url!r} is not "
+        "an http:// or https:// URL with a host (e.g. http://localhost:11434/v1)"
+    )
+    monkeypatch.setenv("AGENT_BASE_URL", url)
+    env = runner.invoke(app, ["ask", "q", "--provider", "ollama"])
+    assert env.exit_code == 2 and "provider.base_url (env AGENT_BASE_URL)" in env.stderr
