@@ -126,6 +126,7 @@ class Session:
         self.settings = settings
         self.stack = stack
         self.runtime: Runtime = open_runtime(options, stack, settings=settings)
+        self.failed_turns = 0
         self.memory = Memory(settings.chat.memory_turns, settings.chat.memory_chars, [])
         self.console = make_console()
         self.lines = LineSource(history_path(settings.chat.history_file))
@@ -135,7 +136,8 @@ class Session:
             self.start_trace(options.trace)
 
     def loop(self) -> int:
-        """Turns until end of input or /exit; always exit code 0."""
+        """Turns until end of input or /exit. Exit code 0; 1 when input was piped and a turn
+        failed, so a script feeding questions can tell."""
         self.view.welcome(self.runtime.model.provider, self.runtime.model.model)
         while True:
             try:
@@ -147,18 +149,23 @@ class Session:
                 continue
             if line is None:
                 self.view.newline()
-                return 0
+                return self.exit_code()
             line = line.strip()
             if not line:
                 continue
             if line.startswith("/"):
                 if self.command(line) == "exit":
-                    return 0
+                    return self.exit_code()
                 continue
-            self.turn(line)
+            if not self.turn(line):
+                self.failed_turns += 1
 
-    def turn(self, line: str) -> None:
-        """One question: a run with the conversation so far; its answer joins the memory."""
+    def exit_code(self) -> int:
+        return 1 if self.failed_turns and not self.lines.interactive else 0
+
+    def turn(self, line: str) -> bool:
+        """One question: a run with the conversation so far; its answer joins the memory.
+        False when the turn failed (an error, a limit, an interruption)."""
         outcome: list[RunFinished] = []
 
         def keep(event: Event) -> None:
@@ -184,6 +191,8 @@ class Session:
         finished = outcome[-1] if outcome else None
         if finished is not None and finished.status == "answered" and finished.answer:
             self.memory.add(line, finished.answer)
+            return True
+        return False
 
     def reply(self, question: str) -> str | None:
         """The operator's next line answers the model's question (None at end of input)."""

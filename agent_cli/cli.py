@@ -79,7 +79,7 @@ def _guarded(call: Any) -> int:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _exit_code(call: Any) -> int:
+def _exit_code(call: Any) -> int:  # noqa: PLR0911 - one return per kind of ending
     try:
         result = call()
     except AgentError as exc:
@@ -88,6 +88,14 @@ def _exit_code(call: Any) -> int:
     except typer.Abort:
         _fail("aborted")
         return 1
+    except BrokenPipeError:  # `agent ... | head`: the reader left; stop quietly, as cat does
+        _silence_stdout()
+        return 141
+    except SystemExit as exc:  # Click turns a broken pipe into exit 1; it is not an error
+        if isinstance(exc.__context__, BrokenPipeError):
+            _silence_stdout()
+            return 141
+        raise
     except typer.TyperException as exc:  # Click's usage errors: bad option, missing argument...
         return _usage_error(exc)
     except Exception as exc:
@@ -99,6 +107,13 @@ def _exit_code(call: Any) -> int:
         _fail("Terminated (SIGTERM)")
         return 143
     return result if isinstance(result, int) else 0
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _usage_error(exc: typer.TyperException) -> int:
@@ -196,7 +211,13 @@ NoGroundingOption = Annotated[
 
 @app.command(epilog=EXIT_CODES_HELP)
 def ask(
-    question: Annotated[str, typer.Argument(help="The customer's question, in quotes.")],
+    question: Annotated[
+        str | None,
+        typer.Argument(
+            help="The customer's question, in quotes; '-' (or nothing, with stdin piped) reads "
+            "it from stdin."
+        ),
+    ] = None,
     provider: ProviderOption = None,
     model: ModelOption = None,
     base_url: BaseUrlOption = None,

@@ -36,7 +36,7 @@ from agent_cli.ui import RunView, make_console, show_order, show_orders, show_to
 
 @dataclass(frozen=True, slots=True)
 class AskOptions:
-    question: str
+    question: str | None  # None or "-": read from stdin
     json_output: bool = False
     run: RunOptions = field(default_factory=RunOptions)
 
@@ -44,7 +44,8 @@ class AskOptions:
 def ask_once(options: AskOptions) -> None:
     """`agent ask`: one question, one run, rendered live and/or traced."""
     settings = options.run.settings()
-    question = check_question(options.question, settings.limits.max_question_chars)
+    limit = settings.limits.max_question_chars
+    question = check_question(_question_text(options.question, limit), limit)
     with ExitStack() as stack:
         runtime = open_runtime(options.run, stack, settings=settings)
         sinks: list[Callable[[Event], None]] = []
@@ -65,6 +66,22 @@ def ask_once(options: AskOptions) -> None:
         respond = terminal_responder(show_question=options.run.quiet, stream=sys.stdout)
         approve = terminal_approver(stream=sys.stdout)
         drive(events, [*sinks, view.show], waiting=view.waiting, respond=respond, approve=approve)
+
+
+def _question_text(given: str | None, limit: int) -> str:
+    """The question as given, or read from stdin for `-` (or none, when stdin is piped)."""
+    if given not in (None, "-"):
+        return given
+    if sys.stdin.isatty():
+        raise UsageError(
+            'No question: agent ask "Is order A100 refundable?" (or pipe one in: '
+            "echo 'Is order A100 refundable?' | agent ask -)"
+        )
+    try:
+        text = sys.stdin.read(limit * 4 + 1)  # enough to tell "too long", not all of it
+    except UnicodeDecodeError:
+        raise UsageError("The question on stdin is not valid UTF-8 text") from None
+    return text if len(text) <= limit * 4 else text[: limit + 1]
 
 
 @contextmanager

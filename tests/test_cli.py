@@ -149,7 +149,7 @@ def test_max_steps_exits_3_and_keeps_the_steps(tmp_path: Path) -> None:
             "--today '13/10/2026' is not a date; use YYYY-MM-DD",
         ),
         (["ask", "q", "--bogus"], 2, "No such option: --bogus (see 'agent ask --help')"),
-        (["ask"], 2, "Missing argument"),
+        (["ask"], 2, "The question is empty"),  # stdin (piped, empty) is read
         (["ask", "   "], 2, "The question is empty"),
         (["ask", "x" * 5000], 2, "The question is 5,000 characters; the limit is 4,000"),
         (["ask", "a\x00b"], 2, "NUL bytes"),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import re
 
+from rich.console import Console
+
 from agent_cli.decisions import Usage
 from agent_cli.events import Event, ModelDecided, RunFinished
 from agent_cli.store import OrderStore
@@ -13,9 +15,22 @@ from agent_cli.ui import RunView, clean_text, make_console
 from .helpers import call, final, scripted_run
 
 
-def render(events: list[Event], *, quiet: bool = False) -> str:
+def terminal(buffer: io.StringIO) -> Console:
+    """A console that renders as on an 80-column terminal, without colours."""
+    return Console(
+        file=buffer,
+        width=80,
+        force_terminal=True,
+        color_system=None,
+        highlight=False,
+        markup=False,
+        emoji=False,
+    )
+
+
+def render(events: list[Event], *, quiet: bool = False, piped: bool = False) -> str:
     buffer = io.StringIO()
-    view = RunView(make_console(buffer, width=80), quiet=quiet)
+    view = RunView(make_console(buffer, width=80) if piped else terminal(buffer), quiet=quiet)
     for event in events:
         if not isinstance(event, Exception):
             view.show(event)
@@ -44,6 +59,23 @@ def test_a_run_renders_steps_answer_and_footer(store: OrderStore) -> None:
         "╰───────────────────────────╯\n"
         "3 steps · N ms"
     )
+
+
+def test_piped_output_is_whole_lines_without_boxes_or_trailing_spaces(store: OrderStore) -> None:
+    long_answer = "Order A100 is refundable: " + "within the window, " * 8 + "yes."
+    _, events = scripted_run(
+        store, call("lookup_order", "Need the order.", order_code="A100"), final(long_answer)
+    )
+    buffer = io.StringIO()
+    view = RunView(make_console(buffer, width=80))
+    for event in events:
+        view.show(event)
+    out = buffer.getvalue()
+    assert all(line == line.rstrip() for line in out.splitlines())
+    assert (
+        "  → order=A100 status=DELIVERED total=250000 currency=JPY delivered_at=2026-10-01\n" in out
+    )
+    assert f"Answer:\n    {long_answer}\n" in out and "╭" not in out
 
 
 def test_plain_output_has_no_escape_codes(store: OrderStore) -> None:

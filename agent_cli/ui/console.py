@@ -16,7 +16,7 @@ def make_console(stream: TextIO | None = None, *, width: int | None = None) -> C
     """A console that prints plain text (no styles at all) when `stream` is not a terminal or
     NO_COLOR is set: Rich alone would keep bold and dim under NO_COLOR."""
     plain = bool(os.environ.get("NO_COLOR"))
-    return Console(
+    console = Console(
         file=stream,
         width=width,
         color_system=None if plain else "auto",
@@ -25,3 +25,13 @@ def make_console(stream: TextIO | None = None, *, width: int | None = None) -> C
         emoji=False,
         soft_wrap=False,
     )
+    # A pipe or a file gets whole lines: hard-wrapping at 80 columns splits what scripts grep.
+    console.soft_wrap = not console.is_terminal
+    console.on_broken_pipe = _reader_left  # type: ignore[method-assign]
+    return console
+
+
+def _reader_left() -> None:
+    """Rich's own handler exits 1 (an error); a reader that left (`| head`) is the CLI's to
+    report: 141, as for other programs killed by SIGPIPE, and nothing on stderr."""
+    raise BrokenPipeError

@@ -116,7 +116,7 @@ class RunView:
                 self.console.print(call)
                 if decision.thought:
                     thought = Text(clean_text(decision.thought), style="dim italic")
-                    self.console.print(Padding(thought, (0, 0, 0, _INDENT), expand=False))
+                    self._indented(thought)
             case AskUser():
                 line = Text(f"[{event.step}] ", style="bold magenta")
                 line.append("? " + clean_text(decision.question), style="magenta")
@@ -126,8 +126,21 @@ class RunView:
             case _ as unreachable:
                 assert_never(unreachable)
 
+    def _indented(self, text: Text) -> None:
+        if not self.console.is_terminal:  # a pipe or a file: whole lines, nothing padded
+            for line in text.split("\n"):
+                self.console.print(Text(" " * _INDENT) + line, soft_wrap=True)
+            return
+        self.console.print(Padding(text, (0, 0, 0, _INDENT), expand=False))
+
     def _observed(self, event: ToolObserved) -> None:
         marker, style = ("✗", "red") if event.is_error else ("→", "green")
+        if not self.console.is_terminal:
+            lines = Text(clean_text(event.observation)).split("\n")
+            for number, line in enumerate(lines):
+                lead = f"{marker:>{_INDENT - 1}} " if number == 0 else " " * _INDENT
+                self.console.print(Text(lead, style=style) + line, soft_wrap=True)
+            return
         grid = Table.grid(padding=(0, 1))
         grid.add_column(width=_INDENT - 1, justify="right", style=style)
         grid.add_column(style="red" if event.is_error else "")
@@ -138,6 +151,11 @@ class RunView:
         if event.answer:
             title = f"Incomplete answer ({event.status})" if event.incomplete else "Answer"
             style = "yellow" if event.incomplete else "none"
+            if not self.console.is_terminal:  # no box: it would wrap and pad every line
+                self.console.print(Text(f"{title}:", style="bold"))
+                self._indented(Text(clean_text(event.answer)))
+                self._footer(event)
+                return
             panel = Panel(
                 Text(clean_text(event.answer)),
                 title=title,
@@ -146,6 +164,9 @@ class RunView:
                 border_style=style,
             )
             self.console.print(panel)
+        self._footer(event)
+
+    def _footer(self, event: RunFinished) -> None:
         parts = [
             f"{event.steps} step{'s' if event.steps != 1 else ''}",
             _duration(event.elapsed_ms),
