@@ -384,6 +384,9 @@ def replay(
         str | None, typer.Option("--run", help="Only the run whose id starts with this.")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answers.")] = False,
+    list_runs: Annotated[
+        bool, typer.Option("--list", help="List the runs in the file (id, time, status, question).")
+    ] = False,
     check: Annotated[
         bool,
         typer.Option(
@@ -401,7 +404,7 @@ def replay(
     """
     from agent_cli.commands import replay_command
 
-    replay_command(file, run_id=run, quiet=quiet, check=check, config=config)
+    replay_command(file, run_id=run, quiet=quiet, check=check, config=config, list_runs=list_runs)
 
 
 @app.command()

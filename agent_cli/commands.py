@@ -31,7 +31,15 @@ from agent_cli.runtime import (
 )
 from agent_cli.store import Order, OrderStore, default_db_path, open_configured
 from agent_cli.tracing import TraceWriter, open_trace_file
-from agent_cli.ui import RunView, make_console, show_order, show_orders, show_tools
+from agent_cli.ui import (
+    RunView,
+    make_console,
+    show_order,
+    show_orders,
+    show_run_header,
+    show_runs,
+    show_tools,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,12 +180,18 @@ def order_json(order: Order) -> dict[str, object]:
 
 
 def replay_command(
-    file: Path, *, run_id: str | None, quiet: bool, check: bool = False, config: Path | None = None
+    file: Path,
+    *,
+    run_id: str | None,
+    quiet: bool,
+    check: bool = False,
+    config: Path | None = None,
+    list_runs: bool = False,
 ) -> None:
     """`agent replay`: show recorded runs again, as `agent ask` showed them live; with
     `check`, re-run their decisions against today's tools and store instead (exit 3 on any
     difference)."""
-    from agent_cli.replay import load_runs
+    from agent_cli.replay import load_runs, summarize_run
 
     if check:
         from agent_cli.evaluation.command import check_replays
@@ -185,7 +199,13 @@ def replay_command(
         check_replays([file], settings=load_settings(config), run_id=run_id, json_output=False)
         return
     console = make_console()
-    for events in load_runs(file, warn=warn, run_id=run_id):
+    runs = load_runs(file, warn=warn, run_id=run_id)
+    if list_runs:
+        show_runs(console, [summarize_run(events) for events in runs])
+        return
+    for events in runs:
+        if not quiet:
+            show_run_header(console, summarize_run(events))
         view = RunView(console, quiet=quiet)
         for event in events:
             view.show(event)

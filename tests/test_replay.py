@@ -121,7 +121,9 @@ def test_replay_shows_what_ask_showed(tmp_path: Path) -> None:
     )
     again = runner.invoke(app, ["replay", str(trace)])
     assert again.exit_code == 0, again.stderr
-    assert normalised(again.stdout) == normalised(live.stdout)
+    header, *shown = again.stdout.splitlines(keepends=True)
+    assert header.startswith("── run ") and "· answered · Are A100 and A101 refundable?" in header
+    assert normalised("".join(shown)) == normalised(live.stdout)
 
 
 def test_replay_picks_a_run_and_skips_a_torn_line(tmp_path: Path) -> None:
@@ -146,4 +148,43 @@ def test_replay_errors(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     result = runner.invoke(app, ["replay", str(empty)])
-    assert result.exit_code == 2 and "No runs in" in result.stderr
+    assert result.exit_code == 2 and "is not a trace" in result.stderr
+
+
+def test_a_file_that_is_not_a_trace_is_one_error_not_a_warning_per_line(tmp_path: Path) -> None:
+    readme = tmp_path / "notes.jsonl"
+    readme.write_text("\n".join(f"line {n} of prose" for n in range(500)))
+    result = runner.invoke(app, ["replay", str(readme)])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"agent: error: {readme} is not a trace: no line in it is a trace event (see --trace)"
+    )
+
+
+def test_list_and_a_bad_run_id_name_the_runs(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    for question in ("Is A100 refundable?", "Is A101 refundable?"):
+        argv = ["ask", question, "--dry-run", "--trace", str(trace), "-q"]
+        assert runner.invoke(app, argv).exit_code == 0
+    ids = [json.loads(line)["run_id"] for line in trace.read_text().splitlines()]
+    first, second = dict.fromkeys(ids)
+    listed = runner.invoke(app, ["replay", str(trace), "--list"], env={"COLUMNS": "200"})
+    assert listed.exit_code == 0
+    for run_id, question in ((first, "Is A100 refundable?"), (second, "Is A101 refundable?")):
+        (row,) = [line for line in listed.stdout.splitlines() if run_id[:8] in line]
+        assert question in row and "answered" in row and " UTC" in row
+    bad = runner.invoke(app, ["replay", str(trace), "--run", "zz"])
+    assert bad.exit_code == 2
+    assert f"its runs are {first[:8]}, {second[:8]} (see --list)" in bad.stderr
+
+
+def test_warnings_about_torn_lines_are_bounded(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    argv = ["ask", "Is A100 refundable?", "--dry-run", "--trace", str(trace), "-q"]
+    assert runner.invoke(app, argv).exit_code == 0
+    with trace.open("a") as handle:
+        handle.write("{torn\n" * 20)
+    result = runner.invoke(app, ["replay", str(trace), "-q"])
+    assert result.exit_code == 0
+    warnings = result.stderr.strip().splitlines()
+    assert len(warnings) == 4 and warnings[-1].endswith("17 more lines skipped")

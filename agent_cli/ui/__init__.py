@@ -2,7 +2,15 @@
 
 from agent_cli.ui.console import clean_text, make_console
 from agent_cli.ui.run_view import RunView
-from agent_cli.ui.tables import show_checks, show_order, show_orders, show_settings, show_tools
+from agent_cli.ui.tables import (
+    show_checks,
+    show_order,
+    show_orders,
+    show_run_header,
+    show_runs,
+    show_settings,
+    show_tools,
+)
 
 __all__ = [
     "RunView",
@@ -11,6 +19,8 @@ __all__ = [
     "show_checks",
     "show_order",
     "show_orders",
+    "show_run_header",
+    "show_runs",
     "show_settings",
     "show_tools",
 ]

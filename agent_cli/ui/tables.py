@@ -1,4 +1,4 @@
-"""Tables for the non-run commands: `agent tools` and `agent orders`."""
+"""Tables for the non-run commands: `agent tools`, `agent orders`, `agent replay --list`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from agent_cli.replay import RunSummary
 from agent_cli.seams import ToolSpec
 from agent_cli.store import Order, Refund
 from agent_cli.ui.console import clean_text
@@ -75,4 +76,29 @@ def show_settings(console: Console, rows: Iterable[tuple[str, str, str]]) -> Non
     table = Table("setting", "value", "source")
     for key, value, source in rows:
         table.add_row(Text(key, style="bold"), Text(clean_text(value)), Text(source, style="dim"))
+    console.print(table)
+
+
+def _when(summary: RunSummary) -> str:
+    return summary.started.strftime("%Y-%m-%d %H:%M:%S UTC") if summary.started else "?"
+
+
+def show_run_header(console: Console, summary: RunSummary) -> None:
+    """The line that opens a replayed run: which one, when, how it ended, what was asked."""
+    line = Text(f"── run {summary.run_id[:8]} · {_when(summary)} · {summary.status} · ", "bold")
+    line.append(clean_text(summary.goal))
+    console.print(line)
+
+
+def show_runs(console: Console, summaries: Iterable[RunSummary]) -> None:
+    table = Table("run", "status", "steps", "question")
+    table.add_column("started", no_wrap=True)
+    for s in summaries:
+        table.add_row(
+            Text(s.run_id[:8], style="bold"),
+            Text(s.status, style="green" if s.status == "answered" else "yellow"),
+            Text(str(s.steps), justify="right"),
+            Text(clean_text(s.goal)),
+            Text(_when(s)),
+        )
     console.print(table)
