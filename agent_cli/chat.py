@@ -127,6 +127,7 @@ class Session:
         self.stack = stack
         self.runtime: Runtime = open_runtime(options, stack, settings=settings)
         self.failed_turns = 0
+        self.leaving = False  # /exit typed at a reply> prompt
         self.memory = Memory(settings.chat.memory_turns, settings.chat.memory_chars, [])
         self.console = make_console()
         self.lines = LineSource(history_path(settings.chat.history_file))
@@ -157,8 +158,10 @@ class Session:
                 if self.command(line) == "exit":
                     return self.exit_code()
                 continue
-            if not self.turn(line):
+            if not self.turn(line) and not self.leaving:
                 self.failed_turns += 1
+            if self.leaving:
+                return self.exit_code()
 
     def exit_code(self) -> int:
         return 1 if self.failed_turns and not self.lines.interactive else 0
@@ -195,9 +198,26 @@ class Session:
         return False
 
     def reply(self, question: str) -> str | None:
-        """The operator's next line answers the model's question (None at end of input)."""
-        line = self.lines.read("reply> ")
-        return line.strip() or None if line is not None else None
+        """The operator's next line answers the model's question (None at end of input). An
+        empty line asks again; slash commands work here too: /exit gives no answer and ends
+        the session after this turn, the others run and the question is asked again."""
+        while True:
+            try:
+                line = self.lines.read("reply> ")
+            except KeyboardInterrupt:
+                self.view.newline()  # the run's end is printed on a fresh line
+                raise
+            if line is None:
+                self.view.newline()
+                return None
+            line = line.strip()
+            if not line:
+                continue
+            if not line.startswith("/"):
+                return line
+            if self.command(line) == "exit":
+                self.leaving = True
+                return None
 
     def approve(self, request: ApprovalRequested) -> Verdict:
         """Only a person at a terminal approves; piped lines never do (fail closed)."""
@@ -208,6 +228,7 @@ class Session:
         except Terminated:
             raise
         except KeyboardInterrupt:
+            self.view.newline()
             return Verdict(False, "operator", "Ctrl-C at the approval prompt")
         return verdict_from(line)
 

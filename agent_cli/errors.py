@@ -172,8 +172,8 @@ class NeedsInput(AgentError):
 
     def __init__(self, question: str) -> None:
         super().__init__(
-            f"The agent needs an answer: {question} (run it in a terminal, "
-            "or put the answer in the question)"
+            f"The agent needs an answer: {question} (none was given: answer at the reply> "
+            "prompt in a terminal, or put the answer in the question)"
         )
         self.question = question
 

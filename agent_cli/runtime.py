@@ -238,13 +238,31 @@ def terminal_responder(*, show_question: bool, stream: TextIO) -> Responder:
         return nobody
 
     def ask(question: str) -> str | None:
-        prompt = f"{clean_text(question)}\nreply> " if show_question else "reply> "
-        stream.write(prompt)
-        stream.flush()
-        line = sys.stdin.readline()
-        return line.strip() or None if line else None
+        if show_question:
+            stream.write(f"{clean_text(question)}\n")
+        while True:  # an empty line asks again; Ctrl-D (end of input) gives no answer
+            line = _prompted_line("reply> ", stream)
+            if line is None:
+                stream.write("\n")
+                return None
+            if line.strip():
+                return line.strip()
 
     return ask
+
+
+def _prompted_line(prompt: str, stream: TextIO) -> str | None:
+    """One line typed after `prompt`, None at end of input. Ctrl-C leaves the cursor on a fresh
+    line, so what is printed next (the run's footer) does not start on the prompt's."""
+    stream.write(prompt)
+    stream.flush()
+    try:
+        line = sys.stdin.readline()
+    except KeyboardInterrupt:
+        stream.write("\n")
+        stream.flush()
+        raise
+    return line or None
 
 
 def terminal_approver(*, stream: TextIO) -> Approver:
@@ -254,9 +272,10 @@ def terminal_approver(*, stream: TextIO) -> Approver:
         return refuse
 
     def approve(request: ApprovalRequested) -> Verdict:
-        stream.write(f"Approve {clean_text(request.summary)}? [y/N] ")
-        stream.flush()
-        return verdict_from(sys.stdin.readline())
+        line = _prompted_line(f"Approve {clean_text(request.summary)}? [y/N] ", stream)
+        if line is None:
+            stream.write("\n")
+        return verdict_from(line)
 
     return approve
 

@@ -207,3 +207,49 @@ def test_sigterm_at_the_approval_prompt_exits_143(tmp_path: Path) -> None:
     child = refund_run(tmp_path, 1000, extra=("--trace", str(trace)))
     _terminated_at_prompt(child, r"\[y/N\] ", trace)
     assert subprocess_json("orders", "show", "A100", "--json")["refunds"] == []
+
+
+def test_at_reply_an_empty_line_asks_again_and_ctrl_d_gives_no_answer() -> None:
+    child = spawn("ask", "Is my order refundable?", "--dry-run", "--today", "2026-10-13")
+    child.expect("reply> ")
+    child.sendline("")
+    child.expect("reply> ")  # asked again, not taken as "no answer"
+    child.sendeof()
+    child.expect("none was given: answer at the reply> prompt")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 4
+    assert "run it in a terminal" not in str(child.before)
+
+
+def test_ctrl_c_at_reply_puts_the_footer_on_a_new_line() -> None:
+    child = spawn("ask", "Is my order refundable?", "--dry-run", "--today", "2026-10-13")
+    child.logfile_read = __import__("io").StringIO()
+    child.expect("reply> ")
+    time.sleep(0.2)
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    screen = child.logfile_read.getvalue()
+    assert "reply> \r\n" in screen or "reply> ^C\r\n" in screen
+    assert "reply> 1 step" not in screen and "reply> ^C1 step" not in screen
+
+
+def test_slash_commands_work_at_the_chat_reply_prompt() -> None:
+    child = spawn("chat", "--dry-run", "--today", "2026-10-13")
+    child.expect("agent> ")
+    child.sendline("Is my order refundable?")
+    child.expect("reply> ")
+    child.sendline("/help")
+    child.expect("/exit")  # the help lists the commands
+    child.expect("reply> ")  # and the question is asked again
+    child.sendline("A100")
+    child.expect("Order A100 is refundable")
+    child.expect("agent> ")
+    child.sendline("Is my order refundable?")
+    child.expect("reply> ")
+    child.sendline("/exit")  # leaves the session from the reply prompt
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
