@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperGroup
 
 from agent_cli import __version__
 from agent_cli.errors import AgentError, Terminated
@@ -25,7 +25,8 @@ from agent_cli.errors import AgentError, Terminated
 EXIT_CODES_HELP = (
     "Exit codes: 0 answered; 1 runtime error; 2 usage or configuration error; "
     "3 a limit was reached (max steps, timeout, tokens); 4 the agent asked a question and no "
-    "one could answer; 130 interrupted."
+    "one could answer; 130 interrupted (Ctrl-C); 141 stdout closed by its reader; "
+    "143 terminated (SIGTERM)."
 )
 
 
@@ -47,6 +48,7 @@ class AgentGroup(TyperGroup):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
+        _name_values(self)
         code = _guarded(
             lambda: super(AgentGroup, self).main(
                 args, "agent", complete_var, standalone_mode=False, **extra
@@ -55,6 +57,31 @@ class AgentGroup(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+def _name_values(command: Any) -> None:
+    """Metavars for the help pages: none for a flag, NAME-like words for values (Typer's own
+    are type names: `<bool>`, `<str>`)."""
+    for parameter in getattr(command, "params", []):
+        if parameter.metavar is None:
+            parameter.metavar = (
+                "" if getattr(parameter, "is_flag", False) else parameter.name.upper()
+            )
+        if isinstance(parameter, TyperArgument):  # its name is the metavar: no type beside it
+            setattr(parameter, "display_type_rich", lambda ctx: None)  # noqa: B010
+            shown = parameter.metavar if parameter.required else f"[{parameter.metavar}]"
+            setattr(parameter, "_usage_display_name", lambda shown=shown: shown)  # noqa: B010
+    original = command.get_help_option  # made on first use: a flag too
+
+    def help_option(ctx: Any, original: Any = original) -> Any:
+        option = original(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    setattr(command, "get_help_option", help_option)  # noqa: B010
+    for sub in getattr(command, "commands", {}).values():
+        _name_values(sub)
 
 
 _terminated = False
@@ -131,11 +158,17 @@ app = typer.Typer(
     + EXIT_CODES_HELP,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
-orders_app = typer.Typer(help="Browse and import the orders in the local SQLite store.")
+orders_app = typer.Typer(
+    help="Browse and import the orders in the local SQLite store.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 app.add_typer(orders_app, name="orders")
-config_app = typer.Typer(help="Inspect the configuration.")
+config_app = typer.Typer(
+    help="Inspect the configuration.", context_settings={"help_option_names": ["-h", "--help"]}
+)
 app.add_typer(config_app, name="config")
 
 
@@ -515,7 +548,37 @@ def _reflow(doc: str) -> str:
     return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(doc).split("\n\n"))
 
 
+EXAMPLES = {
+    "ask": [
+        'agent ask "Is order A100 refundable?"',
+        'agent ask "Is A101 refundable?" --provider ollama --model qwen2.5',
+        'echo "Is A100 refundable?" | agent ask - --json',
+    ],
+    "chat": ["agent chat", "agent chat --dry-run < questions.txt"],
+    "eval": [
+        "agent eval --builtin --dry-run",
+        "agent eval cases.toml --model gpt-4o-mini --model gpt-4o --report report.html",
+    ],
+    "replay": ["agent replay runs.jsonl --list", "agent replay runs.jsonl --check"],
+    "doctor": ["agent doctor", "agent doctor --provider ollama"],
+    "tools": ["agent tools --json"],
+    "show": ["agent config show --json", "agent orders show A100"],
+    "init": ["agent orders init --sample"],
+    "list": ["agent orders list --json"],
+    "import": ["agent orders import orders.csv"],
+}
+
+
+def _help_text(name: str, doc: str) -> str:
+    examples = EXAMPLES.get(name, [])
+    if name == "show":
+        examples = [e for e in examples if e.startswith(("agent config", "agent orders"))]
+    lines = "\n".join(f"  $ {example}" for example in examples)
+    return _reflow(doc) + (f"\n\nExamples:\n{lines}" if lines else "")
+
+
 for _typer in (app, orders_app, config_app):
     for _command in _typer.registered_commands:
         if _command.help is None and _command.callback is not None and _command.callback.__doc__:
-            _command.help = _reflow(_command.callback.__doc__)
+            name = _command.name or _command.callback.__name__.rstrip("_")
+            _command.help = _help_text(name, _command.callback.__doc__)

@@ -354,3 +354,40 @@ def test_ask_user_in_a_script(tmp_path: Path) -> None:
 def test_help_shows_config_tables_literally() -> None:
     out = " ".join(agent("ask", "--help").stdout.replace("│", " ").split())
     assert "[profiles.NAME]" in out and "[prices]" in out
+
+
+HELP_PAGES = [
+    [],
+    ["ask"],
+    ["chat"],
+    ["eval"],
+    ["replay"],
+    ["doctor"],
+    ["tools"],
+    ["orders"],
+    ["orders", "init"],
+    ["orders", "list"],
+    ["orders", "show"],
+    ["orders", "import"],
+    ["config"],
+    ["config", "show"],
+]
+
+
+@pytest.mark.parametrize("path", HELP_PAGES, ids=lambda path: " ".join(path) or "agent")
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_every_help_page_renders_cleanly(path: list[str], flag: str) -> None:
+    result = runner.invoke(app, [*path, flag], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.stderr
+    page = result.stdout
+    assert "Usage: agent" in page
+    for leftover in ("<bool>", "<str>", "<int>", "<float>", "<path>", "{", "}"):
+        assert leftover not in page, leftover
+    if len(path) == 2 or path in (["ask"], ["chat"], ["eval"], ["replay"], ["doctor"], ["tools"]):
+        assert "Examples:" in page and "$ agent " in page
+
+
+def test_the_exit_codes_in_the_help_are_complete() -> None:
+    page = runner.invoke(app, ["ask", "--help"], env={"COLUMNS": "200"}).stdout
+    for code in ("0 answered", "130 interrupted", "141 stdout closed", "143 terminated"):
+        assert code in page
