@@ -507,12 +507,19 @@ def orders_init(
 @orders_app.command(name="list")
 def orders_list(
     json_output: Annotated[bool, typer.Option("--json", help="Print the orders as JSON.")] = False,
+    limit: Annotated[
+        int | None,
+        typer.Option(help="At most this many orders (default: 50 on a terminal, else all)."),
+    ] = None,
+    status: Annotated[
+        str | None, typer.Option(help="Only orders with this status, e.g. DELIVERED.")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """List every order in the store."""
+    """List the orders in the store, by code."""
     from agent_cli.commands import list_orders
 
-    list_orders(json_output=json_output, config=config)
+    list_orders(json_output=json_output, config=config, limit=limit, status=status)
 
 
 @orders_app.command(name="show")

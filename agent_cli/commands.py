@@ -29,7 +29,7 @@ from agent_cli.runtime import (
     terminal_responder,
     warn,
 )
-from agent_cli.store import Order, OrderStore, default_db_path, open_configured
+from agent_cli.store import STATUSES, Order, OrderStore, default_db_path, open_configured
 from agent_cli.tracing import TraceWriter, open_trace_file
 from agent_cli.ui import (
     RunView,
@@ -40,6 +40,8 @@ from agent_cli.ui import (
     show_runs,
     show_tools,
 )
+
+DEFAULT_LIST_LIMIT = 50  # on a terminal; a pipe gets every order
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,13 +117,32 @@ def show_tools_command(*, json_output: bool, config: Path | None) -> None:
     show_tools(make_console(), registry.specs())
 
 
-def list_orders(*, json_output: bool, config: Path | None) -> None:
+def list_orders(
+    *,
+    json_output: bool,
+    config: Path | None,
+    limit: int | None = None,
+    status: str | None = None,
+) -> None:
+    """`agent orders list`: on a terminal the first 50 (--limit), else all, or one --status."""
+    console = make_console()
+    if limit is None and console.is_terminal and not json_output:
+        limit = DEFAULT_LIST_LIMIT
+    if limit is not None and limit < 1:
+        raise UsageError("--limit must be 1 or more")
+    if status is not None:
+        status = status.upper()
+        if status not in STATUSES:
+            raise UsageError(f"--status {status!r} is not a status; use {', '.join(STATUSES)}")
     with _opened_store(config) as store:
-        orders = store.all()
+        orders = store.orders(status=status, limit=limit)
+        total = store.count(status=status)
     if json_output:
         print(json.dumps([order_json(o) for o in orders], indent=2, ensure_ascii=False))
         return
-    show_orders(make_console(), orders)
+    show_orders(console, orders)
+    if len(orders) < total:
+        warn(f"{len(orders)} of {total:,} orders shown; --limit N shows more")
 
 
 def show_order_command(code: str, *, json_output: bool, config: Path | None) -> None:

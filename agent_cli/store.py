@@ -266,6 +266,20 @@ class OrderStore:
     def all(self) -> list[Order]:
         return [_order(row) for row in self._query(_SELECT + " ORDER BY code")]
 
+    def orders(self, *, status: str | None = None, limit: int | None = None) -> list[Order]:
+        """Orders by code, of one status if given, at most `limit` (the database does the
+        cutting: listing 50 of 20,000 orders reads 50)."""
+        where, params = (" WHERE status = ?", (status,)) if status else ("", ())
+        cap = f" LIMIT {int(limit)}" if limit is not None else ""
+        return [
+            _order(row) for row in self._query(_SELECT + where + " ORDER BY code" + cap, params)
+        ]
+
+    def count(self, *, status: str | None = None) -> int:
+        where, params = (" WHERE status = ?", (status,)) if status else ("", ())
+        ((total,),) = self._query("SELECT COUNT(*) FROM orders" + where, params)
+        return int(total)
+
     def import_orders(self, orders: Iterable[Order]) -> ImportResult:
         """Insert or replace every order, all or nothing. Recorded refunds are kept."""
         orders = list(orders)

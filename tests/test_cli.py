@@ -197,7 +197,8 @@ def test_tools_json_has_schemas() -> None:
 
 def test_orders_list_and_show() -> None:
     listing = agent("orders", "list")
-    assert listing.exit_code == 0 and "A100" in listing.stdout and "250,000 JPY" in listing.stdout
+    assert listing.exit_code == 0
+    assert "A100\tDELIVERED\t250000\tJPY\t2026-10-01\tSato Haruki\n" in listing.stdout  # piped
     shown = json.loads(agent("orders", "show", "a100", "--json").stdout)
     assert shown == {
         "code": "A100",
@@ -391,3 +392,14 @@ def test_the_exit_codes_in_the_help_are_complete() -> None:
     page = runner.invoke(app, ["ask", "--help"], env={"COLUMNS": "200"}).stdout
     for code in ("0 answered", "130 interrupted", "141 stdout closed", "143 terminated"):
         assert code in page
+
+
+def test_orders_list_filters_limits_and_says_what_it_left_out() -> None:
+    delivered = agent("orders", "list", "--status", "delivered", "--limit", "2")
+    assert delivered.exit_code == 0
+    rows = delivered.stdout.splitlines()[1:]
+    assert [row.split("\t")[:2] for row in rows] == [["A100", "DELIVERED"], ["A103", "DELIVERED"]]
+    assert "2 of 4 orders shown; --limit N shows more" in delivered.stderr
+    assert len(agent("orders", "list").stdout.splitlines()) == 1 + 8  # piped: all, no cut
+    bad = agent("orders", "list", "--status", "lost")
+    assert bad.exit_code == 2 and "--status 'LOST' is not a status" in bad.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
 from rich.console import Console
 
 from agent_cli.decisions import Usage
@@ -139,3 +140,18 @@ def test_an_incomplete_answer_says_so_and_cost_shows_when_known() -> None:
 def test_clean_text_keeps_newlines_tabs_and_unicode() -> None:
     assert clean_text("a\tb\nc 返金 😀 \u202eabc") == "a\tb\nc 返金 😀 \u202eabc"
     assert clean_text("a\x00b\x08c\x7fd\x9be") == "abcde"
+
+
+def test_the_spinner_says_which_step_and_how_long_it_has_waited(
+    store: OrderStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_cli.ui import run_view
+
+    clock = iter([100.0, 112.4])
+    monkeypatch.setattr(run_view.time, "monotonic", lambda: next(clock))
+    _, events = scripted_run(store, call("refund_policy"), final("ok"))
+    view = RunView(terminal(io.StringIO()))
+    for event in events[:3]:  # started, the call, its observation: the model is on step 2
+        view.show(event)
+    waiting = run_view._Waiting(view._step)
+    assert waiting.__rich__().plain == "step 2 · waiting for the model · 12 s"

@@ -4,6 +4,7 @@ the answer in a panel, and a footer with the step count and elapsed time."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, assert_never
@@ -40,6 +41,7 @@ class RunView:
         self.quiet = quiet
         self._model_ms = 0.0  # time spent waiting for the model, for the footer
         self._timed_steps: set[int] = set()
+        self._step = 1  # the step the model is working on, for the spinner
         self._handlers: dict[type[Event], Callable[[Any], None]] = {
             RunStarted: self._started,
             ModelDecided: self._decided,
@@ -55,12 +57,14 @@ class RunView:
     def waiting(self) -> Iterator[None]:
         """A spinner while the next event is awaited: on a terminal, without NO_COLOR or --quiet."""
         if self.console.is_terminal and not self.console.no_color and not self.quiet:
-            with self.console.status("thinking…", spinner="dots"):
+            with self.console.status(_Waiting(self._step), spinner="dots"):
                 yield
         else:
             yield
 
     def show(self, event: Event) -> None:
+        if isinstance(event, ToolObserved | ModelDecided):
+            self._step = event.step + (1 if isinstance(event, ToolObserved) else 0)
         if self.quiet:
             if isinstance(event, RunFinished) and event.answer:
                 # Never wrapped: scripts read this line as it is.
@@ -180,6 +184,18 @@ class RunView:
             parts.append(f"stopped: {event.status}")
         style = "dim" if event.status == "answered" else "yellow"
         self.console.print(Text(" · ".join(parts), style=style))
+
+
+class _Waiting:
+    """The spinner's text, drawn again at each refresh: a hung server shows the seconds pass."""
+
+    def __init__(self, step: int) -> None:
+        self._step = step
+        self._started = time.monotonic()
+
+    def __rich__(self) -> Text:
+        waited = time.monotonic() - self._started
+        return Text(f"step {self._step} · waiting for the model · {waited:.0f} s", style="dim")
 
 
 def format_args(args: dict[str, Any]) -> str:

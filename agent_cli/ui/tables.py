@@ -24,6 +24,17 @@ def show_tools(console: Console, specs: Iterable[ToolSpec]) -> None:
 
 
 def show_orders(console: Console, orders: Iterable[Order]) -> None:
+    """A table on a terminal; piped, tab-separated lines written as they come (a table of
+    20,000 rows would be laid out in full before its first line)."""
+    if not console.is_terminal:  # raw lines: Rich would expand the tabs into spaces
+        out = console.file
+        out.write("code\tstatus\ttotal\tcurrency\tdelivered\tcustomer\n")
+        for o in orders:
+            delivered = o.delivered_at.isoformat() if o.delivered_at else "-"
+            customer = clean_text(o.customer or "-").replace("\t", " ")
+            out.write(f"{o.code}\t{o.status}\t{o.total}\t{o.currency}\t{delivered}\t{customer}\n")
+        out.flush()
+        return
     table = Table("code", "status", "total", "delivered", "customer")
     for order in orders:
         table.add_row(
