@@ -457,6 +457,22 @@ def doctor(
     raise typer.Exit(run_doctor(ProviderOptions(provider, model, base_url, None, config)))
 
 
+@config_app.command(name="init")
+def config_init(
+    path: Annotated[
+        Path | None,
+        typer.Option("--path", help="Write here (default: ~/.config/agent-cli/config.toml)."),
+    ] = None,
+) -> None:
+    """Write the example configuration file, every setting with its default, to edit.
+
+    Exit code 2 when the file exists already: nothing is overwritten.
+    """
+    from agent_cli.diagnostics import init_config
+
+    init_config(path)
+
+
 @config_app.command(name="show")
 def config_show(
     provider: ProviderOption = None,
@@ -555,31 +571,31 @@ def _reflow(doc: str) -> str:
     return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(doc).split("\n\n"))
 
 
-EXAMPLES = {
+EXAMPLES = {  # by the command's function
     "ask": [
         'agent ask "Is order A100 refundable?"',
         'agent ask "Is A101 refundable?" --provider ollama --model qwen2.5',
         'echo "Is A100 refundable?" | agent ask - --json',
     ],
     "chat": ["agent chat", "agent chat --dry-run < questions.txt"],
-    "eval": [
+    "eval_": [
         "agent eval --builtin --dry-run",
         "agent eval cases.toml --model gpt-4o-mini --model gpt-4o --report report.html",
     ],
     "replay": ["agent replay runs.jsonl --list", "agent replay runs.jsonl --check"],
     "doctor": ["agent doctor", "agent doctor --provider ollama"],
-    "tools": ["agent tools --json"],
-    "show": ["agent config show --json", "agent orders show A100"],
-    "init": ["agent orders init --sample"],
-    "list": ["agent orders list --json"],
-    "import": ["agent orders import orders.csv"],
+    "list_tools": ["agent tools --json"],
+    "orders_init": ["agent orders init --sample"],
+    "orders_list": ["agent orders list --status DELIVERED", "agent orders list --json"],
+    "orders_show": ["agent orders show A100"],
+    "orders_import": ["agent orders import orders.csv"],
+    "config_show": ["agent config show --json"],
+    "config_init": ["agent config init"],
 }
 
 
 def _help_text(name: str, doc: str) -> str:
     examples = EXAMPLES.get(name, [])
-    if name == "show":
-        examples = [e for e in examples if e.startswith(("agent config", "agent orders"))]
     lines = "\n".join(f"  $ {example}" for example in examples)
     return _reflow(doc) + (f"\n\nExamples:\n{lines}" if lines else "")
 
@@ -587,5 +603,4 @@ def _help_text(name: str, doc: str) -> str:
 for _typer in (app, orders_app, config_app):
     for _command in _typer.registered_commands:
         if _command.help is None and _command.callback is not None and _command.callback.__doc__:
-            name = _command.name or _command.callback.__name__.rstrip("_")
-            _command.help = _help_text(name, _command.callback.__doc__)
+            _command.help = _help_text(_command.callback.__name__, _command.callback.__doc__)

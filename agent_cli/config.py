@@ -8,6 +8,7 @@ never from the file, and never printed.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from collections.abc import Mapping
@@ -169,8 +170,8 @@ def load_settings_with_sources(
 ) -> tuple[Settings, dict[str, str]]:
     """Merge every source and validate once; ConfigError lists every bad setting. The second
     value says where each non-default setting came from (`section.key` -> source)."""
-    path, required = _config_source(config_file)
-    data = _read_toml(path, required=required)
+    path, named_by = config_source(config_file)
+    data = _read_toml(path, named_by=named_by)
     sources = {
         f"{section}.{key}": f"file {path}"
         for section, table in data.items()
@@ -198,21 +199,25 @@ def load_settings_with_sources(
         raise ConfigError(f"Invalid configuration: {_describe(exc, sources)}") from None
 
 
-def _config_source(config_file: Path | None) -> tuple[Path, bool]:
+def config_source(config_file: Path | None) -> tuple[Path, str | None]:
+    """The config file to read, and what named it (None: the default path, read if present)."""
     if config_file is not None:
-        return config_file.expanduser(), True
+        return config_file.expanduser(), "--config"
     if explicit := os.environ.get("AGENT_CONFIG"):
-        return Path(explicit).expanduser(), True
-    return default_config_path(), False
+        return Path(explicit).expanduser(), "AGENT_CONFIG"
+    return default_config_path(), None
 
 
-def _read_toml(path: Path, *, required: bool) -> dict[str, Any]:
+def _read_toml(path: Path, *, named_by: str | None) -> dict[str, Any]:
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
     except FileNotFoundError:
-        if required:
-            raise ConfigError(f"Config file {path} does not exist; check --config") from None
+        if named_by is not None:
+            raise ConfigError(
+                f"Config file {path} does not exist; check {named_by} "
+                "(agent config init writes one)"
+            ) from None
         return {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Config file {path} is not valid TOML: {exc}") from None
@@ -235,12 +240,25 @@ def _describe(error: ValidationError, sources: dict[str, str]) -> str:
         where = ".".join(str(part) for part in item["loc"])
         origin = _origin(where, sources)
         message = (
-            "unknown setting"
+            "unknown setting" + _did_you_mean(item["loc"])
             if item["type"] == "extra_forbidden"
             else item["msg"].removeprefix("Value error, ")
         )
         parts.append(f"{where} ({origin}): {message}" if origin else f"{where}: {message}")
     return "; ".join(parts)
+
+
+def _did_you_mean(loc: tuple[int | str, ...]) -> str:
+    """A near miss among the settings that exist where the unknown one was found."""
+    model: Any = Settings
+    for part in loc[:-1]:
+        is_model = isinstance(model, type) and issubclass(model, BaseModel)
+        field = model.model_fields.get(str(part)) if is_model else None
+        model = field.annotation if field is not None else None
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return ""
+    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 @dataclass(frozen=True, slots=True)

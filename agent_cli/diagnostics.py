@@ -7,18 +7,23 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 
+from agent_cli.chat import history_path
 from agent_cli.config import (
     ProviderChoice,
     Settings,
     choose_provider,
+    config_source,
+    default_config_path,
     key_problem,
     load_settings_with_sources,
 )
-from agent_cli.errors import AgentError
+from agent_cli.errors import AgentError, UsageError
 from agent_cli.providers.connect import channel_for
 from agent_cli.runtime import ProviderOptions
-from agent_cli.store import open_configured
+from agent_cli.store import default_db_path, open_configured
 from agent_cli.ui import make_console, show_checks, show_settings
 
 DOCTOR_TIMEOUT_S = 10.0
@@ -103,19 +108,38 @@ def _endpoint_check(choice: ProviderChoice, settings: Settings, key: str | None)
 
 
 def show_config(options: ProviderOptions, *, json_output: bool) -> None:
+    """The settings in effect: each value as used (default paths resolved), where it came from,
+    and the config file read; `--json` keeps numbers and booleans as JSON values."""
     settings, sources = load_settings_with_sources(options.config, overrides=options.overrides())
     choice = choose_provider(settings, os.environ)
-    rows = [
-        (f"{section}.{key}", _show(value), sources.get(f"{section}.{key}", "default"))
-        for section, table in settings.model_dump(mode="json").items()
-        if section != "profiles"
-        for key, value in table.items()
-    ]
+    rows: list[tuple[str, object, str]] = [_config_file_row(options)]
+    for section, table in settings.model_dump(mode="json").items():
+        if section == "profiles":
+            continue
+        for key, value in table.items():
+            name = f"{section}.{key}"
+            rows.append((name, *_effective(name, value, sources.get(name, "default"))))
     rows += _provider_rows(choice)
     if json_output:
         print(json.dumps([{"key": k, "value": v, "source": s} for k, v, s in rows], indent=2))
         return
-    show_settings(make_console(), rows)
+    show_settings(make_console(), [(k, _show(v), s) for k, v, s in rows])
+
+
+def _config_file_row(options: ProviderOptions) -> tuple[str, object, str]:
+    path, named_by = config_source(options.config)
+    if path.is_file():
+        return ("config file", str(path), named_by or "default path")
+    return ("config file", None, f"none at {path}: defaults apply")
+
+
+def _effective(name: str, value: object, source: str) -> tuple[object, str]:
+    """Settings whose default is "the usual place" show the place."""
+    if value is None and name == "store.path":
+        return str(default_db_path()), "default location"
+    if value is None and name == "chat.history_file":
+        return str(history_path(None)), "default location"
+    return value, source
 
 
 def _provider_rows(choice: ProviderChoice) -> list[tuple[str, str, str]]:
@@ -142,3 +166,17 @@ def mask(secret: str) -> str:
 
 def _show(value: object) -> str:
     return "(none)" if value is None else json.dumps(value) if not isinstance(value, str) else value
+
+
+def init_config(path: Path | None) -> None:
+    """`agent config init`: the example config (every setting, its default, what it means)."""
+    target = (path or default_config_path()).expanduser()
+    if target.exists():
+        raise UsageError(f"{target} exists already; nothing was changed (edit it, or --path)")
+    text = resources.files("agent_cli").joinpath("config.example.toml").read_text("utf-8")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"Cannot write {target}: {exc.strerror or exc}") from None
+    print(f"Wrote {target}: every setting with its default; change what you need")

@@ -94,7 +94,7 @@ def test_missing_explicit_file(tmp_path: Path) -> None:
 
 
 def test_example_config_matches_the_defaults() -> None:
-    example = Path(__file__).parent.parent / "config.example.toml"
+    example = Path(__file__).parent.parent / "agent_cli" / "config.example.toml"
     assert load_settings(example) == load_settings()
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
@@ -74,7 +76,7 @@ def test_config_show_masks_the_key_and_names_sources(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.stderr
     rows = {row["key"]: row for row in json.loads(result.stdout)}
-    assert rows["limits.max_steps"]["value"] == "5"
+    assert rows["limits.max_steps"]["value"] == 5
     assert rows["limits.max_steps"]["source"] == f"file {config}"
     assert rows["limits.timeout"]["source"] == "default"
     assert rows["store.path"]["source"] == "env AGENT_DB"
@@ -101,3 +103,46 @@ def test_automatic_choice_order(monkeypatch: object) -> None:
     both = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
     assert choose_provider(settings, both).kind == "openai"
     assert choose_provider(settings, {"OPENAI_API_KEY": "  \n"}).kind == "offline"
+
+
+def test_config_show_is_the_effective_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AGENT_DB")
+    config = tmp_path / "c.toml"
+    config.write_text("[limits]\nmax_steps = 5\n[refunds]\nenabled = true\n")
+    result = runner.invoke(app, ["config", "show", "--config", str(config), "--json"])
+    assert result.exit_code == 0, result.stderr
+    rows = {row["key"]: row for row in json.loads(result.stdout)}
+    assert rows["config file"] == {"key": "config file", "value": str(config), "source": "--config"}
+    assert rows["limits.max_steps"]["value"] == 5  # a number, not "5"
+    assert rows["refunds.enabled"]["value"] is True
+    home = Path(os.environ["HOME"])
+    assert rows["store.path"]["value"] == str(home / "data" / "agent-cli" / "orders.db")
+    assert rows["store.path"]["source"] == "default location"
+    assert rows["chat.history_file"]["value"].endswith("agent-cli/history")
+
+
+def test_config_errors_name_what_named_the_file_and_suggest_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_CONFIG", str(tmp_path / "missing.toml"))
+    missing = runner.invoke(app, ["config", "show"])
+    assert missing.exit_code == 2 and "does not exist; check AGENT_CONFIG" in missing.stderr
+    typo = tmp_path / "typo.toml"
+    typo.write_text("[limits]\nmax_step = 3\n[refund]\nenabled = false\n")
+    result = runner.invoke(app, ["config", "show", "--config", str(typo)])
+    assert result.exit_code == 2
+    assert "limits.max_step" in result.stderr and "(did you mean 'max_steps'?)" in result.stderr
+    assert "(did you mean 'refunds'?)" in result.stderr
+
+
+def test_config_init_writes_the_example_once(tmp_path: Path) -> None:
+    target = tmp_path / "conf" / "config.toml"
+    result = runner.invoke(app, ["config", "init", "--path", str(target)])
+    assert result.exit_code == 0, result.stderr
+    assert "[limits]" in target.read_text()
+    shown = runner.invoke(app, ["config", "show", "--config", str(target)])
+    assert shown.exit_code == 0  # the example is a valid config
+    again = runner.invoke(app, ["config", "init", "--path", str(target)])
+    assert again.exit_code == 2 and "exists already" in again.stderr
