@@ -316,6 +316,12 @@ def parse_today(value: str | None) -> date:
         raise UsageError(f"--today {value!r} is not a date; use YYYY-MM-DD") from None
 
 
+OFFLINE_NOTICE = (
+    "agent: offline playbook model (no provider, no API key); "
+    '--dry-run or provider.name = "offline" picks it without this note'
+)
+
+
 def choose_model(options: RunOptions, settings: Settings, stack: ExitStack) -> ReasoningModel:
     """--script, else --dry-run's playbook, else the configured or detected provider. A missing
     key fails here, before any request; the adapter's connection is closed with the stack."""
@@ -326,11 +332,9 @@ def choose_model(options: RunOptions, settings: Settings, stack: ExitStack) -> R
     choice = choose_provider(settings, os.environ)
     if choice.kind == "offline":
         if choice.automatic and not options.quiet:
-            print(
-                "agent: no LLM provider configured and no API key found; answering with the "
-                "offline playbook model (pass --dry-run to choose it explicitly)",
-                file=sys.stderr,
-            )
+            from agent_cli.ui.console import notice  # noqa: PLC0415 - Rich only to print it
+
+            notice(OFFLINE_NOTICE)
         return PlaybookModel()
     key = choice.api_key(os.environ)
     from agent_cli.providers.connect import connect  # noqa: PLC0415 - httpx only when needed

@@ -31,7 +31,9 @@ def assert_one_line_error(result: Result, code: int, fragment: str) -> None:
 def test_ask_answers_with_the_offline_default_and_says_so() -> None:
     result = agent("ask", "Is order A100 refundable?", *TODAY)
     assert result.exit_code == 0, result.stderr
-    assert "offline playbook model" in result.stderr
+    (notice,) = result.stderr.splitlines()  # one line, and how to be rid of it
+    assert notice.startswith("agent: offline playbook model (no provider, no API key)")
+    assert 'provider.name = "offline"' in notice
     assert "Order A100 is refundable: delivered 2026-10-01, 12 days ago" in result.stdout
     assert "[1] lookup_order" in result.stdout and "[2] refund_policy" in result.stdout
     assert "3 steps" in result.stdout

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import TextIO
 
 from rich.console import Console
+from rich.text import Text
 
 from agent_cli.text import clean_text
 
-__all__ = ["clean_text", "make_console"]
+__all__ = ["clean_text", "make_console", "notice"]
 
 
 def make_console(stream: TextIO | None = None, *, width: int | None = None) -> Console:
@@ -35,3 +37,8 @@ def _reader_left() -> None:
     """Rich's own handler exits 1 (an error); a reader that left (`| head`) is the CLI's to
     report: 141, as for other programs killed by SIGPIPE, and nothing on stderr."""
     raise BrokenPipeError
+
+
+def notice(text: str) -> None:
+    """One dim line on stderr: said, not shouted (plain when stderr is not a terminal)."""
+    make_console(sys.stderr).print(Text(clean_text(text), style="dim"), soft_wrap=True)
