@@ -29,7 +29,7 @@ from agent_cli.runtime import (
     terminal_responder,
     warn,
 )
-from agent_cli.store import STATUSES, Order, OrderStore, default_db_path, open_configured
+from agent_cli.store import STATUSES, Order, OrderStore, configured_path, open_configured
 from agent_cli.tracing import TraceWriter, open_trace_file
 from agent_cli.ui import (
     RunView,
@@ -87,11 +87,10 @@ def _question_text(given: str | None, limit: int) -> str:
             'No question: agent ask "Is order A100 refundable?" (or pipe one in: '
             "echo 'Is order A100 refundable?' | agent ask -)"
         )
-    try:
-        text = sys.stdin.read(limit * 4 + 1)  # enough to tell "too long", not all of it
+    try:  # enough to tell "too long" (whitespace is stripped later), never all of a huge input
+        return sys.stdin.read(limit * 4 + 1)
     except UnicodeDecodeError:
         raise UsageError("The question on stdin is not valid UTF-8 text") from None
-    return text if len(text) <= limit * 4 else text[: limit + 1]
 
 
 @contextmanager
@@ -166,7 +165,7 @@ def init_orders(*, sample: bool, config: Path | None) -> None:
     from agent_cli.store import sample_orders
 
     settings = load_settings(config)
-    path = (settings.store.path or default_db_path()).expanduser()
+    path = configured_path(settings.store.path)
     if path.exists():
         raise UsageError(f"An order database exists already at {path}; nothing was changed")
     store = OrderStore.open(path, seed=sample_orders(date.today()) if sample else ())

@@ -23,7 +23,7 @@ from agent_cli.config import (
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.providers.connect import channel_for
 from agent_cli.runtime import ProviderOptions
-from agent_cli.store import default_db_path, open_configured
+from agent_cli.store import configured_path, open_configured
 from agent_cli.ui import make_console, show_checks, show_settings
 
 DOCTOR_TIMEOUT_S = 10.0
@@ -136,7 +136,7 @@ def _config_file_row(options: ProviderOptions) -> tuple[str, object, str]:
 def _effective(name: str, value: object, source: str) -> tuple[object, str]:
     """Settings whose default is "the usual place" show the place."""
     if value is None and name == "store.path":
-        return str(default_db_path()), "default location"
+        return str(configured_path(None)), "default location"
     if value is None and name == "chat.history_file":
         return str(history_path(None)), "default location"
     return value, source

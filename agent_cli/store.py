@@ -152,13 +152,16 @@ def default_db_path() -> Path:
     return Path(data_home) / "agent-cli" / "orders.db"
 
 
+def configured_path(configured: Path | None) -> Path:
+    """The database file in use: the one the settings name (store.path, which AGENT_DB sets),
+    else the default location."""
+    return configured.expanduser() if configured is not None else default_db_path()
+
+
 def open_configured(configured: Path | None) -> OrderStore:
-    """The database the settings name (store.path, which AGENT_DB sets), never created: a
-    misspelled path is an error, not a fresh sample database; else the default location,
-    created and seeded on first use."""
-    if configured is not None:
-        return OrderStore.open(configured.expanduser(), create=False)
-    return OrderStore.open(default_db_path())
+    """The database the settings name, never created: a misspelled path is an error, not a
+    fresh sample database; else the default location, created and seeded on first use."""
+    return OrderStore.open(configured_path(configured), create=configured is None)
 
 
 class OrderStore:
@@ -168,6 +171,7 @@ class OrderStore:
     def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
         self._db = connection
         self.path = path
+        self._wait_ms: int | None = None  # the busy timeout last set on the connection
 
     @classmethod
     def open(
@@ -238,7 +242,10 @@ class OrderStore:
         return int(version)
 
     def _wait_for_locks(self) -> None:
-        self._db.execute(f"PRAGMA busy_timeout = {int(_busy_wait.get() * 1000)}")
+        wait_ms = int(_busy_wait.get() * 1000)
+        if wait_ms != self._wait_ms:  # a PRAGMA per query only when the bound changed
+            self._db.execute(f"PRAGMA busy_timeout = {wait_ms}")
+            self._wait_ms = wait_ms
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:

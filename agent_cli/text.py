@@ -1,4 +1,5 @@
-"""Text that came from outside (a model, a tool, a server): always valid Unicode, never a key.
+"""Text that came from outside (a model, a tool, a server, a user's file): always valid Unicode,
+safe to print (no terminal control sequences), never a key or a password.
 
 A JSON string may hold a lone surrogate (`"\\ud800"`), which no encoder accepts: printing it,
 validating it or sending it on would fail. Such code points are replaced with U+FFFD, so one bad

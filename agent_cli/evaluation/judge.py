@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from agent_cli.decisions import Usage
 from agent_cli.evaluation.cases import EvalCase, Verdict
-from agent_cli.events import Event, ModelDecided, RunFinished, RunStarted, ToolObserved
+from agent_cli.events import Event, RunFinished, RunStarted, ToolObserved
 from agent_cli.grounding import find_order_codes
 
 FailureKind = Literal[
@@ -58,6 +58,7 @@ class ToolRun:
 class RunRecord:
     """What a judge needs from one run's events (live or read back from a trace)."""
 
+    run_id: str | None = None
     provider: str = ""
     model: str = ""
     status: str = "error"
@@ -68,18 +69,15 @@ class RunRecord:
     elapsed_ms: float = 0.0
     error: str | None = None
     tools: list[ToolRun] = field(default_factory=list)
-    decisions: int = 0
 
     def add(self, event: Event) -> None:
         match event:
             case RunStarted():
-                self.provider, self.model = event.provider, event.model
+                self.run_id, self.provider, self.model = event.run_id, event.provider, event.model
             case ToolObserved():
                 self.tools.append(
                     ToolRun(event.tool, dict(event.args), event.observation, event.is_error)
                 )
-            case ModelDecided():
-                self.decisions += 1
             case RunFinished():
                 self.status, self.answer, self.steps = event.status, event.answer, event.steps
                 self.usage, self.cost, self.elapsed_ms = event.usage, event.cost, event.elapsed_ms

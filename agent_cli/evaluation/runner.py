@@ -58,11 +58,14 @@ class CaseResult:
     failures: tuple[Failure, ...]
     record: RunRecord
     trace: Path | None = None
-    run_id: str | None = None
 
     @property
     def passed(self) -> bool:
         return not self.failures
+
+    @property
+    def run_id(self) -> str | None:
+        return self.record.run_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +198,6 @@ def run_job(
     case, contender = job.case, job.contender
     record = RunRecord(provider="", model=contender.label)
     trace = _trace_path(record_dir, job) if record_dir else None
-    run_id: list[str] = []
     started = time.perf_counter()
     try:
         with ExitStack() as stack:
@@ -206,7 +208,6 @@ def run_job(
             if trace is not None:
                 trace.parent.mkdir(parents=True, exist_ok=True)
                 sinks.insert(0, TraceWriter(stack.enter_context(open_trace_file(trace))).write)
-            sinks.append(lambda event: run_id.append(event.run_id) if not run_id else None)
             _drive(runtime, case, sinks)
     except Interrupted:
         raise
@@ -215,15 +216,7 @@ def run_job(
         record.elapsed_ms = record.elapsed_ms or (time.perf_counter() - started) * 1000
         failure = Failure("error", record.error)
         return CaseResult(case.id, contender.label, job.repeat, (failure,), record, trace)
-    return CaseResult(
-        case.id,
-        contender.label,
-        job.repeat,
-        judge(case, record),
-        record,
-        trace,
-        run_id[0] if run_id else None,
-    )
+    return CaseResult(case.id, contender.label, job.repeat, judge(case, record), record, trace)
 
 
 def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
