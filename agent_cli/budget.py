@@ -19,6 +19,7 @@ from agent_cli.errors import (
 from agent_cli.events import RunFinished, RunStatus
 
 REPEATS_BEFORE_ERROR = 3  # the third identical call in a row is not run
+LONGEST_CYCLE = 3  # cycles of up to this many different calls (A,B,A,B...) are caught
 KEEP_WHOLE_STEPS = 2  # the newest steps are never elided
 CHARS_PER_TOKEN = 4  # a rough estimate, good enough to bound a prompt's size
 FINDING_CHARS = 500
@@ -83,8 +84,7 @@ class RunState:
     history: tuple[Step, ...] = ()
     waited_for_person: float = 0.0  # seconds spent on questions and approvals
     call_ids: set[str] = field(default_factory=set)  # every call id used in this run
-    _last_call: str = ""
-    _repeats: int = 0
+    _recent_calls: list[tuple[str, str]] = field(default_factory=list)  # (tool, args) newest last
 
     @property
     def deadline(self) -> float:
@@ -118,14 +118,23 @@ class RunState:
         if self.repairs > self.limits.max_repairs:
             raise RepairBudgetExceeded(self.repairs, problem)
 
-    def repeated(self, call: CallTool) -> bool:
-        """True for the third identical call in a row (not to be run); NoProgress past that."""
-        key = call.tool + json.dumps(call.args, sort_keys=True, default=str)
-        self._repeats = self._repeats + 1 if key == self._last_call else 1
-        self._last_call = key
-        if self._repeats > REPEATS_BEFORE_ERROR:
-            raise NoProgress(call.tool, self._repeats)
-        return self._repeats == REPEATS_BEFORE_ERROR
+    def repeated(self, call: CallTool) -> str | None:
+        """Why this call is not to be run, when it repeats what the run just did: the third
+        identical call in a row, or a second round of a cycle (A,B,A,B); NoProgress past that.
+        A refused call still counts, so going on round the cycle stops the run."""
+        recent = self._recent_calls
+        recent.append((call.tool, json.dumps(call.args, sort_keys=True, default=str)))
+        del recent[: -4 * LONGEST_CYCLE]
+        for period in range(1, LONGEST_CYCLE + 1):
+            length = _periodic_tail(recent, period)
+            allowed = max(REPEATS_BEFORE_ERROR, 2 * period)
+            if length < allowed:
+                continue
+            tools = [tool for tool, _ in recent[-period:]]
+            if length > allowed:
+                raise NoProgress(tools, length)
+            return repeat_message(tools)
+        return None
 
     def cut(self, text: str) -> str:
         """An observation cut to its limit, with a marker saying how much went."""
@@ -191,3 +200,22 @@ def _size(step: Step) -> int:
         len(call.tool) + len(json.dumps(call.args, default=str)) + len(call.thought) if call else 0
     )
     return made + len(step.observation) + len(step.reply or "")
+
+
+def _periodic_tail(calls: list[tuple[str, str]], period: int) -> int:
+    """How many of the newest calls repeat with this period (A,B,A,B,A has 5 for period 2)."""
+    if len(calls) < 2 * period:
+        return 0
+    length = period
+    while length < len(calls) and calls[-1 - length] == calls[-1 - length + period]:
+        length += 1
+    return length
+
+
+def repeat_message(tools: list[str]) -> str:
+    """The observation for a call refused as a repeat: what the model should do instead."""
+    if len(tools) == 1:
+        what = f"{tools[0]} with the same arguments {REPEATS_BEFORE_ERROR} times in a row"
+    else:
+        what = f"the same {len(tools)} calls ({', '.join(tools)}) in a cycle, twice"
+    return f"ERROR: repeated call: {what}; use the results you already have, or do something else"

@@ -229,10 +229,13 @@ class CostBudgetExceeded(LimitReached):
 class NoProgress(LimitReached):
     status = "no_progress"
 
-    def __init__(self, tool: str, times: int) -> None:
+    def __init__(self, tools: list[str], calls: int) -> None:
+        if len(tools) == 1:
+            what = f"called {tools[0]} with the same arguments {calls} times in a row"
+        else:
+            what = f"went round the same calls ({', '.join(tools)}) for {calls} calls"
         super().__init__(
-            f"No progress: the model called {tool} with the same arguments {times} times in a "
-            "row; rephrase the question or try another model"
+            f"No progress: the model {what}; rephrase the question or try another model"
         )
 
 

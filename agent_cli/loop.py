@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import assert_never, cast
 
-from agent_cli.budget import REPEATS_BEFORE_ERROR, Limits, RunState
+from agent_cli.budget import Limits, RunState
 from agent_cli.decisions import AskUser, CallTool, Decision, FinalAnswer, Step, Usage
 from agent_cli.errors import (
     AgentError,
@@ -352,12 +352,8 @@ def _act(
     started = state.clock()
     if call.invalid is not None:  # the provider could not read the arguments: never run it
         observation = Observation(f"ERROR: {call.invalid}", is_error=True, rejected=True)
-    elif state.repeated(call):  # NoProgress if it goes on
-        observation = Observation(
-            f"ERROR: repeated call: {call.tool} with the same arguments {REPEATS_BEFORE_ERROR} "
-            "times in a row; use the result you already have, or do something else",
-            is_error=True,
-        )
+    elif (repeat := state.repeated(call)) is not None:  # NoProgress if it goes on
+        observation = Observation(repeat, is_error=True)
     else:
         time_left = max(state.deadline - state.clock(), 0.0)
         result = toolbox.invoke(call.tool, dict(call.args), time_left=time_left)

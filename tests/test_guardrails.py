@@ -22,9 +22,10 @@ from agent_cli.events import ToolObserved
 from agent_cli.loop import run
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.seams import Observation, ToolSpec
+from agent_cli.store import SAMPLE_ORDERS, OrderStore
 
 from .fakellm import FakeLLM, Reply, anthropic_calls, anthropic_text, openai_calls, openai_text
-from .helpers import TODAY, call, collect, final
+from .helpers import TODAY, call, collect, final, registry
 
 runner = CliRunner()
 KEY = "sk-test-0123456789abcdef"
@@ -58,6 +59,58 @@ def test_the_same_call_three_times_is_refused_then_the_run_stops(tmp_path: Path)
     assert done["status"] == "no_progress"
     assert done["findings"][0]["tool"] == "lookup_order"
     assert "status=DELIVERED" in done["findings"][0]["observation"]
+
+
+POLICY = {"type": "tool", "tool": "refund_policy", "args": {}}
+
+
+def test_an_alternating_cycle_is_refused_then_the_run_stops(tmp_path: Path) -> None:
+    script = write_script(tmp_path, [LOOKUP, POLICY] * 4)
+    result = runner.invoke(app, ["ask", "A100?", "--script", script, "--json"])
+    assert result.exit_code == 3
+    observed = [r["observation"] for r in records(result.stdout) if r["event"] == "observation"]
+    assert len(observed) == 4  # A, B, A run; the B closing the second round is refused
+    assert "status=DELIVERED" in observed[2]
+    assert observed[3].startswith(
+        "ERROR: repeated call: the same 2 calls (lookup_order, refund_policy) in a cycle"
+    )
+    assert "went round the same calls (refund_policy, lookup_order) for 5 calls" in result.stderr
+    assert records(result.stdout)[-1]["status"] == "no_progress"
+
+
+def test_a_cycle_of_three_is_caught_and_other_arguments_break_it(tmp_path: Path) -> None:
+    other = {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A101"}}
+    cycle = write_script(tmp_path, [LOOKUP, POLICY, other] * 2 + [final_decision("done")])
+    observed = observations(cycle)
+    assert observed[-1].startswith("ERROR: repeated call: the same 3 calls")
+    varied = write_script(tmp_path, [LOOKUP, POLICY, other, POLICY] * 2 + [final_decision("ok")])
+    assert not any(text.startswith("ERROR") for text in observations(varied, "--max-steps", "9"))
+
+
+def test_two_identical_calls_in_a_row_and_one_round_of_a_cycle_are_allowed() -> None:
+    model = ScriptedModel(
+        [
+            call("refund_policy"),
+            call("refund_policy"),
+            call("lookup_order", order_code="A100"),
+            call("refund_policy"),
+            final("ok"),
+        ]
+    )
+    events = collect(
+        run("A100?", model, registry(OrderStore.in_memory(SAMPLE_ORDERS)), today=TODAY)
+    )
+    observed = [e.observation for e in events if isinstance(e, ToolObserved)]
+    assert len(observed) == 4 and not any(text.startswith("ERROR") for text in observed)
+
+
+def final_decision(answer: str) -> dict[str, Any]:
+    return {"type": "final", "answer": answer}
+
+
+def observations(script: str, *args: str) -> list[str]:
+    result = runner.invoke(app, ["ask", "A100?", "--script", script, "--json", *args])
+    return [r["observation"] for r in records(result.stdout) if r["event"] == "observation"]
 
 
 def test_at_a_step_limit_one_tool_less_call_gives_an_incomplete_answer() -> None:
