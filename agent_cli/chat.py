@@ -20,12 +20,15 @@ from typing import BinaryIO
 from agent_cli.config import Settings
 from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
 from agent_cli.events import ApprovalRequested, Event, RunFinished
+from agent_cli.logs import opened_log
+from agent_cli.runlog import configured_log_path
 from agent_cli.runtime import (
     RunOptions,
     Runtime,
     check_question,
     drive,
     open_runtime,
+    run_recorder,
     verdict_from,
 )
 from agent_cli.seams import FAIL_CLOSED, Exchange, Verdict
@@ -120,7 +123,9 @@ class Memory:
 class Session:
     """The read-run-render loop of `agent chat`."""
 
-    def __init__(self, options: RunOptions, settings: Settings, stack: ExitStack) -> None:
+    def __init__(
+        self, options: RunOptions, settings: Settings, stack: ExitStack, *, resume: bool = False
+    ) -> None:
         self.id = uuid.uuid4().hex
         self.options = options
         self.settings = settings
@@ -135,11 +140,34 @@ class Session:
         self._trace: BinaryIO | None = None
         if options.trace:
             self.start_trace(options.trace)
+        self._opening = self._resume() if resume else None  # said after the welcome
+        self.log = run_recorder(settings, kind="chat", session_id=self.id, dry_run=options.dry_run)
+        if self.log is not None:
+            stack.callback(self.log.close)
+
+    def _resume(self) -> str:
+        """`chat --continue`: take the newest logged session's id and answered turns."""
+        fresh = "No earlier session in the run log; starting a new one."
+        if not configured_log_path(self.settings.log.path).exists() and self.settings.log.enabled:
+            return fresh
+        with opened_log(self.settings) as log:
+            last = log.last_session()
+        if last is None:
+            return fresh
+        self.id, turns = last
+        self.memory.turns.extend(turns)
+        kept = len(self.memory.recent())
+        return f"Continuing session {self.id[:8]}: {kept} of {len(turns)} turns remembered."
+
+    def _greet(self) -> None:
+        self.view.welcome(self.runtime.model.provider, self.runtime.model.model)
+        if self._opening is not None:
+            self.view.note(self._opening)
 
     def loop(self) -> int:
         """Turns until end of input or /exit. Exit code 0; 1 when input was piped and a turn
         failed, so a script feeding questions can tell."""
-        self.view.welcome(self.runtime.model.provider, self.runtime.model.model)
+        self._greet()
         while True:
             try:
                 line = self.lines.read("agent> ")
@@ -180,6 +208,8 @@ class Session:
             events = self.runtime.events(question, self.memory.recent())
             run_view = RunView(self.console)
             sinks: list[Callable[[Event], None]] = [self._record, keep, run_view.show]
+            if self.log is not None:
+                sinks.insert(0, self.log)
             drive(events, sinks, waiting=run_view.waiting, respond=self.reply, approve=self.approve)
         except Interrupted as exc:
             if exc.exit_code == 143:  # SIGTERM ends the session, not just the turn
@@ -296,9 +326,9 @@ class Session:
             TraceWriter(self._trace, session_id=self.id).write(event)
 
 
-def chat(options: RunOptions) -> int:
+def chat(options: RunOptions, *, resume: bool = False) -> int:
     settings = options.settings()
     with ExitStack() as stack:
-        session = Session(options, settings, stack)
+        session = Session(options, settings, stack, resume=resume)
         stack.callback(session.stop_trace)
         return session.loop()

@@ -170,6 +170,11 @@ config_app = typer.Typer(
     help="Inspect the configuration.", context_settings={"help_option_names": ["-h", "--help"]}
 )
 app.add_typer(config_app, name="config")
+logs_app = typer.Typer(
+    help="List, search and show the logged runs (every ask, chat turn and eval case).",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(logs_app, name="logs")
 
 
 def _version(value: bool) -> None:
@@ -305,6 +310,12 @@ def chat(
     today: TodayOption = None,
     trace: TraceOption = None,
     no_grounding: NoGroundingOption = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--continue", help="Resume the last chat session: its answered turns are remembered."
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Talk to the agent question after question; /help lists the commands.
@@ -328,7 +339,7 @@ def chat(
         grounding=False if no_grounding else None,
         provider=ProviderOptions(provider, model, base_url, mode, config),
     )
-    raise typer.Exit(run_chat(options))
+    raise typer.Exit(run_chat(options, resume=resume))
 
 
 @app.command(name="eval")
@@ -571,13 +582,74 @@ def _reflow(doc: str) -> str:
     return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(doc).split("\n\n"))
 
 
+LimitOption = Annotated[
+    int | None,
+    typer.Option(
+        "-n", "--limit", help="At most this many runs (default: 20 on a terminal, else all)."
+    ),
+]
+LogsJsonOption = Annotated[
+    bool, typer.Option("--json", help="One JSON object per run (JSON Lines).")
+]
+
+
+@logs_app.command(name="list")
+def logs_list(
+    limit: LimitOption = None,
+    status: Annotated[
+        str | None,
+        typer.Option(help="Only runs that ended so, e.g. answered, timeout, unfinished."),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(help="Only runs started since: 2026-12-01, 2026-12-01T09:30, today, 2h, 7d."),
+    ] = None,
+    json_output: LogsJsonOption = False,
+    config: ConfigOption = None,
+) -> None:
+    """List the logged runs (ask, chat turns, eval cases), newest first."""
+    from agent_cli.logs import list_logs
+
+    list_logs(json_output=json_output, config=config, limit=limit, status=status, since=since)
+
+
+@logs_app.command(name="show")
+def logs_show(
+    run_id: Annotated[
+        str | None, typer.Argument(help="A run id or its first characters; default: the newest.")
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the run's trace lines (agent replay reads them).")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the answer.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Show one logged run again, as it was shown live (as agent replay shows a trace)."""
+    from agent_cli.logs import show_log
+
+    show_log(run_id, json_output=json_output, quiet=quiet, config=config)
+
+
+@logs_app.command(name="search")
+def logs_search(
+    text: Annotated[str, typer.Argument(help="Words that must all appear, in any case.")],
+    limit: LimitOption = None,
+    json_output: LogsJsonOption = False,
+    config: ConfigOption = None,
+) -> None:
+    """Find logged runs whose question or answer holds every word of TEXT, newest first."""
+    from agent_cli.logs import search_logs
+
+    search_logs(text, json_output=json_output, config=config, limit=limit)
+
+
 EXAMPLES = {  # by the command's function
     "ask": [
         'agent ask "Is order A100 refundable?"',
         'agent ask "Is A101 refundable?" --provider ollama --model qwen2.5',
         'echo "Is A100 refundable?" | agent ask - --json',
     ],
-    "chat": ["agent chat", "agent chat --dry-run < questions.txt"],
+    "chat": ["agent chat", "agent chat --continue", "agent chat --dry-run < questions.txt"],
     "eval_": [
         "agent eval --builtin --dry-run",
         "agent eval cases.toml --model gpt-4o-mini --model gpt-4o --report report.html",
@@ -591,6 +663,9 @@ EXAMPLES = {  # by the command's function
     "orders_import": ["agent orders import orders.csv"],
     "config_show": ["agent config show --json"],
     "config_init": ["agent config init"],
+    "logs_list": ["agent logs list --status timeout --since 7d", "agent logs list --json"],
+    "logs_show": ["agent logs show", "agent logs show 3f2a --json > run.jsonl"],
+    "logs_search": ["agent logs search A100", 'agent logs search "refund window" -n 5'],
 }
 
 
@@ -600,7 +675,7 @@ def _help_text(name: str, doc: str) -> str:
     return _reflow(doc) + (f"\n\nExamples:\n{lines}" if lines else "")
 
 
-for _typer in (app, orders_app, config_app):
+for _typer in (app, orders_app, config_app, logs_app):
     for _command in _typer.registered_commands:
         if _command.help is None and _command.callback is not None and _command.callback.__doc__:
             _command.help = _help_text(_command.callback.__name__, _command.callback.__doc__)

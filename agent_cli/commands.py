@@ -25,6 +25,7 @@ from agent_cli.runtime import (
     check_question,
     drive,
     open_runtime,
+    run_recorder,
     terminal_approver,
     terminal_responder,
     warn,
@@ -59,6 +60,9 @@ def ask_once(options: AskOptions) -> None:
     with ExitStack() as stack:
         runtime = open_runtime(options.run, stack, settings=settings)
         sinks: list[Callable[[Event], None]] = []
+        if recorder := run_recorder(settings, kind="ask", dry_run=options.run.dry_run):
+            stack.callback(recorder.close)
+            sinks.append(recorder)
         if options.run.trace:  # opened before the first model call: a bad path fails early
             trace = stack.enter_context(open_trace_file(options.run.trace))
             sinks.append(TraceWriter(trace).write)

@@ -27,6 +27,7 @@ ProviderKind = Literal["openai", "anthropic"]
 # Environment variables that set a setting, between the config file and the options.
 ENVIRONMENT = {
     "AGENT_DB": ("store", "path"),
+    "AGENT_LOG": ("log", "path"),
     "AGENT_PROVIDER": ("provider", "name"),
     "AGENT_MODEL": ("provider", "model"),
     "AGENT_BASE_URL": ("provider", "base_url"),
@@ -70,6 +71,12 @@ class RefundSettings(_Section):
 
 class StoreSettings(_Section):
     path: Annotated[Path, Field(strict=False)] | None = None  # None: the user's data directory
+
+
+class LogSettings(_Section):
+    enabled: bool = True  # every run is logged for `agent logs`
+    path: Annotated[Path, Field(strict=False)] | None = None  # None: the user's state directory
+    keep_runs: int = Field(default=10_000, ge=1, le=10_000_000)  # older runs are deleted
 
 
 class ChatSettings(_Section):
@@ -130,6 +137,7 @@ class Settings(_Section):
     provider: ProviderSettings = Field(default_factory=ProviderSettings)
     profiles: dict[str, ProfileSettings] = Field(default_factory=dict)
     chat: ChatSettings = Field(default_factory=ChatSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
     refunds: RefundSettings = Field(default_factory=RefundSettings)
     prices: dict[str, PriceSettings] = Field(default_factory=dict)  # by model name
 

@@ -22,6 +22,7 @@ from agent_cli.config import (
 )
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.providers.connect import channel_for
+from agent_cli.runlog import configured_log_path
 from agent_cli.runtime import ProviderOptions
 from agent_cli.store import configured_path, open_configured
 from agent_cli.ui import make_console, show_checks, show_settings
@@ -139,6 +140,8 @@ def _effective(name: str, value: object, source: str) -> tuple[object, str]:
         return str(configured_path(None)), "default location"
     if value is None and name == "chat.history_file":
         return str(history_path(None)), "default location"
+    if value is None and name == "log.path":
+        return str(configured_log_path(None)), "default location"
     return value, source
 
 

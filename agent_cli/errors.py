@@ -23,6 +23,7 @@
     │       └── InvalidProviderResponse   a reply that is not the expected JSON
     ├── StoreError                exit 1: the order database cannot be used
     │   └── StoreBusy                 another process holds its lock past the time there is
+    ├── RunLogError               exit 1: the log of runs (`agent logs`) cannot be read
     ├── OrderNotFound             exit 1: `agent orders show` found no such order
     ├── NeedsInput                exit 4: the model asked a question and nobody can answer
     ├── LimitReached              exit 3: a circuit breaker stopped the run
@@ -158,6 +159,10 @@ class StoreError(AgentError):
 
 class StoreBusy(StoreError):
     """The database stayed locked by another process for as long as the run could wait."""
+
+
+class RunLogError(AgentError):
+    """The log of runs exists but cannot be read (not SQLite, no permission, damaged)."""
 
 
 class OrderNotFound(AgentError):

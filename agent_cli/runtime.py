@@ -22,6 +22,7 @@ from agent_cli.grounding import ground_answer
 from agent_cli.loop import run
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import load_script
+from agent_cli.runlog import RunRecorder, configured_log_path
 from agent_cli.seams import FAIL_CLOSED, Exchange, ReasoningModel, Reply, Verdict
 from agent_cli.store import OrderStore, open_configured
 from agent_cli.text import clean_text
@@ -179,6 +180,22 @@ def build_tools(
 
 
 Responder = Callable[[str], "str | None"]
+
+
+def run_recorder(
+    settings: Settings, *, kind: str, session_id: str | None = None, dry_run: bool = False
+) -> RunRecorder | None:
+    """The sink that logs runs for `agent logs`; None when the log is off, and under --dry-run,
+    which writes nothing anywhere. The log file is opened at the first run."""
+    if dry_run or not settings.log.enabled:
+        return None
+    return RunRecorder(
+        configured_log_path(settings.log.path),
+        kind=kind,
+        session_id=session_id,
+        keep_runs=settings.log.keep_runs,
+        warn=warn,
+    )
 
 
 def warn(message: str) -> None:

@@ -37,6 +37,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
     monkeypatch.setenv("AGENT_DB", str(tmp_path / "orders.db"))
     # A named database is never created on first use: make it, with the sample orders at the
     # dates the tests are written for (--today 2026-10-13).
@@ -44,6 +45,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (
         "AGENT_CONFIG",
         "AGENT_DEBUG",
+        "AGENT_LOG",
         "NO_COLOR",
         "FORCE_COLOR",
         "OPENAI_API_KEY",

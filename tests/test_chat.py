@@ -177,9 +177,10 @@ def test_memory_keeps_the_newest_turns_within_its_bounds() -> None:
     assert Memory(max_turns=0, max_chars=1000, turns=[Exchange("q", "a")]).recent() == ()
 
 
-def test_history_file_setting(monkeypatch: object) -> None:
+def test_history_file_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     from agent_cli.chat import history_path
 
+    monkeypatch.delenv("XDG_STATE_HOME")
     assert history_path(None) == Path.home() / ".local" / "state" / "agent-cli" / "history"
     assert history_path("") is None
     assert history_path("~/h") == Path.home() / "h"

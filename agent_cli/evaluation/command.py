@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import uuid
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,7 +17,7 @@ from agent_cli.evaluation.regress import check_json, check_traces, traces_in
 from agent_cli.evaluation.report import render_report
 from agent_cli.evaluation.runner import CaseResult, Contender, check_tools, plan_jobs, run_jobs
 from agent_cli.evaluation.summary import ModelSummary, result_json, summarize
-from agent_cli.runtime import RunOptions, choose_model, warn
+from agent_cli.runtime import RunOptions, choose_model, run_recorder, warn
 from agent_cli.ui.console import make_console
 from agent_cli.ui.eval_view import EvalView, show_check, show_check_summary
 
@@ -61,13 +62,20 @@ def eval_command(options: EvalOptions) -> None:
         results.append(result)
         output.case(result)
 
-    with output:
+    settings = options.run.settings()
+    recorder = run_recorder(
+        settings, kind="eval", session_id=uuid.uuid4().hex, dry_run=options.run.dry_run
+    )
+    with output, ExitStack() as stack:
+        if recorder is not None:
+            stack.callback(recorder.close)
         try:
             run_jobs(
                 jobs,
                 concurrency=options.concurrency or _default_concurrency(contenders),
                 on_result=finished,
                 record_dir=options.record,
+                log=recorder,
             )
         except Interrupted:
             output.close(_sorted(results, order), summarize(results, labels), partial=True)

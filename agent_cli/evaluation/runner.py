@@ -139,25 +139,26 @@ def run_jobs(
     concurrency: int,
     on_result: Callable[[CaseResult], None],
     record_dir: Path | None = None,
+    log: Callable[[Event], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> None:
-    """Run every job, handing each result to `on_result` (in this thread) as it finishes.
+    """Run every job, handing each result to `on_result` (in this thread) as it finishes; each
+    run's events also go to `log` (the run log) and, with `record_dir`, to a trace file.
     Ctrl-C (or SIGTERM) stops the workers at their next event; the results that finished are
     handed over, then Interrupted is raised."""
-    cancel = cancel or threading.Event()
+    recording = Recording(record_dir, log, cancel or threading.Event())
     models = Models()
     try:
         if concurrency <= 1:
             for job in jobs:
-                on_result(run_job(job, models, record_dir, cancel))
+                on_result(run_job(job, models, recording))
         else:
             _in_parallel(
                 jobs,
                 concurrency=concurrency,
                 on_result=on_result,
                 models=models,
-                record_dir=record_dir,
-                cancel=cancel,
+                recording=recording,
             )
     except KeyboardInterrupt as stop:
         raise Interrupted(terminated=isinstance(stop, Terminated)) from None
@@ -171,18 +172,17 @@ def _in_parallel(
     concurrency: int,
     on_result: Callable[[CaseResult], None],
     models: Models,
-    record_dir: Path | None,
-    cancel: threading.Event,
+    recording: Recording,
 ) -> None:
     handed: set[Future[CaseResult]] = set()
     with ThreadPoolExecutor(concurrency, thread_name_prefix="eval") as pool:
-        futures = [pool.submit(run_job, job, models, record_dir, cancel) for job in jobs]
+        futures = [pool.submit(run_job, job, models, recording) for job in jobs]
         try:
             for future in as_completed(futures):
                 handed.add(future)
                 on_result(future.result())
         except BaseException:
-            cancel.set()  # the workers stop at their next event
+            recording.cancel.set()  # the workers stop at their next event
             pool.shutdown(wait=True, cancel_futures=True)
             for future in futures:  # cases that did finish still count
                 finished = future.done() and not future.cancelled()
@@ -191,20 +191,29 @@ def _in_parallel(
             raise
 
 
-def run_job(
-    job: Job, models: Models, record_dir: Path | None, cancel: threading.Event
-) -> CaseResult:
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """Where the runs of an eval go besides their results, and the signal to stop them."""
+
+    record_dir: Path | None
+    log: Callable[[Event], None] | None
+    cancel: threading.Event
+
+
+def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
     """One case on one model; any failure but an interruption becomes a failed result."""
     case, contender = job.case, job.contender
     record = RunRecord(provider="", model=contender.label)
-    trace = _trace_path(record_dir, job) if record_dir else None
+    trace = _trace_path(recording.record_dir, job) if recording.record_dir else None
     started = time.perf_counter()
     try:
         with ExitStack() as stack:
             store = OrderStore.in_memory(case.orders)
             stack.callback(store.close)
             runtime = _runtime(job, models.get(contender), store)
-            sinks: list[Callable[[Event], None]] = [record.add, _stop_when(cancel)]
+            sinks: list[Callable[[Event], None]] = [record.add, _stop_when(recording.cancel)]
+            if recording.log is not None:
+                sinks.insert(0, recording.log)
             if trace is not None:
                 trace.parent.mkdir(parents=True, exist_ok=True)
                 sinks.insert(0, TraceWriter(stack.enter_context(open_trace_file(trace))).write)

@@ -4,6 +4,7 @@ from agent_cli.ui.console import clean_text, make_console
 from agent_cli.ui.run_view import RunView
 from agent_cli.ui.tables import (
     show_checks,
+    show_logged_runs,
     show_order,
     show_orders,
     show_run_header,
@@ -17,6 +18,7 @@ __all__ = [
     "clean_text",
     "make_console",
     "show_checks",
+    "show_logged_runs",
     "show_order",
     "show_orders",
     "show_run_header",

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from agent_cli.replay import RunSummary
+from agent_cli.runlog import LoggedRun
 from agent_cli.seams import ToolSpec
 from agent_cli.store import Order, Refund
 from agent_cli.ui.console import clean_text
@@ -113,3 +115,38 @@ def show_runs(console: Console, summaries: Iterable[RunSummary]) -> None:
             Text(_when(s)),
         )
     console.print(table)
+
+
+def show_logged_runs(console: Console, runs: Iterable[LoggedRun]) -> None:
+    """`agent logs list|search`: a table on a terminal (local times, short ids); piped,
+    tab-separated lines with whole ids and UTC times."""
+    if not console.is_terminal:
+        out = console.file
+        out.write("run\tstarted\tkind\tstatus\tsteps\ttokens\tprovider/model\tquestion\n")
+        for r in runs:
+            question = clean_text(r.question).replace("\t", " ").replace("\n", " ")
+            out.write(
+                f"{r.run_id}\t{r.started_at}\t{r.kind}\t{r.status}\t{r.steps}\t{r.tokens}\t"
+                f"{r.provider}/{r.model}\t{question}\n"
+            )
+        out.flush()
+        return
+    table = Table("run", "started", "kind", "status", "steps", "tokens", "question")
+    for r in runs:
+        table.add_row(
+            Text(r.run_id[:8], style="bold"),
+            Text(_local(r.started_at), no_wrap=True),
+            Text(r.kind),
+            Text(r.status, style="green" if r.status == "answered" else "yellow"),
+            Text(str(r.steps), justify="right"),
+            Text(f"{r.tokens:,}" if r.tokens else "-", justify="right"),
+            Text(clean_text(" ".join(r.question.split())), overflow="ellipsis", no_wrap=True),
+        )
+    console.print(table)
+
+
+def _local(started_at: str) -> str:
+    try:
+        return datetime.fromisoformat(started_at).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return started_at

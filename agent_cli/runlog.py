@@ -1,0 +1,358 @@
+"""The log of runs: every ask, chat turn and eval case, kept in a SQLite file in the user's state
+directory (owner-only), searchable with FTS5 (`agent logs`).
+
+A run is written twice: when it starts (status `unfinished`, so a killed process still leaves
+its question behind) and when it finishes (status, answer, figures and every trace line). The
+log is a record, not a part of the run: a log that cannot be written is one warning, and the
+run goes on. Old runs beyond `keep_runs` are deleted as new ones arrive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import astuple, dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent_cli.errors import UsageError
+from agent_cli.events import Event, RunFinished, RunStarted
+from agent_cli.seams import Exchange
+from agent_cli.tracing import dumps_event
+
+UNFINISHED = "unfinished"  # the status of a run whose end was never recorded
+BUSY_WAIT_S = 2.0  # another agent writing the log at the same moment
+MIN_TRIGRAM = 3  # FTS5's trigram index finds substrings of at least three characters
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL UNIQUE,
+    session_id TEXT,
+    kind TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    question TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    status TEXT NOT NULL,
+    answer TEXT,
+    steps INTEGER NOT NULL DEFAULT 0,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cost REAL,
+    elapsed_ms REAL,
+    trace TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at);
+CREATE INDEX IF NOT EXISTS runs_by_session ON runs (session_id, id);
+CREATE VIRTUAL TABLE IF NOT EXISTS runs_text USING fts5(
+    question, answer, content='runs', content_rowid='id', tokenize='trigram'
+);
+CREATE TRIGGER IF NOT EXISTS runs_text_insert AFTER INSERT ON runs BEGIN
+    INSERT INTO runs_text (rowid, question, answer) VALUES (new.id, new.question, new.answer);
+END;
+CREATE TRIGGER IF NOT EXISTS runs_text_delete AFTER DELETE ON runs BEGIN
+    INSERT INTO runs_text (runs_text, rowid, question, answer)
+    VALUES ('delete', old.id, old.question, old.answer);
+END;
+CREATE TRIGGER IF NOT EXISTS runs_text_update AFTER UPDATE OF question, answer ON runs BEGIN
+    INSERT INTO runs_text (runs_text, rowid, question, answer)
+    VALUES ('delete', old.id, old.question, old.answer);
+    INSERT INTO runs_text (rowid, question, answer) VALUES (new.id, new.question, new.answer);
+END;
+PRAGMA user_version = 1;
+"""
+
+_COLUMNS = (
+    "run_id, session_id, kind, started_at, question, provider, model, status, answer, steps, "
+    "input_tokens, output_tokens, cost, elapsed_ms"
+)
+
+
+def default_log_path() -> Path:
+    state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state_home) / "agent-cli" / "runs.db"
+
+
+def configured_log_path(configured: Path | None) -> Path:
+    """The log file in use: log.path (which AGENT_LOG sets), else the default location."""
+    return configured.expanduser() if configured is not None else default_log_path()
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedRun:
+    """One row of the log: what `agent logs list` shows."""
+
+    run_id: str
+    session_id: str | None
+    kind: str  # ask, chat or eval
+    started_at: str  # ISO 8601, UTC
+    question: str
+    provider: str
+    model: str
+    status: str
+    answer: str | None
+    steps: int
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
+    elapsed_ms: float | None
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class RunLog:
+    """The log database. One connection, usable from the threads of an eval (writes are
+    serialised by a lock)."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path, keep_runs: int) -> None:
+        self._db = connection
+        self._lock = threading.Lock()
+        self.path = path
+        self.keep_runs = keep_runs
+
+    @classmethod
+    def open(cls, path: Path, *, keep_runs: int = 10_000, create: bool = True) -> RunLog:
+        """The log at `path`, created owner-only when missing (it holds customers' questions);
+        with `create` false a missing log is a UsageError. sqlite3.Error/OSError otherwise."""
+        if not path.exists():
+            if not create:
+                raise UsageError(f"No runs logged yet: {path} does not exist (every run adds one)")
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with contextlib.suppress(FileExistsError):  # another agent was first
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        connection = sqlite3.connect(
+            path, isolation_level=None, timeout=BUSY_WAIT_S, check_same_thread=False
+        )
+        try:
+            if connection.execute("PRAGMA user_version").fetchone()[0] < 1:
+                connection.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
+                # Kept in the file: readers never wait for a writer, and a commit is not an fsync.
+                connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+        except BaseException:
+            connection.close()
+            raise
+        return cls(connection, path, keep_runs)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def started(self, run: LoggedRun, first_line: str) -> None:
+        with self._lock, self._transaction():
+            self._db.execute(
+                f"INSERT INTO runs ({_COLUMNS}, trace) VALUES ({', '.join('?' * 15)})",
+                (*_values(run), first_line + "\n"),
+            )
+            self._db.execute(
+                "DELETE FROM runs WHERE id <= last_insert_rowid() - ?", (self.keep_runs,)
+            )
+
+    def finished(self, run: LoggedRun, lines: list[str]) -> None:
+        with self._lock, self._transaction():
+            assignments = ", ".join(f"{name} = ?" for name in _COLUMNS.split(", ")[1:])
+            self._db.execute(
+                f"UPDATE runs SET {assignments}, trace = ? WHERE run_id = ?",
+                (*_values(run)[1:], "".join(line + "\n" for line in lines), run.run_id),
+            )
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def runs(
+        self, *, limit: int | None = None, status: str | None = None, since: datetime | None = None
+    ) -> list[LoggedRun]:
+        """The newest runs first, optionally only those with `status` or started from `since`."""
+        where, params = _filters(status, since)
+        return self._select(f"{where} ORDER BY id DESC LIMIT ?", (*params, _sql_limit(limit)))
+
+    def count(self, *, status: str | None = None, since: datetime | None = None) -> int:
+        where, params = _filters(status, since)
+        return int(self._db.execute(f"SELECT count(*) FROM runs {where}", params).fetchone()[0])
+
+    def search(self, text: str, *, limit: int | None = None) -> list[LoggedRun]:
+        """Runs whose question or answer holds every word of `text` (case-insensitive
+        substrings), newest first. Words under three characters are matched by a scan."""
+        words = text.split()
+        if not words:
+            raise UsageError('Nothing to search for: agent logs search "A100"')
+        if all(len(word) >= MIN_TRIGRAM for word in words):
+            match = " ".join('"' + word.replace('"', '""') + '"' for word in words)
+            where = "WHERE id IN (SELECT rowid FROM runs_text WHERE runs_text MATCH ?)"
+            return self._select(f"{where} ORDER BY id DESC LIMIT ?", (match, _sql_limit(limit)))
+        clauses = " AND ".join(
+            "(question LIKE ? ESCAPE '\\' OR coalesce(answer, '') LIKE ? ESCAPE '\\')"
+            for _ in words
+        )
+        params = [pattern for word in words for pattern in (_like(word),) * 2]
+        return self._select(
+            f"WHERE {clauses} ORDER BY id DESC LIMIT ?", (*params, _sql_limit(limit))
+        )
+
+    def find(self, prefix: str) -> LoggedRun:
+        """The one run whose id starts with `prefix`; UsageError for none or several."""
+        if not prefix or any(char not in "0123456789abcdef" for char in prefix.lower()):
+            raise UsageError(f"{prefix!r} is not a run id; agent logs list shows them")
+        found = self._select(
+            "WHERE run_id >= ? AND run_id < ? ORDER BY id DESC LIMIT 6",
+            (prefix.lower(), prefix.lower() + "g"),
+        )
+        if not found:
+            raise UsageError(f"No logged run {prefix}; agent logs list shows the ids")
+        if len(found) > 1:
+            shown = ", ".join(run.run_id[:12] for run in found[:5])
+            raise UsageError(f"Run id {prefix} is ambiguous ({shown}...); give more of it")
+        return found[0]
+
+    def trace_lines(self, run_id: str) -> list[str]:
+        row = self._db.execute("SELECT trace FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return str(row[0]).splitlines() if row else []
+
+    def last_session(self) -> tuple[str, list[Exchange]] | None:
+        """The newest chat session: its id, and its answered turns, oldest first."""
+        row = self._db.execute(
+            "SELECT session_id FROM runs WHERE kind = 'chat' AND session_id IS NOT NULL "
+            "ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            return None
+        turns = self._db.execute(
+            "SELECT question, answer FROM runs WHERE session_id = ? AND kind = 'chat' "
+            "AND status = 'answered' AND answer IS NOT NULL ORDER BY id",
+            (row[0],),
+        ).fetchall()
+        return str(row[0]), [Exchange(question, answer) for question, answer in turns]
+
+    def _select(self, tail: str, params: tuple[Any, ...]) -> list[LoggedRun]:
+        rows = self._db.execute(f"SELECT {_COLUMNS} FROM runs {tail}", params).fetchall()
+        return [LoggedRun(*row) for row in rows]
+
+
+def _values(run: LoggedRun) -> tuple[Any, ...]:
+    return astuple(run)
+
+
+def _filters(status: str | None, since: datetime | None) -> tuple[str, tuple[Any, ...]]:
+    clauses, params = [], []
+    if status is not None:
+        clauses.append("status = ?")
+        params.append(status)
+    if since is not None:
+        clauses.append("started_at >= ?")
+        params.append(since.astimezone(UTC).isoformat(timespec="milliseconds"))
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+
+
+def _sql_limit(limit: int | None) -> int:
+    return -1 if limit is None else limit  # SQLite: a negative LIMIT is none
+
+
+def _like(word: str) -> str:
+    escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+class RunRecorder:
+    """A sink that logs every run whose events it is handed (one recorder may see many runs,
+    interleaved, as an eval's threads do). The log is opened at the first run; if it cannot be
+    opened or written, `warn` is called once and recording stops: the runs go on."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        kind: str,
+        session_id: str | None = None,
+        keep_runs: int = 10_000,
+        warn: Callable[[str], None],
+    ) -> None:
+        self.path = path
+        self.keep_runs = keep_runs
+        self._log: RunLog | None = None
+        self._failed = False
+        self.kind = kind
+        self.session_id = session_id
+        self._warn = warn
+        self._runs: dict[str, tuple[LoggedRun, list[str]]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, event: Event) -> None:
+        if self._failed:
+            return
+        line = dumps_event(event, session_id=self.session_id)
+        with self._lock:
+            if isinstance(event, RunStarted):
+                run = self._row(event)
+                self._runs[event.run_id] = (run, [line])
+                self._write(lambda log: log.started(run, line))
+                return
+            entry = self._runs.get(event.run_id)
+            if entry is None:
+                return
+            entry[1].append(line)
+            if isinstance(event, RunFinished):
+                del self._runs[event.run_id]
+                done = _finish(entry[0], event)
+                self._write(lambda log: log.finished(done, entry[1]))
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def _row(self, event: RunStarted) -> LoggedRun:
+        started = datetime.fromtimestamp(event.ts, UTC).isoformat(timespec="milliseconds")
+        return LoggedRun(
+            run_id=event.run_id,
+            session_id=self.session_id,
+            kind=self.kind,
+            started_at=started,
+            question=event.goal,
+            provider=event.provider,
+            model=event.model,
+            status=UNFINISHED,
+            answer=None,
+            steps=0,
+            input_tokens=0,
+            output_tokens=0,
+            cost=None,
+            elapsed_ms=None,
+        )
+
+    def _write(self, action: Callable[[RunLog], None]) -> None:
+        try:
+            if self._log is None:
+                self._log = RunLog.open(self.path, keep_runs=self.keep_runs)
+            action(self._log)
+        except (sqlite3.Error, OSError) as exc:
+            self._failed = True
+            self._warn(
+                f"runs are not being logged: {self.path}: {exc}; "
+                "check [log] path (AGENT_LOG), or set [log] enabled = false"
+            )
+
+
+def _finish(run: LoggedRun, event: RunFinished) -> LoggedRun:
+    return replace(
+        run,
+        status=event.status,
+        answer=event.answer,
+        steps=event.steps,
+        input_tokens=event.usage.input_tokens,
+        output_tokens=event.usage.output_tokens,
+        cost=event.cost,
+        elapsed_ms=event.elapsed_ms,
+    )

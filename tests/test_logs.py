@@ -1,0 +1,264 @@
+"""The run log: every ask, chat turn and eval case recorded in SQLite, and `agent logs`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from agent_cli.cli import app
+from agent_cli.decisions import Usage
+from agent_cli.errors import UsageError
+from agent_cli.events import RunFinished, RunStarted
+from agent_cli.logs import parse_since
+from agent_cli.runlog import RunLog, RunRecorder
+
+from .fakellm import FakeLLM, openai_calls, openai_text
+
+runner = CliRunner()
+KEY = "sk-test-SECRET-0123456789abcdef"
+
+
+def agent(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Result:
+    return runner.invoke(app, list(args), input=stdin, env=env or {})
+
+
+def log_path() -> Path:
+    return Path(os.environ["XDG_STATE_HOME"]) / "agent-cli" / "runs.db"
+
+
+def logged(*args: str) -> list[dict[str, Any]]:
+    result = agent("logs", "list", "--json", *args)
+    assert result.exit_code == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def ask(question: str, *args: str) -> Result:
+    result = agent("ask", question, "--today", "2026-10-13", *args)
+    return result
+
+
+def test_an_ask_is_logged_with_its_figures_in_an_owner_only_file() -> None:
+    assert ask("Is order A100 refundable?").exit_code == 0
+    (run,) = logged()
+    assert run["kind"] == "ask" and run["status"] == "answered"
+    assert run["question"] == "Is order A100 refundable?"
+    assert run["answer"].startswith("Order A100 is refundable")
+    assert (run["provider"], run["model"], run["steps"]) == ("offline", "playbook", 3)
+    assert run["session_id"] is None and len(run["run_id"]) == 32
+    assert stat.S_IMODE(log_path().stat().st_mode) == 0o600
+
+
+def test_logs_show_renders_the_run_as_replay_does_and_its_json_replays(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    assert ask("Is order A100 refundable?", "--trace", str(trace)).exit_code == 0
+    run_id = logged()[0]["run_id"]
+    shown = agent("logs", "show", run_id[:6])
+    assert shown.exit_code == 0, shown.stderr
+    assert shown.stdout == agent("replay", str(trace)).stdout
+    assert '[1] lookup_order(order_code="A100")' in shown.stdout
+    assert agent("logs", "show").stdout == shown.stdout  # the newest by default
+    lines = agent("logs", "show", run_id, "--json").stdout
+    assert lines == trace.read_text(encoding="utf-8")  # the same trace lines, replayable
+    assert agent("logs", "show", run_id, "-q").stdout.startswith("Order A100 is refundable")
+
+
+def test_logs_show_errors_name_what_to_do() -> None:
+    assert ask("Is order A100 refundable?").exit_code == 0
+    assert ask("Is order A101 refundable?").exit_code == 0
+    for argument, message in [
+        ("zz", "is not a run id"),
+        ("0000000", "No logged run 0000000"),
+        ("", "is not a run id"),
+    ]:
+        result = agent("logs", "show", argument)
+        assert result.exit_code == 2 and message in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_search_finds_words_in_questions_and_answers_in_any_case() -> None:
+    ask("Is order A100 refundable?")
+    ask("Is order A101 refundable?")
+    ask("本日は2026-10-13です。注文A101は返金できますか？")
+
+    def found(text: str) -> list[str]:
+        result = agent("logs", "search", text, "--json")
+        assert result.exit_code == 0, result.stderr
+        return [json.loads(line)["question"] for line in result.stdout.splitlines()]
+
+    assert found("a101") == [
+        "本日は2026-10-13です。注文A101は返金できますか？",
+        "Is order A101 refundable?",
+    ]
+    assert found("shipping refundable") == ["Is order A101 refundable?"]  # every word, anywhere
+    assert found("返金") == ["本日は2026-10-13です。注文A101は返金できますか？"]  # short: a scan
+    assert found("SHIPPINGです") == ["本日は2026-10-13です。注文A101は返金できますか？"]
+    for hostile in ['"', "a%", "_1", 'A1"00', "NEAR(a b)", "*"]:
+        assert agent("logs", "search", hostile).exit_code == 0  # never an FTS syntax error
+    none = agent("logs", "search", "A999")
+    assert none.exit_code == 0 and none.stdout == ""
+    assert "No logged run mentions 'A999'" in none.stderr
+    assert agent("logs", "search", "  ").exit_code == 2
+
+
+def test_list_filters_by_status_and_time_and_limits() -> None:
+    for code in ("A100", "A101", "A102"):
+        ask(f"Is order {code} refundable?")
+    ask("Is it refundable?")  # no code: the playbook asks which order; nobody answers
+    assert [r["status"] for r in logged("--status", "needs_input")] == ["needs_input"]
+    assert len(logged("--status", "ANSWERED")) == 3
+    assert len(logged("--since", "1h")) == 4
+    assert logged("--since", (datetime.now() + timedelta(days=1)).date().isoformat()) == []
+    limited = agent("logs", "list", "-n", "2", "--json")
+    assert len(limited.stdout.splitlines()) == 2
+    assert "2 of 4 runs shown (newest first); -n N shows more" in limited.stderr
+    piped = agent("logs", "list").stdout.splitlines()  # a pipe gets every run, tab-separated
+    assert piped[0].startswith("run\tstarted\tkind\tstatus") and len(piped) == 5
+    for args, message in [
+        (["--status", "happy"], "--status 'happy' is not a status; use answered"),
+        (["--since", "last week"], "--since 'last week' is not a date"),
+        (["-n", "0"], "-n must be 1 or more"),
+    ]:
+        result = agent("logs", "list", *args)
+        assert result.exit_code == 2 and message in result.stderr
+
+
+def test_since_reads_dates_times_and_ages() -> None:
+    now = datetime(2026, 12, 3, 15, 30, tzinfo=UTC)
+    assert parse_since("2h", now=now) == now - timedelta(hours=2)
+    assert parse_since("7d", now=now) == now - timedelta(days=7)
+    assert parse_since("today", now=now) == datetime(2026, 12, 3, tzinfo=UTC)
+    assert parse_since("yesterday", now=now) == datetime(2026, 12, 2, tzinfo=UTC)
+    assert parse_since("2026-12-01T09:30+09:00").utcoffset() == timedelta(hours=9)
+    assert parse_since("2026-12-01").tzinfo is not None  # local midnight
+    with pytest.raises(UsageError):
+        parse_since("soon")
+
+
+def test_dry_runs_are_not_logged_and_the_log_can_be_turned_off(tmp_path: Path) -> None:
+    assert ask("Is order A100 refundable?", "--dry-run").exit_code == 0
+    assert not log_path().exists()
+    config = tmp_path / "c.toml"
+    config.write_text("[log]\nenabled = false\n")
+    assert ask("Is order A100 refundable?", "--config", str(config)).exit_code == 0
+    assert not log_path().exists()
+    result = agent("logs", "list", "--config", str(config))
+    assert result.exit_code == 2 and "[log] enabled = false" in result.stderr
+    never = agent("logs", "list")
+    assert never.exit_code == 2 and "No runs logged yet" in never.stderr
+
+
+def test_a_log_that_cannot_be_written_is_one_warning_and_the_run_goes_on(tmp_path: Path) -> None:
+    broken = tmp_path / "not-a-db"
+    broken.write_bytes(b"this is not SQLite" * 100)
+    result = agent("ask", "Is order A100 refundable?", "--json", env={"AGENT_LOG": str(broken)})
+    assert result.exit_code == 0
+    assert json.loads(result.stdout.splitlines()[-1])["status"] == "answered"
+    warnings = [line for line in result.stderr.splitlines() if "not being logged" in line]
+    assert len(warnings) == 1 and str(broken) in warnings[0]
+    listed = agent("logs", "list", env={"AGENT_LOG": str(broken)})
+    assert listed.exit_code == 1
+    assert f"Cannot read the run log {broken}" in listed.stderr
+    assert len(listed.stderr.strip().splitlines()) == 1
+
+
+def test_old_runs_beyond_keep_runs_go_and_leave_search_consistent(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("[log]\nkeep_runs = 2\n")
+    for code in ("A100", "A101", "A102"):
+        ask(f"Is order {code} refundable?", "--config", str(config))
+    assert [r["question"] for r in logged()] == [
+        "Is order A102 refundable?",
+        "Is order A101 refundable?",
+    ]
+    assert agent("logs", "search", "A100").stdout == ""
+    with sqlite3.connect(log_path()) as db:  # the index holds nothing of the deleted run
+        db.execute("INSERT INTO runs_text(runs_text) VALUES ('integrity-check')")
+
+
+def test_chat_turns_are_logged_as_one_session_and_continue_resumes_it(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(
+        openai_calls(("lookup_order", {"order_code": "A100"})),
+        openai_text("A100 is refundable."),
+        openai_text("You asked about the first order."),
+    )
+    provider = ["--provider", "openai", "--base-url", fake_llm.url, "--today", "2026-10-13"]
+    env = {"OPENAI_API_KEY": KEY}
+    first = agent("chat", *provider, stdin="Is order A100 refundable?\n", env=env)
+    assert first.exit_code == 0, first.stderr
+    again = agent("chat", "--continue", *provider, stdin="Which order did I ask about?\n", env=env)
+    assert again.exit_code == 0, again.stderr
+    assert "1 of 1 turns remembered" in again.stdout
+    messages = fake_llm.bodies()[2]["messages"]
+    assert messages[1] == {"role": "user", "content": "Is order A100 refundable?"}
+    assert messages[2] == {"role": "assistant", "content": "A100 is refundable."}
+    runs = logged()
+    assert [r["kind"] for r in runs] == ["chat", "chat"]
+    assert runs[0]["session_id"] == runs[1]["session_id"] is not None  # the same session goes on
+    assert runs[1]["input_tokens"] == 200 and runs[1]["steps"] == 2
+
+
+def test_continue_without_an_earlier_session_starts_a_new_one() -> None:
+    result = agent("chat", "--continue", stdin="Is A100 refundable?\n")
+    assert result.exit_code == 0
+    assert "No earlier session in the run log; starting a new one." in result.stdout
+
+
+def test_every_eval_case_is_logged_under_one_id_even_from_threads() -> None:
+    result = agent("eval", "--builtin", "--concurrency", "4", "--json")
+    assert result.exit_code == 0, result.stderr
+    cases = [json.loads(line) for line in result.stdout.splitlines() if '"case"' in line]
+    runs = logged()
+    assert len(runs) == len(cases) == 34
+    assert {r["kind"] for r in runs} == {"eval"} and len({r["session_id"] for r in runs}) == 1
+    assert {r["run_id"] for r in runs} == {c["run_id"] for c in cases}
+
+
+def _started(run_id: str) -> RunStarted:
+    return RunStarted(
+        run_id=run_id,
+        goal="Is A100 refundable?",
+        remembered_turns=0,
+        provider="p",
+        model="m",
+        max_steps=8,
+        timeout_s=60.0,
+        today="2026-10-13",
+        tools=(),
+        ts=time.time(),
+    )
+
+
+def test_a_run_is_in_the_log_from_its_start_and_an_interrupted_end_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    recorder = RunRecorder(path, kind="ask", warn=pytest.fail)
+    recorder(_started("ab" * 16))
+    log = RunLog.open(path, create=False)
+    assert [(r.status, r.answer) for r in log.runs()] == [("unfinished", None)]
+    recorder(
+        RunFinished(
+            run_id="ab" * 16,
+            status="interrupted",
+            answer=None,
+            steps=1,
+            usage=Usage(),
+            elapsed_ms=5,
+            ts=time.time(),
+        )
+    )
+    (run,) = log.runs()
+    assert run.status == "interrupted" and run.steps == 1
+    assert [json.loads(line)["event"] for line in log.trace_lines(run.run_id)] == [
+        "run_started",
+        "run_finished",
+    ]
+    recorder.close()
+    log.close()
