@@ -8,7 +8,6 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, get_args
@@ -96,7 +95,7 @@ def _show(runs: list[LoggedRun], total: int | None, *, json_output: bool, none: 
     """`total` is None when only "more" is known, not how many."""
     if json_output:
         for run in runs:
-            print(json.dumps(asdict(run), ensure_ascii=False), flush=True)
+            print(json.dumps(run._asdict(), ensure_ascii=False), flush=True)
     elif runs:
         show_logged_runs(make_console(), runs)
     if not runs:

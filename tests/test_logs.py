@@ -19,7 +19,7 @@ from agent_cli.decisions import Usage
 from agent_cli.errors import UsageError
 from agent_cli.events import RunFinished, RunStarted
 from agent_cli.logs import parse_since
-from agent_cli.runlog import RunLog, RunRecorder
+from agent_cli.runlog import _MIGRATIONS, SCHEMA_VERSION, RunLog, RunRecorder
 
 from .fakellm import FakeLLM, openai_calls, openai_text
 
@@ -182,6 +182,8 @@ def test_old_runs_beyond_keep_runs_go_and_leave_search_consistent(tmp_path: Path
     assert agent("logs", "search", "A100").stdout == ""
     with sqlite3.connect(log_path()) as db:  # the index holds nothing of the deleted run
         db.execute("INSERT INTO runs_text(runs_text) VALUES ('integrity-check')")
+        traced = db.execute("SELECT count(*) FROM traces JOIN runs USING (id)").fetchone()
+        assert traced == (2,) and db.execute("SELECT count(*) FROM traces").fetchone() == (2,)
 
 
 def test_chat_turns_are_logged_as_one_session_and_continue_resumes_it(fake_llm: FakeLLM) -> None:
@@ -262,3 +264,36 @@ def test_a_run_is_in_the_log_from_its_start_and_an_interrupted_end_is_kept(tmp_p
     ]
     recorder.close()
     log.close()
+
+
+def test_a_version_1_log_keeps_its_runs_and_traces_when_upgraded(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(_MIGRATIONS[0] + "PRAGMA user_version = 1;")
+        db.execute(
+            "INSERT INTO runs (run_id, kind, started_at, question, provider, model, status, "
+            "answer, trace) VALUES (?, 'ask', '2026-12-01T09:00:00.000+00:00', 'Is A100 "
+            "refundable?', 'offline', 'playbook', 'answered', 'Yes.', ?)",
+            ("cd" * 16, '{"event": "run_started"}\n{"event": "run_finished"}\n'),
+        )
+    db.close()
+    log = RunLog.open(path)
+    (run,) = log.search("a100")
+    assert run.answer == "Yes."
+    assert log.trace_lines(run.run_id) == ['{"event": "run_started"}', '{"event": "run_finished"}']
+    log.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert db.execute("SELECT trace FROM runs").fetchall() == [("",)]  # not kept twice
+    db.close()
+
+
+def test_a_log_from_a_newer_agent_is_refused_with_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    with sqlite3.connect(path) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.close()
+    listed = agent("logs", "list", env={"AGENT_LOG": str(path)})
+    assert listed.exit_code == 1
+    assert "newer than this agent-cli knows" in listed.stderr
+    assert len(listed.stderr.strip().splitlines()) == 1
