@@ -26,6 +26,7 @@ from agent_cli.runtime import (
     drive,
     open_runtime,
     run_recorder,
+    start_mcp_servers,
     terminal_approver,
     terminal_responder,
     warn,
@@ -108,8 +109,13 @@ def _opened_store(config: Path | None) -> Iterator[OrderStore]:
 
 
 def show_tools_command(*, json_output: bool, config: Path | None) -> None:
+    """`agent tools`: ours and those of the MCP servers, which are started to list them."""
     settings = load_settings(config)
-    registry = build_tools(settings, LazyStore(settings).get, RefundCounter(), dry_run=True)
+    with ExitStack() as stack:
+        servers = start_mcp_servers(settings, stack)
+        registry = build_tools(
+            settings, LazyStore(settings).get, RefundCounter(), dry_run=True, mcp=servers
+        )
     if json_output:
         payload = [
             {"name": s.name, "description": s.description, "parameters": dict(s.parameters)}

@@ -10,14 +10,22 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from agent_cli.errors import ConfigError, InvalidApiKey, MissingApiKey
 
@@ -130,6 +138,57 @@ class PriceSettings(_Section):
     output: float = Field(ge=0)  # per million output tokens
 
 
+Approval = Literal["always", "never"]
+_MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
+
+
+def _server_name(name: str) -> str:
+    if not _MCP_SERVER_NAME.fullmatch(name):
+        raise ValueError(
+            "an MCP server's name prefixes its tools' names (NAME.tool): use 1-32 letters, "
+            "digits, _ or -"
+        )
+    return name
+
+
+class McpToolSettings(_Section):
+    approval: Approval | None = None  # None: the server's setting
+
+
+class McpServerSettings(_Section):
+    """One MCP tool server: a command to start (stdio), or the URL of a running one."""
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)  # "${NAME}" takes NAME from ours
+    cwd: Annotated[Path, Field(strict=False)] | None = None
+    url: HttpUrl | None = None  # streamable HTTP
+    # None: "always" for each tool the server does not mark read-only, else "never".
+    approval: Approval | None = None
+    tools: dict[str, McpToolSettings] = Field(default_factory=dict)  # by the server's tool name
+    startup_timeout: float = Field(default=10.0, gt=0, le=600)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (a server to start) or url (a running one)")
+        if self.url is not None and (self.args or self.env or self.cwd):
+            raise ValueError("args, env and cwd are for a command, not a url")
+        return self
+
+    def approval_of(self, tool: str, *, read_only: bool) -> Approval:
+        """Whether a call of `tool` needs a person's approval: the tool's setting, else the
+        server's, else "always" unless the server marks the tool read-only."""
+        chosen = self.tools[tool].approval if tool in self.tools else None
+        return chosen or self.approval or ("never" if read_only else "always")
+
+
+class McpSettings(_Section):
+    servers: dict[Annotated[str, AfterValidator(_server_name)], McpServerSettings] = Field(
+        default_factory=dict
+    )
+
+
 class Settings(_Section):
     limits: LimitSettings = Field(default_factory=LimitSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
@@ -140,6 +199,7 @@ class Settings(_Section):
     log: LogSettings = Field(default_factory=LogSettings)
     refunds: RefundSettings = Field(default_factory=RefundSettings)
     prices: dict[str, PriceSettings] = Field(default_factory=dict)  # by model name
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
 
 BUILTIN_PROFILES = {
@@ -260,6 +320,9 @@ def _did_you_mean(loc: tuple[int | str, ...]) -> str:
     """A near miss among the settings that exist where the unknown one was found."""
     model: Any = Settings
     for part in loc[:-1]:
+        if get_origin(model) is dict:  # a table of tables: this part is a key, e.g. a name
+            model = get_args(model)[1]
+            continue
         is_model = isinstance(model, type) and issubclass(model, BaseModel)
         field = model.model_fields.get(str(part)) if is_model else None
         model = field.annotation if field is not None else None

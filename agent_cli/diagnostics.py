@@ -54,6 +54,7 @@ def _checks(options: ProviderOptions) -> Iterator[Check]:
     yield Check(True, "configuration", "valid")
     yield Check(True, "provider", _describe(choice))
     yield _store_check(settings)
+    yield from _mcp_checks(settings)
     if choice.kind == "offline":
         yield Check(None, "endpoint", "offline playbook model: nothing to reach")
         return
@@ -64,6 +65,29 @@ def _checks(options: ProviderOptions) -> Iterator[Check]:
         return
     yield Check(True, "API key", f"{choice.api_key_env} is set" if key else "none needed")
     yield _endpoint_check(choice, settings, key)
+
+
+def _mcp_checks(settings: Settings) -> Iterator[Check]:
+    """Each configured MCP server started (or reached) and its tools listed, as a run would."""
+    if not settings.mcp.servers:
+        return
+    try:
+        from agent_cli.tools.mcp_servers import McpServers  # noqa: PLC0415 - slow to import
+    except ImportError as exc:
+        yield Check(
+            False,
+            "MCP servers",
+            f"the MCP SDK cannot be imported ({exc}): pip install 'agent-cli[mcp]'",
+        )
+        return
+    servers = McpServers(settings.mcp.servers, warn=lambda _: None)
+    try:
+        servers.start(DOCTOR_TIMEOUT_S)
+    finally:
+        servers.close()
+    for report in servers.reports:
+        skipped = "".join(f"; {line}" for line in report.skipped)
+        yield Check(report.ok, f"MCP server {report.name}", f"{report.detail}{skipped}")
 
 
 def _describe(choice: ProviderChoice) -> str:

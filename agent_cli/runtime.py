@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from agent_cli.budget import Limits, Price, RefundCounter
 from agent_cli.config import Settings, choose_provider, load_settings
@@ -26,8 +26,11 @@ from agent_cli.runlog import RunRecorder, configured_log_path
 from agent_cli.seams import FAIL_CLOSED, Exchange, ReasoningModel, Reply, Verdict
 from agent_cli.store import OrderStore, open_configured
 from agent_cli.text import clean_text
-from agent_cli.tools import Tool, ToolRegistry
+from agent_cli.tools import RegisteredTool, ToolRegistry
 from agent_cli.tools.orders import RefundPolicy, order_tools
+
+if TYPE_CHECKING:
+    from agent_cli.tools.mcp_servers import McpServers
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +130,10 @@ def open_runtime(
     store = LazyStore(settings)
     stack.callback(store.close)
     counter = refunds or RefundCounter()  # a session keeps its count across model switches
-    tools = build_tools(settings, store.get, counter, dry_run=options.dry_run)
+    # The playbook never calls an MCP tool, and --dry-run must have no side effects.
+    offline = options.dry_run or isinstance(model, PlaybookModel)
+    servers = None if offline else start_mcp_servers(settings, stack)
+    tools = build_tools(settings, store.get, counter, dry_run=options.dry_run, mcp=servers)
     limits = limits_for(settings, model.model)
     from_question = options.today is None and isinstance(model, PlaybookModel)
     return Runtime(settings, model, tools, limits, today, counter, from_question)
@@ -164,11 +170,12 @@ def build_tools(
     counter: RefundCounter,
     *,
     dry_run: bool,
+    mcp: McpServers | None = None,
 ) -> ToolRegistry:
-    """The order tools over the store `store()` opens, and issue_refund when [refunds]
-    enabled = true (side-effect free under --dry-run). No date goes in: refunds are judged on
-    the system date, whatever the run is told."""
-    tools: list[Tool[Any]] = list(order_tools(store, policy_of(settings)))
+    """The order tools over the store `store()` opens, issue_refund when [refunds]
+    enabled = true (side-effect free under --dry-run), and the tools of the MCP servers. No
+    date goes in: refunds are judged on the system date, whatever the run is told."""
+    tools: list[RegisteredTool] = list(order_tools(store, policy_of(settings)))
     refunds = settings.refunds
     if refunds.enabled:
         from agent_cli.tools.refunds import RefundDesk, RefundLimits, refund_tool  # noqa: PLC0415
@@ -176,7 +183,27 @@ def build_tools(
         limits = RefundLimits(refunds.max_amount, refunds.max_per_run, refunds.max_per_session)
         desk = RefundDesk(store, policy_of(settings), limits, counter, dry_run)
         tools.append(refund_tool(desk))
-    return ToolRegistry(tools)
+    if mcp is None:
+        return ToolRegistry(tools)
+    return ToolRegistry([*tools, *mcp.tools], unavailable=mcp.unavailable)
+
+
+def start_mcp_servers(settings: Settings, stack: ExitStack) -> McpServers | None:
+    """The configured MCP servers, started (each failure a warning), stopped with `stack`;
+    None when there are none, and then the SDK is not even imported (it is slow to)."""
+    if not settings.mcp.servers:
+        return None
+    try:
+        from agent_cli.tools.mcp_servers import McpServers  # noqa: PLC0415
+    except ImportError as exc:
+        raise UsageError(
+            f"[mcp.servers] is configured but the MCP SDK cannot be imported ({exc}); "
+            "install it with pip install 'agent-cli[mcp]'"
+        ) from None
+    servers = McpServers(settings.mcp.servers, warn=warn)
+    stack.callback(servers.close)
+    servers.start(settings.limits.timeout)
+    return servers
 
 
 Responder = Callable[[str], "str | None"]

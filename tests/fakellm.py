@@ -8,6 +8,7 @@ test can assert no request was malformed. It counts TCP connections, to prove re
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -179,13 +180,25 @@ def _shape_problem(path: str, headers: dict[str, str], body: Any) -> str | None:
     return f"unknown path {path}"
 
 
-def _openai_problem(body: dict[str, Any]) -> str | None:
-    if not isinstance(body.get("model"), str) or not isinstance(body.get("messages"), list):
-        return "model and messages are required"
-    for tool in body.get("tools", []):
+_FUNCTION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # both APIs (Anthropic allows 128)
+_BAD_NAME = "String should match pattern '^[a-zA-Z0-9_-]{1,64}$'"
+
+
+def _openai_tools_problem(tools: list[dict[str, Any]]) -> str | None:
+    for tool in tools:
         function = tool.get("function", {})
         if tool.get("type") != "function" or "name" not in function or "parameters" not in function:
             return "each tool needs type function, a name and parameters"
+        if not _FUNCTION_NAME.fullmatch(function["name"]):
+            return f"Invalid 'tools.function.name' {function['name']!r}: {_BAD_NAME}"
+    return None
+
+
+def _openai_problem(body: dict[str, Any]) -> str | None:
+    if not isinstance(body.get("model"), str) or not isinstance(body.get("messages"), list):
+        return "model and messages are required"
+    if problem := _openai_tools_problem(body.get("tools", [])):
+        return problem
     pending: list[str] = []
     for message in body["messages"]:
         role = message.get("role")
@@ -200,6 +213,10 @@ def _openai_problem(body: dict[str, Any]) -> str | None:
             return f"tool_call_ids without a result: {pending}"
         if role == "assistant":
             for call in message.get("tool_calls") or []:
+                if not _FUNCTION_NAME.fullmatch(call["function"]["name"]):
+                    return (
+                        f"Invalid 'messages.tool_calls.function.name' {call['function']['name']!r}"
+                    )
                 if not isinstance(call["function"]["arguments"], str):
                     return "tool call arguments must be a string"
                 if call["id"] in pending:
@@ -219,6 +236,8 @@ def _anthropic_problem(headers: dict[str, str], body: dict[str, Any]) -> str | N
     for tool in body.get("tools", []):
         if "name" not in tool or "input_schema" not in tool:
             return "each tool needs a name and an input_schema"
+        if not _FUNCTION_NAME.fullmatch(tool["name"]):
+            return f"tools.name {tool['name']!r}: {_BAD_NAME}"
     expected_role, pending, used = "user", [], set()
     for message in messages:
         if message.get("role") != expected_role:
@@ -231,6 +250,10 @@ def _anthropic_problem(headers: dict[str, str], body: dict[str, Any]) -> str | N
         if sorted(results) != sorted(pending):
             return f"tool_use ids {pending} need exactly one tool_result each, got {results}"
         pending = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+        if any(
+            not _FUNCTION_NAME.fullmatch(b["name"]) for b in blocks if b.get("type") == "tool_use"
+        ):
+            return f"messages.content.tool_use.name: {_BAD_NAME}"
         if set(pending) & used or len(set(pending)) != len(pending):
             return f"tool_use ids must be unique: {pending}"
         used.update(pending)

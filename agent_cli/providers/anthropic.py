@@ -19,6 +19,7 @@ from agent_cli.providers.base import (
     HttpAdapter,
     Mode,
     Turn,
+    WireNames,
     as_data,
     as_decision,
     call_id,
@@ -73,8 +74,9 @@ class AnthropicMessages(HttpAdapter):
             for role, text in conversation_turns(request, options.mode)
         ]
         messages.append({"role": "user", "content": request.goal})
+        names = WireNames.of(request)
         for turn in turns(request.history):
-            messages.extend(_turn_messages(turn, options.mode))
+            messages.extend(_turn_messages(turn, options.mode, names))
         body: dict[str, Any] = {
             "model": options.model,
             "max_tokens": options.max_output_tokens,
@@ -85,7 +87,7 @@ class AnthropicMessages(HttpAdapter):
         if request.final:
             _append_user_text(messages, final_prompt(options.mode))
         if options.mode == "tools":
-            body["tools"] = [_tool(spec) for spec in tool_specs(request)]
+            body["tools"] = [_tool(spec, names) for spec in tool_specs(request)]
             if request.final:  # the history holds tool_use blocks, so the tools stay, unusable
                 body["tool_choice"] = {"type": "none"}
         return body
@@ -105,8 +107,9 @@ class AnthropicMessages(HttpAdapter):
             raise MalformedReply(cut_off(bool(uses)), raw=text, usage=usage)
         if isinstance(stop, str) and stop in _STOPS_WITHOUT_DECISION:
             raise MalformedReply(_STOPS_WITHOUT_DECISION[stop], raw=text, usage=usage)
+        names = WireNames.of(request)
         calls = [
-            as_decision(_call(use, text if i == 0 else "", call_id(step, i)))
+            as_decision(_call(use, text if i == 0 else "", call_id(step, i), names))
             for i, use in enumerate(uses)
         ]
         return reply_of(text, calls, mode=self._options.mode, usage=usage, step=step)
@@ -120,17 +123,17 @@ class AnthropicMessages(HttpAdapter):
         return Usage(*(c if isinstance(c, int) and c >= 0 else 0 for c in counts))
 
 
-def _tool(spec: ToolSpec) -> dict[str, Any]:
+def _tool(spec: ToolSpec, names: WireNames) -> dict[str, Any]:
     return {
-        "name": spec.name,
+        "name": names.out(spec.name),
         "description": spec.description,
         "input_schema": dict(spec.parameters),
     }
 
 
-def _call(use: dict[str, Any], thought: str, fallback_id: str) -> CallTool:
+def _call(use: dict[str, Any], thought: str, fallback_id: str, names: WireNames) -> CallTool:
     name = use.get("name")
-    name = name if isinstance(name, str) else ""
+    name = names.back(name) if isinstance(name, str) else ""
     ref = use.get("id")
     ref = ref if isinstance(ref, str) else fallback_id
     args = use.get("input")
@@ -140,7 +143,7 @@ def _call(use: dict[str, Any], thought: str, fallback_id: str) -> CallTool:
     return tool_call(name, args, thought=thought, ref=ref, problem=problem)
 
 
-def _turn_messages(turn: Turn, mode: Mode) -> list[dict[str, Any]]:
+def _turn_messages(turn: Turn, mode: Mode, names: WireNames) -> list[dict[str, Any]]:
     if (bad := turn.malformed) is not None:
         return [
             {"role": "assistant", "content": [{"type": "text", "text": bad.reply or "(empty)"}]},
@@ -157,7 +160,7 @@ def _turn_messages(turn: Turn, mode: Mode) -> list[dict[str, Any]]:
     if thought := calls[0][0].thought:
         content.append({"type": "text", "text": thought})
     content += [
-        {"type": "tool_use", "id": call.call_id, "name": call.tool, "input": call.args}
+        {"type": "tool_use", "id": call.call_id, "name": names.out(call.tool), "input": call.args}
         for call, _ in calls
     ]
     results = [_result(call, as_data(step), step.is_error) for call, step in calls]

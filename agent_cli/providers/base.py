@@ -159,6 +159,46 @@ def tool_specs(request: ModelRequest) -> tuple[ToolSpec, ...]:
     return (*request.tools, ASK_USER_SPEC)
 
 
+_WIRE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what both APIs accept as a tool's name
+_NOT_WIRE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass(frozen=True, slots=True)
+class WireNames:
+    """Tool names as the APIs accept them. An MCP tool is `crm.lookup` to us, but a function
+    name may not hold a dot: it travels as `crm__lookup`, and a call of that name is ours again.
+    Names that are already fine travel as they are."""
+
+    outgoing: dict[str, str]
+    incoming: dict[str, str]
+
+    @classmethod
+    def of(cls, request: ModelRequest) -> WireNames:
+        names = [spec.name for spec in tool_specs(request)]
+        taken = {name for name in names if _WIRE_NAME.fullmatch(name)}
+        outgoing: dict[str, str] = {}
+        for name in names:
+            if name in taken:
+                continue
+            base = _NOT_WIRE.sub("_", name.replace(".", "__"))[:60]
+            wire, n = base, 2
+            while wire in taken:
+                wire, n = f"{base}_{n}", n + 1
+            taken.add(wire)
+            outgoing[name] = wire
+        return cls(outgoing, {wire: name for name, wire in outgoing.items()})
+
+    def out(self, name: str) -> str:
+        """A name to send. One no tool has (a call the model made up, in the history) is made
+        acceptable too, or the API would refuse every later request of the run."""
+        if name in self.outgoing:
+            return self.outgoing[name]
+        return name if _WIRE_NAME.fullmatch(name) else _NOT_WIRE.sub("_", name)[:64] or "unknown"
+
+    def back(self, wire: str) -> str:
+        return self.incoming.get(wire, wire)
+
+
 def as_decision(call: CallTool) -> CallTool | AskUser:
     """A native tool call of the built-in ask_user becomes an AskUser decision."""
     if call.tool != ASK_USER_TOOL or call.invalid is not None:

@@ -23,6 +23,7 @@ from agent_cli.providers.base import (
     HttpAdapter,
     Mode,
     Turn,
+    WireNames,
     as_data,
     as_decision,
     call_id,
@@ -105,8 +106,9 @@ class OpenAIChat(HttpAdapter):
             for role, text in conversation_turns(request, options.mode)
         ]
         messages.append({"role": "user", "content": request.goal})
+        names = WireNames.of(request)
         for turn in turns(request.history):
-            messages.extend(_turn_messages(turn, options.mode))
+            messages.extend(_turn_messages(turn, options.mode, names))
         body: dict[str, Any] = {
             "model": options.model,
             "messages": messages,
@@ -116,7 +118,7 @@ class OpenAIChat(HttpAdapter):
         if request.final:
             messages.append({"role": "user", "content": final_prompt(options.mode)})
         if options.mode == "tools":
-            body["tools"] = [_tool(spec) for spec in tool_specs(request)]
+            body["tools"] = [_tool(spec, names) for spec in tool_specs(request)]
             if request.final:  # the history holds tool calls, so the tools stay, unusable
                 body["tool_choice"] = "none"
         elif self._format == "json_schema":
@@ -140,8 +142,9 @@ class OpenAIChat(HttpAdapter):
         if finish == "length":
             raise MalformedReply(cut_off(bool(tool_calls)), raw=content, usage=usage)
         schemas = {spec.name: spec.parameters for spec in tool_specs(request)}
+        names = WireNames.of(request)
         calls = [
-            as_decision(_call(raw, content if i == 0 else "", call_id(step, i), schemas))
+            as_decision(_call(raw, content if i == 0 else "", call_id(step, i), schemas, names))
             for i, raw in enumerate(tool_calls)
         ]
         return reply_of(content, calls, mode=self._options.mode, usage=usage, step=step)
@@ -173,23 +176,25 @@ def _first_choice(payload: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     return message, finish if isinstance(finish, str) else None
 
 
-def _tool(spec: ToolSpec) -> dict[str, Any]:
+def _tool(spec: ToolSpec, names: WireNames) -> dict[str, Any]:
     return {
         "type": "function",
         "function": {
-            "name": spec.name,
+            "name": names.out(spec.name),
             "description": spec.description,
             "parameters": dict(spec.parameters),
         },
     }
 
 
-def _call(raw: Any, thought: str, fallback_id: str, schemas: dict[str, Any]) -> CallTool:
+def _call(
+    raw: Any, thought: str, fallback_id: str, schemas: dict[str, Any], names: WireNames
+) -> CallTool:
     """One tool call as the model made it; unreadable arguments are kept as `invalid`, never run."""
     raw = raw if isinstance(raw, dict) else {}
     function = raw.get("function") if isinstance(raw.get("function"), dict) else {}
     ref = raw.get("id") if isinstance(raw.get("id"), str) else fallback_id
-    name = _text(function.get("name"))
+    name = names.back(_text(function.get("name")))
     args, problem = _arguments(function.get("arguments"), name, schemas)
     return tool_call(name, args, thought=thought, ref=ref, problem=problem)
 
@@ -210,7 +215,7 @@ def _arguments(
     return args, None
 
 
-def _turn_messages(turn: Turn, mode: Mode) -> list[dict[str, Any]]:
+def _turn_messages(turn: Turn, mode: Mode, names: WireNames) -> list[dict[str, Any]]:
     if (bad := turn.malformed) is not None:
         return [
             {"role": "assistant", "content": bad.reply or "(empty reply)"},
@@ -230,7 +235,7 @@ def _turn_messages(turn: Turn, mode: Mode) -> list[dict[str, Any]]:
             {
                 "id": call.call_id,
                 "type": "function",
-                "function": {"name": call.tool, "arguments": json.dumps(call.args)},
+                "function": {"name": names.out(call.tool), "arguments": json.dumps(call.args)},
             }
             for call, _ in calls
         ],

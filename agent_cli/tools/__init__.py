@@ -1,8 +1,9 @@
-"""The tool registry: name -> Tool, argument validation, and failures turned into observations.
+"""The tool registry: name -> tool, argument validation, and failures turned into observations.
 
-A tool's input comes from the model and is untrusted: it is validated against the tool's pydantic
-model (strict types, no extra fields, never coerced) before the tool runs. Whatever goes wrong
-becomes an `ERROR: ...` observation the model can read and correct, never a crash.
+A tool's input comes from the model and is untrusted: it is validated before the tool runs
+(strict types, no extra fields, never coerced), against the tool's pydantic model for ours and
+its JSON schema for an MCP server's (tools/mcp.py). Whatever goes wrong becomes an `ERROR: ...`
+observation the model can read and correct, never a crash.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -41,6 +42,30 @@ class Denied(ToolFailure):
     """A rule in code forbids the action (policy, caps); the message says which rule."""
 
 
+class InvalidArguments(Exception):
+    """The model's arguments do not fit the tool; the message says how, for the model."""
+
+
+Action = Callable[[], "str | Observation | ApprovalNeeded"]
+
+
+class RegisteredTool(Protocol):
+    """What the registry needs of a tool: ours (`Tool`) or an MCP server's."""
+
+    @property
+    def name(self) -> str: ...
+
+    def spec(self) -> ToolSpec: ...
+
+    def signature(self) -> str:
+        """`lookup_order(order_code: string)`: the expected arguments, for error messages."""
+        ...
+
+    def bind(self, args: Mapping[str, Any], *, time_left: float) -> Action:
+        """The call with these arguments, ready to run; InvalidArguments if they do not fit."""
+        ...
+
+
 A = TypeVar("A", bound=ToolArgs)
 
 
@@ -60,17 +85,38 @@ class Tool(Generic[A]):
         return ToolSpec(self.name, self.description, schema)
 
     def signature(self) -> str:
-        """`lookup_order(order_code: string)`: the expected arguments, for error messages."""
-        properties = self.args_model.model_json_schema().get("properties", {})
-        params = ", ".join(f"{key}: {prop.get('type', 'any')}" for key, prop in properties.items())
-        return f"{self.name}({params})"
+        return signature(self.name, self.args_model.model_json_schema())
+
+    def bind(self, args: Mapping[str, Any], *, time_left: float) -> Action:
+        try:
+            parsed = self.args_model.model_validate(dict(args))
+        except ValidationError as exc:
+            raise InvalidArguments(describe_validation_error(exc)) from None
+
+        def action() -> str | ApprovalNeeded:
+            with busy_wait_at_most(time_left):
+                return self.execute(parsed)
+
+        return action
+
+
+def signature(name: str, schema: Mapping[str, Any]) -> str:
+    """`name(arg: type, ...)` from a JSON schema's properties."""
+    properties = schema.get("properties", {})
+    params = ", ".join(f"{key}: {prop.get('type', 'any')}" for key, prop in properties.items())
+    return f"{name}({params})"
 
 
 class ToolRegistry:
     """The toolbox handed to the loop."""
 
-    def __init__(self, tools: Iterable[Tool[Any]]) -> None:
-        self._tools: dict[str, Tool[Any]] = {}
+    def __init__(
+        self, tools: Iterable[RegisteredTool], *, unavailable: Mapping[str, str] | None = None
+    ) -> None:
+        """`unavailable`: the MCP servers that could not be reached, each with why; a call of
+        one of their tools is told so instead of "unknown tool"."""
+        self._unavailable = dict(unavailable or {})
+        self._tools: dict[str, RegisteredTool] = {}
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"duplicate tool name {tool.name!r}")
@@ -91,29 +137,40 @@ class ToolRegistry:
     ) -> Observation | ApprovalNeeded:
         tool = self._tools.get(name)
         if tool is None:
-            shown = name if len(name) <= MAX_NAME_IN_MESSAGE else name[:MAX_NAME_IN_MESSAGE] + "..."
-            valid = ", ".join(self._tools)
-            return Observation(
-                f"ERROR: Unknown tool {shown!r}; should be one of: {valid}", True, rejected=True
-            )
+            return self._unknown(name)
         try:
-            parsed = tool.args_model.model_validate(dict(args))
-        except ValidationError as exc:
-            problem = describe_validation_error(exc)
+            action = tool.bind(args, time_left=time_left)
+        except InvalidArguments as exc:
             return Observation(
-                f"ERROR: invalid arguments for {name}: {problem}. Expected {tool.signature()}",
+                f"ERROR: invalid arguments for {name}: {exc}. Expected {tool.signature()}",
                 True,
                 rejected=True,
             )
-        return _execute(tool, parsed, time_left)
+        return _execute(tool.name, action)
+
+    def _unknown(self, name: str) -> Observation:
+        shown = name if len(name) <= MAX_NAME_IN_MESSAGE else name[:MAX_NAME_IN_MESSAGE] + "..."
+        # NAME.tool, or NAME__tool as it travels (providers/base.py WireNames): the tools of a
+        # server that did not start were never listed, so no name maps them back.
+        server = name.partition(".")[0] if "." in name else name.partition("__")[0]
+        if server in self._unavailable and server != name:
+            return Observation(
+                f"ERROR: {shown!r} cannot be called: MCP server {server} "
+                f"{self._unavailable[server]}; "
+                "answer without it or say it is unavailable",
+                True,
+            )
+        valid = ", ".join(self._tools)
+        return Observation(
+            f"ERROR: Unknown tool {shown!r}; should be one of: {valid}", True, rejected=True
+        )
 
 
-def _execute(tool: Tool[A], args: A, time_left: float) -> Observation | ApprovalNeeded:
-    with busy_wait_at_most(time_left):
-        result = _guarded(tool.name, lambda: tool.execute(args))
+def _execute(name: str, action: Action) -> Observation | ApprovalNeeded:
+    result = _guarded(name, action)
     if isinstance(result, ApprovalNeeded):  # its commit gets the same protection
         commit = result.commit
-        return ApprovalNeeded(result.summary, lambda: _observation(_guarded(tool.name, commit)))
+        return ApprovalNeeded(result.summary, lambda: _observation(_guarded(name, commit)))
     return result
 
 

@@ -1,0 +1,372 @@
+"""MCP tool servers: a real server (tests/mcp_server.py, the official SDK, over stdio) whose tools
+the model calls as NAME.tool through both wire formats, and every way such a server can fail."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from agent_cli.cli import app
+from agent_cli.config import McpServerSettings
+from agent_cli.providers.base import WireNames
+from agent_cli.seams import ModelRequest, ToolSpec
+from agent_cli.tools.mcp_servers import McpServers, ServerUnavailable, expand_env
+
+from .fakellm import FakeLLM, anthropic_calls, anthropic_text, openai_calls, openai_text
+
+runner = CliRunner()
+KEY = "sk-test-SECRET-0123456789abcdef"
+SERVER = Path(__file__).with_name("mcp_server.py")
+
+
+def server_config(name: str = "crm", mode: str = "normal", extra: str = "") -> str:
+    return (
+        f"[mcp.servers.{name}]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(SERVER))}, {json.dumps(mode)}]\n"
+        'env = { MCP_CALLS = "${MCP_CALLS}", MCP_STARTS = "${MCP_STARTS}" }\n'
+        "startup_timeout = 20.0\n"
+        f"{extra}"
+    )
+
+
+@pytest.fixture
+def crm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A config with the test server as `crm`; its calls and starts land in tmp_path."""
+    monkeypatch.setenv("MCP_CALLS", str(tmp_path / "calls.jsonl"))
+    monkeypatch.setenv("MCP_STARTS", str(tmp_path / "starts"))
+    config = tmp_path / "config.toml"
+    config.write_text(server_config())
+    return config
+
+
+def calls_made(tmp_path: Path) -> list[dict[str, Any]]:
+    path = tmp_path / "calls.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [json.loads(line) for line in lines]
+
+
+def ask(fake: FakeLLM, provider: str, config: Path, *args: str) -> Result:
+    variable = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
+    base = fake.url if provider == "anthropic" else fake.url + "/v1"
+    argv = ["ask", "Which tier is customer C1?", "--provider", provider, "--base-url", base]
+    argv += ["--config", str(config), "--json", "--no-grounding", *args]
+    return runner.invoke(app, argv, env={variable: KEY})
+
+
+def observations(result: Result) -> list[dict[str, Any]]:
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    return [r for r in records if r["event"] == "observation"]
+
+
+def finished(result: Result) -> dict[str, Any]:
+    return dict(json.loads(result.stdout.splitlines()[-1]))
+
+
+def calls(provider: str, *made: tuple[str, Any]) -> dict[str, Any]:
+    return (openai_calls if provider == "openai" else anthropic_calls)(*made)
+
+
+def text(provider: str, answer: str) -> dict[str, Any]:
+    return (openai_text if provider == "openai" else anthropic_text)(answer)
+
+
+def tool_names(provider: str, body: dict[str, Any]) -> list[str]:
+    if provider == "openai":
+        return [tool["function"]["name"] for tool in body["tools"]]
+    return [tool["name"] for tool in body["tools"]]
+
+
+def last_result(provider: str, body: dict[str, Any]) -> str:
+    last = body["messages"][-1]
+    return str(last["content"] if provider == "openai" else last["content"][0]["content"])
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_server_tool_is_called_as_name_dot_tool_and_its_result_is_delimited_data(
+    fake_llm: FakeLLM, crm: Path, tmp_path: Path, provider: str
+) -> None:
+    fake_llm.queue(
+        calls(provider, ("crm__lookup_customer", {"customer_id": "C1"})),
+        text(provider, "Customer C1 is gold tier."),
+    )
+    result = ask(fake_llm, provider, crm)
+    assert result.exit_code == 0, result.stderr
+    assert fake_llm.violations == []
+    first, second = fake_llm.bodies()
+    offered = tool_names(provider, first)
+    assert {"lookup_order", "crm__lookup_customer", "crm__close_ticket"} <= set(offered)
+    assert not any("broken_schema" in name for name in offered)  # skipped, with a warning
+    assert "crm: tool broken_schema skipped: its input schema is invalid" in result.stderr
+    (observed,) = observations(result)
+    assert observed["tool"] == "crm.lookup_customer" and not observed["is_error"]
+    sent = last_result(provider, second)
+    assert sent.startswith('<data source="crm.lookup_customer">\n') and sent.endswith("</data>")
+    assert sent.count("</data") == 1  # the server's own "</data>" cannot close the data
+    assert "customer=C1 name=Sato tier=gold" in sent
+    assert calls_made(tmp_path) == [{"tool": "lookup_customer", "arguments": {"customer_id": "C1"}}]
+    assert finished(result)["status"] == "answered"
+
+
+def test_a_tool_the_server_does_not_mark_read_only_needs_approval_unless_configured(
+    fake_llm: FakeLLM, crm: Path, tmp_path: Path
+) -> None:
+    fake_llm.queue(
+        openai_calls(("crm__close_ticket", {"ticket": 7})), openai_text("I could not close it.")
+    )
+    denied = ask(fake_llm, "openai", crm)
+    assert denied.exit_code == 0, denied.stderr
+    (observed,) = observations(denied)
+    assert observed["observation"].startswith("DENIED")
+    assert calls_made(tmp_path) == []  # nobody at a terminal: the server never saw the call
+    crm.write_text(
+        server_config(extra='[mcp.servers.crm.tools.close_ticket]\napproval = "never"\n')
+    )
+    fake_llm.queue(openai_calls(("crm__close_ticket", {"ticket": 7})), openai_text("Closed."))
+    allowed = ask(fake_llm, "openai", crm)
+    assert allowed.exit_code == 0, allowed.stderr
+    assert observations(allowed)[0]["observation"] == "ticket 7 closed"
+    assert calls_made(tmp_path) == [{"tool": "close_ticket", "arguments": {"ticket": 7}}]
+
+
+def test_arguments_are_validated_against_the_servers_schema_strictly_before_any_call(
+    fake_llm: FakeLLM, crm: Path, tmp_path: Path
+) -> None:
+    fake_llm.queue(
+        openai_calls(("crm__lookup_customer", {"customer_id": 1})),
+        openai_calls(("crm__lookup_customer", {"customer_id": "C1", "admin": True})),
+        openai_text("I could not look it up."),
+    )
+    result = ask(fake_llm, "openai", crm)
+    assert result.exit_code == 0, result.stderr
+    wrong_type, extra = (o["observation"] for o in observations(result))
+    assert "invalid arguments for crm.lookup_customer: customer_id: 1 is not of type" in wrong_type
+    assert "'admin' was unexpected" in extra and "Expected crm.lookup_customer(" in extra
+    assert calls_made(tmp_path) == []
+
+
+def test_a_hanging_tool_is_an_error_observation_bounded_by_the_run_deadline(
+    fake_llm: FakeLLM, crm: Path
+) -> None:
+    fake_llm.queue(openai_calls(("crm__wait", {"seconds": 3600})), openai_text("Never reached."))
+    began = time.monotonic()
+    result = ask(fake_llm, "openai", crm, "--timeout", "3")
+    assert time.monotonic() - began < 20
+    assert result.exit_code == 3, result.stderr
+    (observed,) = observations(result)
+    assert observed["observation"].startswith("ERROR: crm.wait did not answer within")
+    assert finished(result)["status"] == "timeout"
+
+
+def test_a_crashed_server_is_an_error_observation_and_its_last_words_are_kept(
+    fake_llm: FakeLLM, crm: Path
+) -> None:
+    fake_llm.queue(
+        openai_calls(("crm__crash", {})),
+        openai_calls(("crm__lookup_customer", {"customer_id": "C1"})),
+        openai_text("The CRM is unavailable."),
+    )
+    result = ask(fake_llm, "openai", crm)
+    assert result.exit_code == 0, result.stderr
+    crashed, after = (o["observation"] for o in observations(result))
+    assert crashed.startswith("ERROR: crm.crash failed: MCP server crm stopped")
+    assert "the ticket database went away" in crashed
+    assert after.startswith("ERROR: MCP server crm is not available: it stopped")
+    assert finished(result)["status"] == "answered"
+
+
+def test_servers_that_fail_to_start_are_warnings_and_their_tools_say_why(
+    fake_llm: FakeLLM, crm: Path, tmp_path: Path
+) -> None:
+    broken = server_config("gone", "exit") + server_config("stuck", "hang")
+    crm.write_text(broken.replace("startup_timeout = 20.0", "startup_timeout = 3.0"))
+    fake_llm.queue(openai_calls(("gone__lookup_customer", {"customer_id": "C1"})), openai_text("?"))
+    began = time.monotonic()
+    result = ask(fake_llm, "openai", crm)
+    assert time.monotonic() - began < 15  # both at once, each within its startup_timeout
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "MCP server gone exited before it was ready; it said: cannot open crm.db" in result.stderr
+    )
+    assert "MCP server stuck did not start within 3 s" in result.stderr
+    (observed,) = observations(result)
+    assert observed["observation"].startswith(
+        "ERROR: 'gone__lookup_customer' cannot be called: MCP server gone exited before it was"
+    )
+    assert "cannot open crm.db" in observed["observation"]
+    assert "lookup_order" in tool_names("openai", fake_llm.bodies()[0])
+
+
+def test_a_chat_session_starts_each_server_once_and_stops_it_at_the_end(
+    fake_llm: FakeLLM, crm: Path, tmp_path: Path
+) -> None:
+    fake_llm.queue(openai_text("First answer."), openai_text("Second answer."))
+    argv = ["chat", "--provider", "openai", "--base-url", fake_llm.url + "/v1"]
+    result = runner.invoke(
+        app, [*argv, "--config", str(crm)], input="one\ntwo\n", env={"OPENAI_API_KEY": KEY}
+    )
+    assert result.exit_code == 0, result.stderr
+    (pid,) = (tmp_path / "starts").read_text().split()
+    with pytest.raises(ProcessLookupError):  # the server is gone with the session
+        os.kill(int(pid), 0)
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    """The test server over streamable HTTP on a free loopback port: its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), "http", str(port)], stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as attempt:
+                if attempt.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_a_running_server_is_reached_by_url_over_streamable_http(
+    fake_llm: FakeLLM, tmp_path: Path, http_server: str
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[mcp.servers.web]\nurl = "{http_server}"\n'
+        '[mcp.servers.down]\nurl = "http://127.0.0.1:9/mcp"\nstartup_timeout = 5.0\n'
+    )
+    fake_llm.queue(
+        openai_calls(("web__lookup_customer", {"customer_id": "C2"})), openai_text("Gold.")
+    )
+    result = ask(fake_llm, "openai", config)
+    assert result.exit_code == 0, result.stderr
+    (observed,) = observations(result)
+    assert observed["observation"].startswith("customer=C2 name=Sato")
+    assert "MCP server down did not start" in result.stderr
+
+
+def test_agent_tools_lists_server_tools_and_doctor_checks_each_server(crm: Path) -> None:
+    crm.write_text(server_config() + server_config("gone", "exit"))
+    listed = runner.invoke(app, ["tools", "--json", "--config", str(crm)])
+    assert listed.exit_code == 0, listed.stderr
+    tools = {tool["name"]: tool for tool in json.loads(listed.stdout)}
+    assert tools["crm.lookup_customer"]["parameters"]["additionalProperties"] is False
+    assert "from MCP server crm" in tools["crm.lookup_customer"]["description"]
+    assert "crm.broken_schema" not in tools and "MCP server gone exited" in listed.stderr
+    checked = runner.invoke(app, ["doctor", "--config", str(crm)])
+    assert checked.exit_code == 1
+    assert "MCP server crm" in checked.stdout and "6 tools" in checked.stdout
+    assert "MCP server gone" in checked.stdout and "exited before it was ready" in checked.stdout
+
+
+def test_every_listing_page_is_read(tmp_path: Path) -> None:
+    config = McpServerSettings(command=sys.executable, args=[str(SERVER), "many"])
+    servers = McpServers({"big": config}, warn=lambda _: None)
+    try:
+        servers.start(30)
+        assert len(servers.tools) == 6 + 150
+    finally:
+        servers.close()
+
+
+def test_nothing_of_mcp_is_imported_without_a_server_nor_by_the_offline_model(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(server_config())
+    probe = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from agent_cli.cli import app\n"
+        "for extra in ([], ['--config', sys.argv[1]]):\n"
+        "    result = CliRunner().invoke(app, ['ask', 'Is A100 refundable?', '-q', *extra])\n"
+        "    assert result.exit_code == 0, result.output\n"
+        "    loaded = [m for m in sys.modules if m.split('.')[0] in ('mcp', 'jsonschema')]\n"
+        "    assert not loaded, loaded\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(config)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_server_settings_are_checked_when_the_config_is_read(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[mcp.servers.both]\ncommand = "x"\nurl = "http://localhost:1/mcp"\n'
+        '[mcp.servers."a.b"]\ncommand = "x"\n'
+        '[mcp.servers.web]\nurl = "http://localhost:1/mcp"\nargs = ["x"]\n'
+        '[mcp.servers.typo]\ncommand = "x"\napprove = "never"\n'
+    )
+    result = runner.invoke(app, ["tools", "--config", str(config)])
+    assert result.exit_code == 2
+    message = result.stderr
+    assert "mcp.servers.both" in message and "either command" in message
+    assert "prefixes its tools' names" in message
+    assert "args, env and cwd are for a command" in message
+    assert "mcp.servers.typo.approve" in message and "approval" in message  # did you mean
+    assert len(message.strip().splitlines()) == 1
+
+
+def test_env_values_take_variables_from_ours_and_an_unset_one_says_which() -> None:
+    assert expand_env({"TOKEN": "Bearer ${CRM_KEY}"}, {"CRM_KEY": "k1"}) == {"TOKEN": "Bearer k1"}
+    with pytest.raises(ServerUnavailable, match=r"env TOKEN needs \$CRM_KEY, which is not set"):
+        expand_env({"TOKEN": "${CRM_KEY}"}, {})
+
+
+def _request(*names: str) -> ModelRequest:
+    specs = tuple(ToolSpec(name, "d", {"type": "object"}) for name in names)
+    return ModelRequest(goal="g", today=date(2026, 12, 4), tools=specs, history=(), deadline=0.0)
+
+
+def test_wire_names_are_accepted_by_the_apis_distinct_and_map_back() -> None:
+    names = WireNames.of(_request("lookup_order", "crm.get", "crm_get", "crm__get", "a.b.c-d"))
+    assert names.out("lookup_order") == "lookup_order"
+    sent = [names.out(n) for n in ("crm.get", "crm_get", "crm__get", "a.b.c-d")]
+    assert len(set(sent)) == 4 and "crm__get" in sent
+    for name, wire in zip(("crm.get", "crm_get", "crm__get", "a.b.c-d"), sent, strict=True):
+        assert names.back(wire) == name
+    assert names.out("made.up name!") == "made_up_name_"  # a call the model invented
+
+
+def test_an_mcp_call_needing_approval_is_asked_at_the_terminal_per_exact_call(
+    crm: Path, tmp_path: Path
+) -> None:
+    import pexpect
+
+    from .test_chat_terminal import spawn
+
+    script = tmp_path / "s.json"
+    close = [{"type": "tool", "tool": "crm.close_ticket", "args": {"ticket": n}} for n in (7, 8)]
+    script.write_text(json.dumps([*close, {"type": "final", "answer": "Ticket 7 closed."}]))
+    child = spawn(
+        "ask", "Close tickets 7 and 8", "--script", str(script), env={"AGENT_CONFIG": str(crm)}
+    )
+    child.expect(r'Approve call crm.close_ticket on MCP server crm with \{"ticket": 7\}\? \[y/N\] ')
+    child.sendline("y")
+    child.expect("ticket 7 closed")
+    child.expect(r'with \{"ticket": 8\}\? \[y/N\] ')
+    child.sendline("n")
+    child.expect("DENIED")
+    child.expect("Ticket 7 closed.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert calls_made(tmp_path) == [{"tool": "close_ticket", "arguments": {"ticket": 7}}]
