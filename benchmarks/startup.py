@@ -4,19 +4,24 @@
 
 Whole-process wall times (median, min-max over N runs) side by side with `python -c pass` and
 the Typer+Rich floor (`import typer.rich_utils`, what any Typer app with Rich help pays), each
-as a ratio to that floor; the peak memory of `agent ask --dry-run`; and, in process, the loop's
-own overhead per 3-step run with the scripted model and rendering off.
+as a ratio to that floor; the peak memory of each; and, in process, the loop's own overhead per
+3-step run with the scripted model and rendering off. `agent ask` (the offline default) also
+logs the run. With the MCP SDK installed, `agent tools` with one MCP server configured (the test
+suite's, over stdio) shows what a configured server costs: the SDK's import and the server's
+start; with none configured nothing of MCP is imported.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from importlib.util import find_spec
 from pathlib import Path
 
 AGENT = [sys.executable, "-m", "agent_cli"]
@@ -25,7 +30,19 @@ COMMANDS = {
     "import typer.rich_utils (floor)": [sys.executable, "-c", "import typer.rich_utils"],
     "agent --help": [*AGENT, "--help"],
     "agent ask --dry-run": [*AGENT, "ask", "Is order A100 refundable?", "--dry-run"],
+    "agent ask (offline, logged)": [*AGENT, "ask", "Is order A100 refundable?"],
+    "agent tools": [*AGENT, "tools"],
 }
+MCP_SERVER = Path(__file__).parent.parent / "tests" / "mcp_server.py"
+
+
+def mcp_config(directory: str) -> Path:
+    config = Path(directory) / "mcp.toml"
+    config.write_text(
+        f"[mcp.servers.crm]\ncommand = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(MCP_SERVER))}]\n"
+    )
+    return config
 
 
 def time_process(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
@@ -79,12 +96,28 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     runs = parser.parse_args().runs
     with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "AGENT_DB": str(Path(home) / "orders.db"), "HOME": home}
-        for argv in COMMANDS.values():
+        env = {**os.environ, "HOME": home}  # the database and the run log are made there
+        for variable in (
+            "AGENT_DB",
+            "AGENT_LOG",
+            "AGENT_CONFIG",
+            "XDG_DATA_HOME",
+            "XDG_STATE_HOME",
+        ):
+            env.pop(variable, None)
+        commands = dict(COMMANDS)
+        if find_spec("mcp") is not None and MCP_SERVER.exists():
+            commands["agent tools, 1 MCP server"] = [
+                *AGENT,
+                "tools",
+                "--config",
+                str(mcp_config(home)),
+            ]
+        for argv in commands.values():
             time_process(argv, env)  # warm the file cache; seeds the database
-        figures: dict[str, list[tuple[float, int]]] = {name: [] for name in COMMANDS}
+        figures: dict[str, list[tuple[float, int]]] = {name: [] for name in commands}
         for _ in range(runs):  # round-robin, so drift in the machine's load hits all alike
-            for name, argv in COMMANDS.items():
+            for name, argv in commands.items():
                 figures[name].append(time_process(argv, env))
     floor_samples = [t for t, _ in figures["import typer.rich_utils (floor)"]]
     floor, floor_min = statistics.median(floor_samples), min(floor_samples)
