@@ -205,8 +205,8 @@ class Session:
 
         try:
             question = check_question(line, self.settings.limits.max_question_chars)
-            events = self.runtime.events(question, self.memory.recent())
             run_view = RunView(self.console)
+            events = self.runtime.events(question, self.memory.recent(), run_view.stream)
             sinks: list[Callable[[Event], None]] = [self._record, keep, run_view.show]
             if self.log is not None:
                 sinks.insert(0, self.log)

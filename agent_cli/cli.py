@@ -238,6 +238,14 @@ TodayOption = Annotated[
     str | None, typer.Option(help="Today's date for the model, YYYY-MM-DD (reproducible runs).")
 ]
 TraceOption = Annotated[Path | None, typer.Option(help="Append the JSON Lines trace to this file.")]
+NoStreamOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-stream",
+        help="Ask for whole replies, not streamed ones: the answer appears when complete "
+        "(provider.stream = false).",
+    ),
+]
 NoGroundingOption = Annotated[
     bool,
     typer.Option(
@@ -269,6 +277,7 @@ def ask(
     today: TodayOption = None,
     trace: TraceOption = None,
     no_grounding: NoGroundingOption = False,
+    no_stream: NoStreamOption = False,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the trace events as JSON Lines on stdout only.")
     ] = False,
@@ -290,7 +299,9 @@ def ask(
         trace=trace,
         grounding=False if no_grounding else None,
         quiet=quiet,
-        provider=ProviderOptions(provider, model, base_url, mode, config),
+        provider=ProviderOptions(
+            provider, model, base_url, mode, config, stream=False if no_stream else None
+        ),
     )
     ask_once(AskOptions(question, json_output, run_options))
 
@@ -310,6 +321,7 @@ def chat(
     today: TodayOption = None,
     trace: TraceOption = None,
     no_grounding: NoGroundingOption = False,
+    no_stream: NoStreamOption = False,
     resume: Annotated[
         bool,
         typer.Option(
@@ -337,7 +349,9 @@ def chat(
         today=today,
         trace=trace,
         grounding=False if no_grounding else None,
-        provider=ProviderOptions(provider, model, base_url, mode, config),
+        provider=ProviderOptions(
+            provider, model, base_url, mode, config, stream=False if no_stream else None
+        ),
     )
     raise typer.Exit(run_chat(options, resume=resume))
 
@@ -374,6 +388,7 @@ def eval_(
     repeat: Annotated[int, typer.Option(help="Run each case this many times.")] = 1,
     timeout: TimeoutOption = None,
     no_grounding: NoGroundingOption = False,
+    no_stream: NoStreamOption = False,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print JSON Lines: one per case, then one per model.")
     ] = False,
@@ -402,7 +417,9 @@ def eval_(
         script=script,
         timeout=timeout,
         grounding=False if no_grounding else None,
-        provider=ProviderOptions(provider, None, base_url, mode, config),
+        provider=ProviderOptions(
+            provider, None, base_url, mode, config, stream=False if no_stream else None
+        ),
     )
     eval_command(
         EvalOptions(

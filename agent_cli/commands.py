@@ -67,17 +67,17 @@ def ask_once(options: AskOptions) -> None:
         if options.run.trace:  # opened before the first model call: a bad path fails early
             trace = stack.enter_context(open_trace_file(options.run.trace))
             sinks.append(TraceWriter(trace).write)
-        events = runtime.events(question)
         if options.json_output:
             sinks.append(TraceWriter(sys.stdout).write)
             drive(
-                events,
+                runtime.events(question),
                 sinks,
                 respond=terminal_responder(show_question=True, stream=sys.stderr),
                 approve=terminal_approver(stream=sys.stderr),
             )
             return
         view = RunView(make_console(), quiet=options.run.quiet)
+        events = runtime.events(question, on_text=view.stream)
         respond = terminal_responder(show_question=options.run.quiet, stream=sys.stdout)
         approve = terminal_approver(stream=sys.stdout)
         drive(events, [*sinks, view.show], waiting=view.waiting, respond=respond, approve=approve)

@@ -123,6 +123,7 @@ class ProviderSettings(_Section):
     max_retries: int = Field(default=2, ge=0, le=10)
     max_retry_wait: float = Field(default=60.0, ge=0, le=3_600)
     response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
+    stream: bool = True  # replies as server-sent events, shown as they arrive (--no-stream)
 
 
 class ProfileSettings(_Section):

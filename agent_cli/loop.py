@@ -56,6 +56,7 @@ from agent_cli.seams import (
     Observation,
     ReasoningModel,
     Reply,
+    TextDelta,
     Toolbox,
     ToolSpec,
     Verdict,
@@ -72,16 +73,26 @@ def run(
     today: date | None = None,
     conversation: tuple[Exchange, ...] = (),
     check_answer: AnswerCheck | None = None,
+    on_text: Callable[[TextDelta], None] | None = None,
     run_id: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     wall: Callable[[], float] = time.time,
 ) -> Generator[Event, Reply, None]:
     """Run the loop on `goal`, yielding an event for everything that happens. A consumer
-    answers a `QuestionAsked` with `send(reply)` and an `ApprovalRequested` with a Verdict."""
+    answers a `QuestionAsked` with `send(reply)` and an `ApprovalRequested` with a Verdict.
+    `on_text` sees a streaming model's text as it arrives, for display only: it is not an
+    event, and nothing is decided on it (the decision comes whole, as ModelDecided)."""
     limits = limits or Limits()
     state = RunState(run_id or uuid.uuid4().hex, limits, clock, wall, started=clock())
     context = _Context(
-        goal, model, toolbox, toolbox.specs(), today or date.today(), conversation, check_answer
+        goal,
+        model,
+        toolbox,
+        toolbox.specs(),
+        today or date.today(),
+        conversation,
+        check_answer,
+        on_text or _no_text,
     )
     try:
         yield RunStarted(
@@ -121,6 +132,10 @@ def run(
     yield state.finish("answered", answer=answer)
 
 
+def _no_text(_: TextDelta) -> None:
+    return None
+
+
 # Stops after which one more (tool-less) call is worth making; not for time or money.
 ANSWER_AT_LIMIT = ("max_steps", "no_progress")
 
@@ -136,6 +151,7 @@ class _Context:
     today: date
     conversation: tuple[Exchange, ...]
     check_answer: AnswerCheck | None
+    on_text: Callable[[TextDelta], None]
 
     def answer_problem(self, answer: str, history: tuple[Step, ...]) -> str | None:
         return self.check_answer(answer, history) if self.check_answer else None
@@ -230,6 +246,7 @@ def _consult(
         calls.append,
         context.conversation,
         final,
+        context.on_text,
     )
     try:
         reply = context.model.decide(request)

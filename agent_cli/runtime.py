@@ -23,7 +23,7 @@ from agent_cli.loop import run
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import load_script
 from agent_cli.runlog import RunRecorder, configured_log_path
-from agent_cli.seams import FAIL_CLOSED, Exchange, ReasoningModel, Reply, Verdict
+from agent_cli.seams import FAIL_CLOSED, Exchange, ReasoningModel, Reply, TextDelta, Verdict
 from agent_cli.store import OrderStore, open_configured
 from agent_cli.text import clean_text
 from agent_cli.tools import RegisteredTool, ToolRegistry
@@ -42,6 +42,7 @@ class ProviderOptions:
     base_url: str | None = None
     mode: str | None = None
     config: Path | None = None
+    stream: bool | None = None  # False: --no-stream
 
     def overrides(self) -> dict[str, dict[str, object]]:
         return {
@@ -50,6 +51,7 @@ class ProviderOptions:
                 "model": self.model,
                 "base_url": self.base_url,
                 "mode": self.mode,
+                "stream": self.stream,
             }
         }
 
@@ -101,7 +103,10 @@ class Runtime:
         return stated or self.today
 
     def events(
-        self, question: str, conversation: tuple[Exchange, ...] = ()
+        self,
+        question: str,
+        conversation: tuple[Exchange, ...] = (),
+        on_text: Callable[[TextDelta], None] | None = None,
     ) -> Generator[Event, Reply, None]:
         self.refunds.new_run()
         return run(
@@ -112,6 +117,7 @@ class Runtime:
             today=self.today_for(question),
             conversation=conversation,
             check_answer=ground_answer if self.limits.grounding else None,
+            on_text=on_text,
         )
 
 

@@ -74,6 +74,20 @@ AnswerCheck = Callable[[str, tuple[Step, ...]], str | None]
 Reply = str | Verdict | None
 
 
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """Text of a reply as it streams in, for the screen only: the reply itself, and every
+    record of it, comes whole when the model has decided. `restart`: the attempt failed part-way
+    and is retried, so the text so far is void."""
+
+    text: str
+    restart: bool = False
+
+
+def _no_text(_: TextDelta) -> None:
+    return None
+
+
 class DeadlineExceeded(Exception):
     """Raised by a model that could not answer before `ModelRequest.deadline`."""
 
@@ -102,6 +116,7 @@ class ModelRequest:
     on_call: Callable[[ModelCall], None] = _ignore  # providers report each HTTP attempt here
     conversation: tuple[Exchange, ...] = ()  # earlier turns of a chat, oldest first
     final: bool = False  # a limit stopped the run: answer now from what is known, call no tool
+    on_text: Callable[[TextDelta], None] = _no_text  # a streaming provider's text, as it comes
 
 
 @dataclass(frozen=True, slots=True, init=False)

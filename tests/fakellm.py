@@ -26,6 +26,13 @@ class Reply:
     delay: float = 0.0  # seconds before answering
     trickle: float | None = None  # send the body one byte per this many seconds
     trickle_head: float | None = None  # send the status line and headers that way
+    # Asked to stream, a 200 with a completion body is sent as server-sent events, one text
+    # piece (a word) or argument piece per event, each after `token_delay` seconds. `events`
+    # replaces those with exactly these (each a full "event: ...\ndata: ...\n\n" or
+    # "data: ...\n\n"); `cut_after` drops the connection after that many, mid-reply.
+    token_delay: float = 0.0
+    events: list[str] | None = None
+    cut_after: int | None = None
 
 
 @dataclass
@@ -110,7 +117,37 @@ class _Handler(BaseHTTPRequestHandler):
             reply = fake.replies.popleft()
         else:
             reply = Reply(500, {"error": {"message": "the test script ran out of replies"}})
+        trickled = reply.trickle is not None or reply.trickle_head is not None  # sent as it is
+        if (
+            isinstance(body, dict)
+            and body.get("stream") is True
+            and reply.status == 200
+            and not trickled
+        ):
+            events = reply.events or _as_events(reply.body, body)
+            if events is not None:
+                self._send_events(reply, events)
+                return
         self._send(reply)
+
+    def _send_events(self, reply: Reply, events: list[str]) -> None:
+        time.sleep(reply.delay)
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        try:
+            for number, event in enumerate(events):
+                if reply.cut_after is not None and number >= reply.cut_after:
+                    self.close_connection = True  # no last chunk: the reply was cut
+                    return
+                time.sleep(reply.token_delay)
+                data = event.encode()
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def _send(self, reply: Reply) -> None:
         time.sleep(reply.delay)
@@ -152,6 +189,104 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError, OSError):
             pass
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\s*\S+\s*", text) or [text]
+
+
+def _pieces(text: str) -> list[str]:
+    third = max(1, len(text) // 3)
+    return [text[i : i + third] for i in range(0, len(text), third)] or [""]
+
+
+def _sse(data: Any, event: str | None = None) -> str:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data)}\n\n"
+
+
+def _as_events(reply: Any, request: dict[str, Any]) -> list[str] | None:
+    """A completion as the stream the real API would send for it (None: not a completion)."""
+    if isinstance(reply, dict) and "choices" in reply:
+        usage = (request.get("stream_options") or {}).get("include_usage") is True
+        return _openai_events(reply, usage)
+    if isinstance(reply, dict) and reply.get("type") == "message":
+        return _anthropic_events(reply)
+    return None
+
+
+def _openai_events(reply: dict[str, Any], include_usage: bool) -> list[str]:
+    choice = reply["choices"][0]
+    message, finish = choice["message"], choice.get("finish_reason")
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> str:
+        return _sse(
+            {
+                "id": reply.get("id", "chatcmpl-1"),
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            }
+        )
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"content": word}) for word in _words(message.get("content") or "")]
+    if message.get("refusal"):
+        events.append(chunk({"refusal": message["refusal"]}))
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call["function"]
+        start = {"index": index, "id": call["id"], "type": "function"}
+        events.append(chunk({"tool_calls": [{**start, "function": {"name": function["name"]}}]}))
+        events += [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            for piece in _pieces(function["arguments"])
+        ]
+    events.append(chunk({}, finish))
+    if include_usage and "usage" in reply:
+        events.append(
+            _sse({"object": "chat.completion.chunk", "choices": [], "usage": reply["usage"]})
+        )
+    return [*events, "data: [DONE]\n\n"]
+
+
+def _anthropic_events(reply: dict[str, Any]) -> list[str]:
+    usage = reply.get("usage", {})
+    start = {**reply, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events = [_sse({"type": "message_start", "message": start}, "message_start")]
+    for index, block in enumerate(reply["content"]):
+        if block["type"] == "text":
+            opened, deltas = (
+                {"type": "text", "text": ""},
+                [{"type": "text_delta", "text": word} for word in _words(block["text"])],
+            )
+        else:
+            opened = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            raw = block["input"] if isinstance(block["input"], str) else json.dumps(block["input"])
+            deltas = [{"type": "input_json_delta", "partial_json": piece} for piece in _pieces(raw)]
+        events.append(
+            _sse(
+                {"type": "content_block_start", "index": index, "content_block": opened},
+                "content_block_start",
+            )
+        )
+        events += [
+            _sse(
+                {"type": "content_block_delta", "index": index, "delta": delta},
+                "content_block_delta",
+            )
+            for delta in deltas
+        ]
+        events.append(_sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
+    events.append(
+        _sse(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": reply.get("stop_reason"), "stop_sequence": None},
+                "usage": {"output_tokens": usage.get("output_tokens", 0)},
+            },
+            "message_delta",
+        )
+    )
+    return [*events, _sse({"type": "message_stop"}, "message_stop")]
 
 
 def _refusal(fake: FakeLLM, body: Any) -> Reply | None:
@@ -264,7 +399,9 @@ def _anthropic_problem(headers: dict[str, str], body: dict[str, Any]) -> str | N
 # --- replies in each dialect ------------------------------------------------------------------
 
 
-def openai_calls(*calls: tuple[str, Any], usage: tuple[int, int] = (100, 20)) -> dict[str, Any]:
+def openai_calls(
+    *calls: tuple[str, Any], text: str | None = None, usage: tuple[int, int] = (100, 20)
+) -> dict[str, Any]:
     """A reply with tool calls; each call is (name, args dict or raw argument string)."""
     tool_calls = [
         {
@@ -277,7 +414,7 @@ def openai_calls(*calls: tuple[str, Any], usage: tuple[int, int] = (100, 20)) ->
         }
         for i, (name, args) in enumerate(calls)
     ]
-    message = {"role": "assistant", "content": None, "tool_calls": tool_calls}
+    message = {"role": "assistant", "content": text, "tool_calls": tool_calls}
     return _openai(message, "tool_calls", usage)
 
 

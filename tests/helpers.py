@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import replace
 from datetime import date
+
+import httpx
 
 from agent_cli.budget import Limits
 from agent_cli.decisions import CallTool, FinalAnswer
 from agent_cli.events import Event, QuestionAsked
 from agent_cli.loop import run
+from agent_cli.providers.http import Channel, RetryPolicy
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.store import OrderStore
 from agent_cli.tools import ToolRegistry
@@ -90,3 +93,17 @@ def delivered_recently(code: str = "A100", days: int = 12) -> None:
         store.import_orders([replace(order, delivered_at=date.today() - timedelta(days=days))])
     finally:
         store.close()
+
+
+def mock_channel(respond: Callable[[httpx.Request], httpx.Response]) -> Channel:
+    """A Channel whose every request `respond` answers in process (no retries)."""
+    return Channel(
+        base_url="http://127.0.0.1:9",
+        headers={},
+        secret=None,
+        key_env=None,
+        connect_timeout=1,
+        read_timeout=1,
+        retry=RetryPolicy(max_retries=0),
+        transport=httpx.MockTransport(respond),
+    )

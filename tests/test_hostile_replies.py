@@ -17,13 +17,14 @@ from typer.testing import CliRunner
 from agent_cli.cli import app
 from agent_cli.errors import MalformedReply, ProviderError
 from agent_cli.providers.anthropic import AnthropicMessages, AnthropicOptions
-from agent_cli.providers.http import Channel, RetryPolicy, retry_after_seconds
+from agent_cli.providers.http import Channel, retry_after_seconds
 from agent_cli.providers.jsontext import JsonTextError, read_json
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
 from agent_cli.seams import ModelRequest
 from agent_cli.text import valid_text
 
 from .fakellm import FakeLLM, Reply, anthropic_calls, anthropic_text, openai_calls, openai_text
+from .helpers import mock_channel
 from .test_providers import ask, final, records
 
 runner = CliRunner()
@@ -218,16 +219,7 @@ class _Replies:
 
 def _adapters(replies: _Replies) -> list[OpenAIChat | AnthropicMessages]:
     def channel() -> Channel:
-        return Channel(
-            base_url="http://127.0.0.1:9",
-            headers={},
-            secret=None,
-            key_env=None,
-            connect_timeout=1,
-            read_timeout=1,
-            retry=RetryPolicy(max_retries=0),
-            transport=httpx.MockTransport(replies),
-        )
+        return mock_channel(replies)
 
     return [
         OpenAIChat(channel(), OpenAIOptions("m", mode="tools")),

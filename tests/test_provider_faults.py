@@ -170,6 +170,14 @@ def test_a_server_that_trickles_its_status_line_and_headers_hits_the_run_deadlin
     assert "timed out after 2 s" in result.stderr
 
 
+@pytest.mark.parametrize("body", ["null", "3", "true", '"text"'])
+def test_a_200_with_a_json_scalar_is_an_invalid_response(fake_llm: FakeLLM, body: str) -> None:
+    fake_llm.queue(Reply(body=body, headers={"content-type": "application/json"}))
+    result = ask(fake_llm, "openai", "--no-stream")
+    assert result.exit_code == 1
+    assert "that is not a JSON object" in result.stderr
+
+
 def test_a_200_with_html_is_an_invalid_response(fake_llm: FakeLLM) -> None:
     fake_llm.queue(Reply(200, "<html><body>Gateway login</body></html>", {"set-cookie": "s=1"}))
     result = ask(fake_llm, "openai")

@@ -153,5 +153,31 @@ def test_the_spinner_says_which_step_and_how_long_it_has_waited(
     view = RunView(terminal(io.StringIO()))
     for event in events[:3]:  # started, the call, its observation: the model is on step 2
         view.show(event)
-    waiting = run_view._Waiting(view._step)
+    waiting = run_view._Waiting(view._step, view._draft)
     assert waiting.__rich__().plain == "step 2 · waiting for the model · 12 s"
+
+
+def test_streamed_text_is_drawn_above_the_spinner_and_gone_once_the_reply_is_whole(
+    store: OrderStore,
+) -> None:
+    from rich.spinner import Spinner
+
+    from agent_cli.seams import TextDelta
+    from agent_cli.ui import run_view
+
+    _, events = scripted_run(store, final("Order A100 is refundable."))
+    out = io.StringIO()
+    view = RunView(terminal(out))
+    view.show(events[0])
+    live = run_view._Streaming(view._draft, Spinner("dots"))
+    assert isinstance(live.__rich__(), Spinner)  # nothing streamed yet: the spinner alone
+    for piece in ("Order ", "A100 is ", "refund"):
+        view.stream(TextDelta(piece))
+    drawn = io.StringIO()
+    terminal(drawn).print(live)
+    assert "Order A100 is refund" in drawn.getvalue() and "Answer" in drawn.getvalue()
+    view.stream(TextDelta("", restart=True))  # the attempt failed: its text is void
+    assert isinstance(live.__rich__(), Spinner)
+    view.stream(TextDelta("Order A100 is refundable."))
+    view.show(events[1])  # the decision, whole: the draft is done
+    assert view._draft == []

@@ -9,8 +9,9 @@ as assistant content (text, then `tool_use` blocks) followed by one user message
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from agent_cli.decisions import CallTool, Usage
 from agent_cli.errors import InvalidProviderResponse, MalformedReply
@@ -37,7 +38,9 @@ from agent_cli.providers.base import (
     wire_form,
 )
 from agent_cli.providers.http import Channel
-from agent_cli.seams import ModelReply, ModelRequest, ToolSpec
+from agent_cli.providers.jsontext import JsonTextError, read_json
+from agent_cli.providers.streaming import StreamFailed, event_json
+from agent_cli.seams import ModelReply, ModelRequest, TextDelta, ToolSpec
 
 ANTHROPIC_VERSION = "2023-06-01"
 _STOPS_WITHOUT_DECISION = {
@@ -52,6 +55,7 @@ class AnthropicOptions:
     mode: Mode = "tools"
     temperature: float = 0.0
     max_output_tokens: int = 1024
+    stream: bool = False  # server-sent events, the text shown as it arrives
 
 
 class AnthropicMessages(HttpAdapter):
@@ -61,7 +65,7 @@ class AnthropicMessages(HttpAdapter):
     path = "/v1/messages"
 
     def __init__(self, channel: Channel, options: AnthropicOptions) -> None:
-        super().__init__(channel, options.model)
+        super().__init__(channel, options.model, mode=options.mode, stream=options.stream)
         self._options = options
 
     def features(self) -> dict[str, re.Pattern[str]]:
@@ -84,6 +88,8 @@ class AnthropicMessages(HttpAdapter):
             "messages": messages,
             "temperature": options.temperature,
         }
+        if self.streaming:
+            body["stream"] = True
         if request.final:
             _append_user_text(messages, final_prompt(options.mode))
         if options.mode == "tools":
@@ -113,6 +119,9 @@ class AnthropicMessages(HttpAdapter):
             for i, use in enumerate(uses)
         ]
         return reply_of(text, calls, mode=self._options.mode, usage=usage, step=step)
+
+    def stream_reader(self, emit: Callable[[TextDelta], None]) -> MessageStream:
+        return MessageStream(emit)
 
     @staticmethod
     def usage_of(payload: dict[str, Any]) -> Usage:
@@ -187,3 +196,85 @@ def _result(call: CallTool, observation: str, is_error: bool) -> dict[str, Any]:
     if is_error:
         result["is_error"] = True
     return result
+
+
+class MessageStream:
+    """Messages API events assembled into the message a non-streamed reply is: each content
+    block from its start and deltas (text joined, a tool_use's input from its JSON pieces),
+    the stop reason and both token counts."""
+
+    def __init__(self, emit: Callable[[TextDelta], None]) -> None:
+        self._emit = emit
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._json: dict[int, list[str]] = {}
+        self._usage: dict[str, Any] = {}
+        self._stop: str | None = None
+        self.complete = False
+        self.events = 0
+
+    def feed(self, event: str, data: str) -> None:
+        self.events += 1
+        message = event_json(data)
+        if not isinstance(message, dict):
+            raise StreamFailed("a streamed event is not a JSON object", retryable=False)
+        kind = message.get("type", event)
+        if kind == "error":
+            error = message.get("error")
+            why = error.get("message") if isinstance(error, dict) else None
+            raise StreamFailed(why if isinstance(why, str) else "an error event", retryable=True)
+        handler = self._handlers.get(kind)
+        if handler is not None:
+            handler(self, message)
+
+    def _message_start(self, event: dict[str, Any]) -> None:
+        message = event.get("message")
+        if isinstance(message, dict) and isinstance(message.get("usage"), dict):
+            self._usage.update(message["usage"])
+
+    def _block_start(self, event: dict[str, Any]) -> None:
+        block, index = event.get("content_block"), event.get("index")
+        if isinstance(block, dict) and isinstance(index, int):
+            self._blocks[index] = dict(block)
+
+    def _block_delta(self, event: dict[str, Any]) -> None:
+        delta, index = event.get("delta"), event.get("index")
+        block = self._blocks.get(index) if isinstance(index, int) else None
+        if not isinstance(delta, dict) or block is None or not isinstance(index, int):
+            return
+        if delta.get("type") == "text_delta" and isinstance(text := delta.get("text"), str):
+            block["text"] = block.get("text", "") + text
+            self._emit(TextDelta(text))
+        elif delta.get("type") == "input_json_delta":
+            piece = delta.get("partial_json")
+            self._json.setdefault(index, []).append(piece if isinstance(piece, str) else "")
+
+    def _message_delta(self, event: dict[str, Any]) -> None:
+        delta = event.get("delta")
+        if isinstance(delta, dict) and isinstance(delta.get("stop_reason"), str):
+            self._stop = delta["stop_reason"]
+        if isinstance(event.get("usage"), dict):
+            self._usage.update(event["usage"])
+
+    def _message_stop(self, _: dict[str, Any]) -> None:
+        self.complete = True
+
+    _handlers: ClassVar[dict[str, Callable[[MessageStream, dict[str, Any]], None]]] = {
+        "message_start": _message_start,
+        "content_block_start": _block_start,
+        "content_block_delta": _block_delta,
+        "message_delta": _message_delta,
+        "message_stop": _message_stop,
+    }
+
+    def payload(self) -> dict[str, Any]:
+        content = []
+        for index in sorted(self._blocks):
+            block = self._blocks[index]
+            if block.get("type") == "tool_use" and index in self._json:
+                pieces = "".join(self._json[index])
+                try:  # unreadable input stays a string: the parser makes it a repair
+                    block["input"] = read_json(pieces) if pieces.strip() else {}
+                except JsonTextError:
+                    block["input"] = pieces
+            content.append(block)
+        return {"content": content, "stop_reason": self._stop, "usage": self._usage}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, ClassVar, Literal
@@ -30,10 +30,11 @@ from agent_cli.decisions import (
     describe_validation_error,
     parse_decision,
 )
-from agent_cli.errors import InvalidProviderResponse, MalformedReply
+from agent_cli.errors import FeatureRejected, InvalidProviderResponse, MalformedReply
 from agent_cli.providers.http import Channel
 from agent_cli.providers.jsontext import JsonTextError, read_json
-from agent_cli.seams import ModelReply, ModelRequest, ToolSpec
+from agent_cli.providers.streaming import JsonAnswer, StreamReader
+from agent_cli.seams import ModelCall, ModelReply, ModelRequest, TextDelta, ToolSpec
 
 Mode = Literal["tools", "json"]
 
@@ -241,6 +242,7 @@ def turns(history: tuple[Step, ...]) -> Iterator[Turn]:
 # llama-cpp-python on response_format, Ollama "does not support tools", vLLM without
 # --enable-auto-tool-choice, llama.cpp without --jinja.
 REFUSES_FORMAT = re.compile(r"response_format|json_schema|json_object", re.IGNORECASE)
+REFUSES_STREAM = re.compile(r"\bstream(?:_options|ing)?\b", re.IGNORECASE)
 REFUSES_TOOLS = re.compile(
     r"tool_choice|tool choice|does not support tools|tools? (?:is|are) not supported"
     r"|not support(?:ed)? (?:for )?tools|tools param|--jinja|function.calling",
@@ -255,14 +257,41 @@ class HttpAdapter(ABC):
     provider: ClassVar[str]
     path: ClassVar[str]
 
-    def __init__(self, channel: Channel, model: str) -> None:
+    def __init__(
+        self, channel: Channel, model: str, *, mode: Mode = "tools", stream: bool = False
+    ) -> None:
         self._channel = channel
         self.model = model
+        self.mode = mode
+        self.streaming = stream  # off for the rest of the run once a server refuses it
 
     def close(self) -> None:
         self._channel.close()
 
     def decide(self, request: ModelRequest) -> ModelReply:
+        """One decision; a server that refuses to stream is asked again without, and from then
+        on (reported as a fallback, as a refused response_format is)."""
+        while True:
+            try:
+                return self._decide(request)
+            except FeatureRejected as refused:
+                if refused.feature != "stream":
+                    raise
+                self.streaming = False
+                request.on_call(
+                    ModelCall(
+                        refused.attempt,
+                        refused.status,
+                        refused.latency_ms,
+                        error=f"HTTP {refused.status}: streaming refused",
+                        fallback="no streaming",
+                    )
+                )
+
+    def _decide(self, request: ModelRequest) -> ModelReply:
+        features = self.features()
+        if self.streaming:
+            features["stream"] = REFUSES_STREAM
         payload = self._channel.request_json(
             "POST",
             self.path,
@@ -270,7 +299,8 @@ class HttpAdapter(ABC):
             deadline=request.deadline,
             on_call=request.on_call,
             usage_of=self.usage_of,
-            features=self.features(),
+            features=features,
+            stream=self._readers(request) if self.streaming else None,
         )
         try:
             return self.parse(payload, request)
@@ -282,6 +312,30 @@ class HttpAdapter(ABC):
                 f"Invalid provider response from {self._channel.base_url}{self.path}: "
                 f"a reply of an unexpected shape ({type(exc).__name__}); check --base-url"
             ) from None
+
+    def _readers(self, request: ModelRequest) -> Callable[[], StreamReader]:
+        """A new reader for each attempt; text shown by a failed one is declared void first.
+        JSON mode shows only the answer's text, decoded."""
+        emit = request.on_text if self.mode == "tools" else JsonAnswer(request.on_text)
+        shown = False
+
+        def show(delta: TextDelta) -> None:
+            nonlocal shown
+            shown = True
+            emit(delta)
+
+        def fresh() -> StreamReader:
+            nonlocal shown
+            if shown:
+                emit(TextDelta("", restart=True))
+                shown = False
+            return self.stream_reader(show)
+
+        return fresh
+
+    def stream_reader(self, emit: Callable[[TextDelta], None]) -> StreamReader:
+        """The dialect's reader of a streamed reply."""
+        raise NotImplementedError
 
     def features(self) -> dict[str, re.Pattern[str]]:
         """The optional parts of the next request body, each with the pattern of a refusal."""

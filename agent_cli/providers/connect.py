@@ -50,6 +50,7 @@ def connect(
             mode=settings.mode,
             temperature=settings.temperature,
             max_output_tokens=settings.max_output_tokens,
+            stream=settings.stream,
         )
         return AnthropicMessages(channel, options)
     return OpenAIChat(
@@ -61,5 +62,6 @@ def connect(
             max_output_tokens=settings.max_output_tokens,
             max_tokens_param=choice.max_tokens_param,
             response_format=settings.response_format,
+            stream=settings.stream,
         ),
     )

@@ -39,6 +39,7 @@ from agent_cli.errors import (
     ProviderUnavailable,
 )
 from agent_cli.providers.jsontext import JsonTextError, read_json
+from agent_cli.providers.streaming import SseParser, StreamFailed, StreamReader
 from agent_cli.seams import DeadlineExceeded, ModelCall
 from agent_cli.text import mask_secrets
 
@@ -68,6 +69,8 @@ class _Attempt:
     body: bytes
     latency_ms: float
     failure: str | None = None  # a connection error or timeout, when no response came
+    payload: dict[str, Any] | None = None  # a streamed reply, assembled
+    cut: bool = False  # a stream began but did not end as it should
 
 
 MAX_SENSIBLE_WAIT = 7 * 86_400.0  # a wait beyond a week is not a real answer: treat as absent
@@ -167,6 +170,7 @@ class Channel:
         )
         self._client = httpx.Client(headers=dict(headers), transport=transport, verify=verify)
         self._sockets: list[socket.socket] = []  # every socket this client opened, for cut_off
+        self._streamed: int | None = None  # events read in this attempt, once a stream began
 
     def close(self) -> None:
         self._client.close()
@@ -181,15 +185,18 @@ class Channel:
         on_call: Callable[[ModelCall], None],
         usage_of: Callable[[dict[str, Any]], Usage] = lambda _: Usage(),
         features: Mapping[str, re.Pattern[str]] | None = None,
+        stream: Callable[[], StreamReader] | None = None,
     ) -> dict[str, Any]:
         """Send with retries; return the JSON object of a 2xx response or raise ProviderError.
         `features` names the optional parts of `body`, each with the pattern of an error
-        message that refuses it: such a refusal raises FeatureRejected at once."""
+        message that refuses it: such a refusal raises FeatureRejected at once. With `stream`,
+        an event-stream response is read by a new reader per attempt, and the reply it
+        assembled is returned; a stream cut part-way is retried as a dropped connection is."""
         url = self.base_url + path
         for attempt in range(1, self._retry.max_retries + 2):
-            result = self._attempt(method, url, body, deadline)
+            result = self._attempt(method, url, body, deadline, stream)
             if result.status is not None and 200 <= result.status < 300:
-                payload = self._json(result, url)
+                payload = result.payload if result.payload is not None else self._json(result, url)
                 on_call(ModelCall(attempt, result.status, result.latency_ms, usage_of(payload)))
                 return payload
             error = ApiError.parse(result.body, self._secret) if result.status else None
@@ -208,7 +215,12 @@ class Channel:
         raise AssertionError("unreachable: the last attempt either returns or raises")
 
     def _attempt(
-        self, method: str, url: str, body: Mapping[str, Any] | None, deadline: float
+        self,
+        method: str,
+        url: str,
+        body: Mapping[str, Any] | None,
+        deadline: float,
+        stream: Callable[[], StreamReader] | None = None,
     ) -> _Attempt:
         started = self._clock()
         remaining = deadline - started
@@ -223,10 +235,25 @@ class Channel:
         watchdog.daemon = True
         if remaining < _MAX_WATCH_S:  # no deadline (a test's infinity): nothing to watch for
             watchdog.start()
+        self._streamed = None
+        broken_stream = False
         try:
             return self._exchange(
-                method, url, body=body, timeout=timeout, deadline=deadline, started=started
+                method,
+                url,
+                body=body,
+                timeout=timeout,
+                deadline=deadline,
+                started=started,
+                stream=stream,
             )
+        except StreamFailed as exc:
+            if not exc.retryable:
+                raise InvalidProviderResponse(
+                    f"Invalid provider response from {url}: {exc}; check --base-url"
+                ) from None
+            failure = f"the reply stream failed: {_clean(str(exc), self._secret)}"
+            broken_stream = True
         except (httpx.TimeoutException, httpx.TransportError) as exc:
             if cut.is_set() or self._clock() >= deadline:
                 raise DeadlineExceeded from None
@@ -235,10 +262,13 @@ class Channel:
                 if isinstance(exc, httpx.TimeoutException)
                 else f"{type(exc).__name__}: {_clean(str(exc), self._secret) or 'no details'}"
             )
+            if self._streamed is not None:
+                failure = f"the reply stream was cut off after {self._streamed} events ({failure})"
+                broken_stream = True
         finally:
             watchdog.cancel()
         latency = (self._clock() - started) * 1000
-        return _Attempt(None, httpx.Headers(), b"", latency, failure)
+        return _Attempt(None, httpx.Headers(), b"", latency, failure, cut=broken_stream)
 
     def _exchange(
         self,
@@ -249,11 +279,15 @@ class Channel:
         timeout: httpx.Timeout,
         deadline: float,
         started: float,
+        stream: Callable[[], StreamReader] | None = None,
     ) -> _Attempt:
         extensions = {"trace": self._on_trace}
         with self._client.stream(
             method, url, json=body, timeout=timeout, extensions=extensions
         ) as response:
+            kind = response.headers.get("content-type", "")
+            if stream is not None and response.is_success and kind.startswith("text/event-stream"):
+                return self._read_stream(response, stream(), deadline=deadline, started=started)
             chunks, size = [], 0
             for chunk in response.iter_bytes():
                 chunks.append(chunk)
@@ -267,6 +301,31 @@ class Channel:
                     )
             latency = (self._clock() - started) * 1000
             return _Attempt(response.status_code, response.headers, b"".join(chunks), latency)
+
+    def _read_stream(
+        self, response: httpx.Response, reader: StreamReader, *, deadline: float, started: float
+    ) -> _Attempt:
+        """Events handed to `reader` as they arrive, within the deadline and the size limit."""
+        parser, size = SseParser(), 0
+        self._streamed = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if self._clock() > deadline:
+                raise DeadlineExceeded
+            if size > MAX_RESPONSE_BYTES:
+                raise StreamFailed(
+                    f"a reply larger than {MAX_RESPONSE_BYTES // 2**20} MiB", retryable=False
+                )
+            for event in parser.feed(chunk):
+                reader.feed(event.event, event.data)
+            self._streamed = reader.events
+        latency = (self._clock() - started) * 1000
+        if not reader.complete:
+            failure = f"the reply stream ended after {reader.events} events, before the reply"
+            return _Attempt(None, response.headers, b"", latency, failure, cut=True)
+        return _Attempt(
+            response.status_code, response.headers, b"", latency, payload=reader.payload()
+        )
 
     def _on_trace(self, event: str, info: Mapping[str, Any]) -> None:
         """httpcore reports each new connection: keep its socket, so the watchdog can shut it."""
@@ -341,6 +400,10 @@ class Channel:
         self, result: _Attempt, error: ApiError | None, url: str, attempts: int
     ) -> ProviderError:
         tries = f"after {attempts} attempt{'s' if attempts > 1 else ''}"
+        if result.cut:
+            return ProviderUnavailable(
+                f"No complete reply from {url} {tries}: {result.failure}; try again later"
+            )
         if result.status is None:
             return ProviderUnavailable(
                 f"Cannot reach {url} {tries}: {result.failure}; "

@@ -36,6 +36,8 @@ def tidy(value: Any, *, max_depth: int = MAX_DEPTH) -> Any:
     """Check the nesting depth without recursion and repair strings (in place in containers)."""
     if isinstance(value, str):
         return valid_text(value)
+    if not isinstance(value, dict | list):  # null, a number, a boolean: nothing inside
+        return value
     pending: list[tuple[Any, int]] = [(value, 1)]
     while pending:
         node, depth = pending.pop()

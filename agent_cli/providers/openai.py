@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +43,8 @@ from agent_cli.providers.base import (
 )
 from agent_cli.providers.http import Channel
 from agent_cli.providers.jsontext import JsonTextError, read_json
-from agent_cli.seams import ModelCall, ModelReply, ModelRequest, ToolSpec
+from agent_cli.providers.streaming import StreamFailed, event_json
+from agent_cli.seams import ModelCall, ModelReply, ModelRequest, TextDelta, ToolSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,7 @@ class OpenAIOptions:
     max_output_tokens: int = 1024
     max_tokens_param: str = "max_completion_tokens"  # older compatible servers: "max_tokens"
     response_format: str = "json_schema"  # JSON mode: json_schema | json_object | none
+    stream: bool = False  # server-sent events, the text shown as it arrives
 
 
 # The next plainer way to ask for JSON when a server refuses one.
@@ -66,7 +69,7 @@ class OpenAIChat(HttpAdapter):
     path = "/chat/completions"
 
     def __init__(self, channel: Channel, options: OpenAIOptions) -> None:
-        super().__init__(channel, options.model)
+        super().__init__(channel, options.model, mode=options.mode, stream=options.stream)
         self._options = options
         self._format = options.response_format  # plainer after a server refuses it
 
@@ -115,6 +118,9 @@ class OpenAIChat(HttpAdapter):
             "temperature": options.temperature,
             options.max_tokens_param: options.max_output_tokens,
         }
+        if self.streaming:  # the usage comes as a last chunk only when asked for
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
         if request.final:
             messages.append({"role": "user", "content": final_prompt(options.mode)})
         if options.mode == "tools":
@@ -148,6 +154,9 @@ class OpenAIChat(HttpAdapter):
             for i, raw in enumerate(tool_calls)
         ]
         return reply_of(content, calls, mode=self._options.mode, usage=usage, step=step)
+
+    def stream_reader(self, emit: Callable[[TextDelta], None]) -> ChatStream:
+        return ChatStream(emit)
 
     @staticmethod
     def usage_of(payload: dict[str, Any]) -> Usage:
@@ -245,3 +254,78 @@ def _turn_messages(turn: Turn, mode: Mode, names: WireNames) -> list[dict[str, A
         for call, step in calls
     ]
     return [assistant, *results]
+
+
+class ChatStream:
+    """Chat Completions chunks assembled into the `choices[0].message` a non-streamed reply
+    has: content and refusal joined, each tool call's id, name and argument pieces by index."""
+
+    def __init__(self, emit: Callable[[TextDelta], None]) -> None:
+        self._emit = emit
+        self._content: list[str] = []
+        self._refusal: list[str] = []
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._finish: str | None = None
+        self._usage: dict[str, Any] | None = None
+        self._done = False
+        self.events = 0
+
+    @property
+    def complete(self) -> bool:
+        return self._done or self._finish is not None
+
+    def feed(self, event: str, data: str) -> None:
+        self.events += 1
+        if data.strip() == "[DONE]":
+            self._done = True
+            return
+        chunk = event_json(data)
+        if not isinstance(chunk, dict):
+            raise StreamFailed("a streamed chunk is not a JSON object", retryable=False)
+        if isinstance(error := chunk.get("error"), dict):
+            raise StreamFailed(_text(error.get("message")) or "an error event", retryable=True)
+        if isinstance(chunk.get("usage"), dict):
+            self._usage = chunk["usage"]
+        choices = chunk.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            self._choice(choices[0])
+
+    def _choice(self, choice: dict[str, Any]) -> None:
+        if isinstance(finish := choice.get("finish_reason"), str):
+            self._finish = finish
+        delta = choice.get("delta")
+        if not isinstance(delta, dict):
+            return
+        if text := _text(delta.get("content")):
+            self._content.append(text)
+            self._emit(TextDelta(text))
+        self._refusal.append(_text(delta.get("refusal")))
+        for piece in delta.get("tool_calls") or []:
+            if isinstance(piece, dict):
+                self._call_piece(piece)
+
+    def _call_piece(self, piece: dict[str, Any]) -> None:
+        index = piece.get("index")
+        call = self._calls.setdefault(
+            index if isinstance(index, int) else len(self._calls),
+            {"id": None, "type": "function", "function": {"name": "", "arguments": ""}},
+        )
+        if isinstance(piece.get("id"), str):
+            call["id"] = piece["id"]
+        function = piece.get("function")
+        if isinstance(function, dict):
+            call["function"]["name"] += _text(function.get("name"))
+            call["function"]["arguments"] += _text(function.get("arguments"))
+
+    def payload(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self._content)}
+        if refusal := "".join(self._refusal):
+            message["refusal"] = refusal
+        if self._calls:
+            message["tool_calls"] = [self._calls[i] for i in sorted(self._calls)]
+        payload: dict[str, Any] = {
+            "choices": [{"index": 0, "message": message, "finish_reason": self._finish}]
+        }
+        if self._usage is not None:
+            payload["usage"] = self._usage
+        return payload

@@ -9,9 +9,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, assert_never
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
 from rich.padding import Padding
 from rich.panel import Panel
+from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
@@ -27,6 +29,7 @@ from agent_cli.events import (
     RunStarted,
     ToolObserved,
 )
+from agent_cli.seams import TextDelta
 from agent_cli.ui.console import clean_text
 
 _INDENT = 4
@@ -42,6 +45,7 @@ class RunView:
         self._model_ms = 0.0  # time spent waiting for the model, for the footer
         self._timed_steps: set[int] = set()
         self._step = 1  # the step the model is working on, for the spinner
+        self._draft: list[str] = []  # the streamed text of the reply being written
         self._handlers: dict[type[Event], Callable[[Any], None]] = {
             RunStarted: self._started,
             ModelDecided: self._decided,
@@ -55,14 +59,33 @@ class RunView:
 
     @contextmanager
     def waiting(self) -> Iterator[None]:
-        """A spinner while the next event is awaited: on a terminal, without NO_COLOR or --quiet."""
+        """A spinner while the next event is awaited, under the reply's text as it streams in:
+        on a terminal, without NO_COLOR or --quiet. It leaves nothing behind: the decision is
+        shown whole when it comes."""
         if self.console.is_terminal and not self.console.no_color and not self.quiet:
-            with self.console.status(_Waiting(self._step), spinner="dots"):
+            spinner = Spinner("dots", _Waiting(self._step, self._draft), style="status.spinner")
+            live = Live(
+                _Streaming(self._draft, spinner),
+                console=self.console,
+                transient=True,
+                refresh_per_second=12.5,  # as Rich's status: text appears as it streams
+            )
+            with live:
                 yield
         else:
             yield
 
+    def stream(self, delta: TextDelta) -> None:
+        """More of the model's reply (a draft: it may yet be a tool call's thought, or be
+        rejected by the grounding check)."""
+        if delta.restart:
+            self._draft.clear()
+        elif delta.text:
+            self._draft.append(delta.text)
+
     def show(self, event: Event) -> None:
+        if isinstance(event, ModelDecided | RepairRequested | ModelCalled | RunFinished):
+            self._draft.clear()  # the reply came whole (or a new one will): the draft is done
         if isinstance(event, ToolObserved | ModelDecided):
             self._step = event.step + (1 if isinstance(event, ToolObserved) else 0)
         if self.quiet:
@@ -189,13 +212,30 @@ class RunView:
 class _Waiting:
     """The spinner's text, drawn again at each refresh: a hung server shows the seconds pass."""
 
-    def __init__(self, step: int) -> None:
+    def __init__(self, step: int, draft: list[str]) -> None:
         self._step = step
+        self._draft = draft
         self._started = time.monotonic()
 
     def __rich__(self) -> Text:
         waited = time.monotonic() - self._started
-        return Text(f"step {self._step} · waiting for the model · {waited:.0f} s", style="dim")
+        doing = "the model is writing" if self._draft else "waiting for the model"
+        return Text(f"step {self._step} · {doing} · {waited:.0f} s", style="dim")
+
+
+class _Streaming:
+    """What the live region shows: the reply so far in the answer's panel, then the spinner."""
+
+    def __init__(self, draft: list[str], spinner: Spinner) -> None:
+        self._draft = draft
+        self._spinner = spinner
+
+    def __rich__(self) -> RenderableType:
+        if not self._draft:
+            return self._spinner
+        text = Text(clean_text("".join(self._draft)))
+        panel = Panel(text, title="Answer", title_align="left", expand=False, border_style="dim")
+        return Group(panel, self._spinner)
 
 
 def format_args(args: dict[str, Any]) -> str:
