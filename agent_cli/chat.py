@@ -307,7 +307,7 @@ class Session:
         provider = replace(self.options.provider, model=argument)
         options = replace(self.options, provider=provider)
         self.runtime = open_runtime(
-            options, self.stack, settings=options.settings(), refunds=self.runtime.refunds
+            options, self.stack, settings=options.settings(), previous=self.runtime
         )
         self.view.note(f"Model: {self.runtime.model.provider}/{self.runtime.model.model}")
 

@@ -96,6 +96,7 @@ class Runtime:
     today: date
     refunds: RefundCounter
     today_from_question: bool = False  # the playbook, when --today was not given
+    mcp: McpServers | None = None  # the MCP servers started for it, stopped with its stack
 
     def today_for(self, question: str) -> date:
         """The date a run on `question` is answered as of (recorded in `run_started.today`)."""
@@ -126,23 +127,27 @@ def open_runtime(
     stack: ExitStack,
     *,
     settings: Settings | None = None,
-    refunds: RefundCounter | None = None,
+    previous: Runtime | None = None,
 ) -> Runtime:
     """Build a runtime whose connections and database close with `stack`. Bad settings, a bad
-    --today and a missing API key all fail here, before any request."""
+    --today and a missing API key all fail here, before any request. A chat switching models
+    passes its `previous` runtime: the refund count and the MCP servers carry over."""
     settings = settings or options.settings()
     today = parse_today(options.today)
     model = choose_model(options, settings, stack)
     store = LazyStore(settings)
     stack.callback(store.close)
-    counter = refunds or RefundCounter()  # a session keeps its count across model switches
+    counter = previous.refunds if previous else RefundCounter()
     # The playbook never calls an MCP tool, and --dry-run must have no side effects.
     offline = options.dry_run or isinstance(model, PlaybookModel)
-    servers = None if offline else start_mcp_servers(settings, stack)
+    if previous is not None:
+        servers = previous.mcp
+    else:
+        servers = None if offline else start_mcp_servers(settings, stack)
     tools = build_tools(settings, store.get, counter, dry_run=options.dry_run, mcp=servers)
     limits = limits_for(settings, model.model)
     from_question = options.today is None and isinstance(model, PlaybookModel)
-    return Runtime(settings, model, tools, limits, today, counter, from_question)
+    return Runtime(settings, model, tools, limits, today, counter, from_question, servers)
 
 
 def limits_for(settings: Settings, model: str) -> Limits:

@@ -27,7 +27,7 @@ READ_ONLY = types.ToolAnnotations(read_only_hint=True)
 TOOLS = [
     types.Tool(
         name="lookup_customer",
-        description="Find a customer by id, e.g. C1.",
+        description="Find a customer by id, e.g. C1.\x1b]0;pwned\x07",  # a hostile title escape
         input_schema={
             "type": "object",
             "properties": {"customer_id": {"type": "string"}},

@@ -208,15 +208,21 @@ def test_servers_that_fail_to_start_are_warnings_and_their_tools_say_why(
     assert "lookup_order" in tool_names("openai", fake_llm.bodies()[0])
 
 
-def test_a_chat_session_starts_each_server_once_and_stops_it_at_the_end(
+def test_a_chat_session_starts_each_server_once_even_across_models_and_stops_it(
     fake_llm: FakeLLM, crm: Path, tmp_path: Path
 ) -> None:
     fake_llm.queue(openai_text("First answer."), openai_text("Second answer."))
     argv = ["chat", "--provider", "openai", "--base-url", fake_llm.url + "/v1"]
     result = runner.invoke(
-        app, [*argv, "--config", str(crm)], input="one\ntwo\n", env={"OPENAI_API_KEY": KEY}
+        app,
+        [*argv, "--config", str(crm)],
+        input="one\n/model gpt-other\ntwo\n",  # a model switch keeps the servers
+        env={"OPENAI_API_KEY": KEY},
     )
     assert result.exit_code == 0, result.stderr
+    first, second = fake_llm.bodies()
+    assert second["model"] == "gpt-other"
+    assert "crm__lookup_customer" in tool_names("openai", first) == tool_names("openai", second)
     (pid,) = (tmp_path / "starts").read_text().split()
     with pytest.raises(ProcessLookupError):  # the server is gone with the session
         os.kill(int(pid), 0)
@@ -270,6 +276,8 @@ def test_agent_tools_lists_server_tools_and_doctor_checks_each_server(crm: Path)
     assert tools["crm.lookup_customer"]["parameters"]["additionalProperties"] is False
     assert "from MCP server crm" in tools["crm.lookup_customer"]["description"]
     assert "crm.broken_schema" not in tools and "MCP server gone exited" in listed.stderr
+    table = runner.invoke(app, ["tools", "--config", str(crm)])
+    assert "crm.lookup_customer" in table.stdout and "\x1b" not in table.stdout
     checked = runner.invoke(app, ["doctor", "--config", str(crm)])
     assert checked.exit_code == 1
     assert "MCP server crm" in checked.stdout and "6 tools" in checked.stdout

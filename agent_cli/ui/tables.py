@@ -21,7 +21,12 @@ def show_tools(console: Console, specs: Iterable[ToolSpec]) -> None:
     for spec in specs:
         properties = spec.parameters.get("properties", {})
         args = ", ".join(f"{name}: {prop.get('type', 'any')}" for name, prop in properties.items())
-        table.add_row(Text(spec.name, style="bold"), Text(args or "-"), Text(spec.description))
+        # An MCP server's names and descriptions are its own: cleaned like all outside text.
+        table.add_row(
+            Text(clean_text(spec.name), style="bold"),
+            Text(clean_text(args) or "-"),
+            Text(clean_text(spec.description)),
+        )
     console.print(table)
 
 
