@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
-from agent_cli.config import McpServerSettings
+from agent_cli.config import McpServerSettings, McpToolSettings
 from agent_cli.providers.base import WireNames
 from agent_cli.seams import ModelRequest, ToolSpec
 from agent_cli.tools.mcp_servers import McpServers, ServerUnavailable, expand_env
@@ -117,6 +117,32 @@ def test_a_server_tool_is_called_as_name_dot_tool_and_its_result_is_delimited_da
     assert "customer=C1 name=Sato tier=gold" in sent
     assert calls_made(tmp_path) == [{"tool": "lookup_customer", "arguments": {"customer_id": "C1"}}]
     assert finished(result)["status"] == "answered"
+
+
+def test_a_long_result_is_cut_like_ours_before_the_model_sees_it(
+    fake_llm: FakeLLM, crm: Path
+) -> None:
+    crm.write_text(
+        server_config().replace("env = { MCP_CALLS", f'env = {{ BIG = "{"x" * 5000}", MCP_CALLS')
+    )
+    fake_llm.queue(openai_calls(("crm__show_env", {"name": "BIG"})), openai_text("Long."))
+    result = ask(fake_llm, "openai", crm)
+    assert result.exit_code == 0, result.stderr
+    sent = last_result("openai", fake_llm.bodies()[1])
+    assert "x" * 2000 in sent and "x" * 2001 not in sent
+    assert "[... 3,000 more characters cut]" in sent
+
+
+def test_approval_is_the_tools_setting_else_the_servers_else_by_the_read_only_mark() -> None:
+    server = McpServerSettings(command="x", tools={"close": McpToolSettings(approval="never")})
+    assert server.approval_of("close", read_only=False) == "never"
+    assert server.approval_of("open", read_only=False) == "always"
+    assert server.approval_of("look", read_only=True) == "never"
+    strict = McpServerSettings(
+        command="x", approval="always", tools={"close": McpToolSettings(approval="never")}
+    )
+    assert strict.approval_of("look", read_only=True) == "always"
+    assert strict.approval_of("close", read_only=False) == "never"
 
 
 def test_a_tool_the_server_does_not_mark_read_only_needs_approval_unless_configured(
