@@ -164,6 +164,7 @@ class McpServerSettings(_Section):
     env: dict[str, str] = Field(default_factory=dict)  # "${NAME}" takes NAME from ours
     cwd: Annotated[Path, Field(strict=False)] | None = None
     url: HttpUrl | None = None  # streamable HTTP
+    headers: dict[str, str] = Field(default_factory=dict)  # for a url; "${NAME}" as in env
     # None: "always" for each tool the server does not mark read-only, else "never".
     approval: Approval | None = None
     tools: dict[str, McpToolSettings] = Field(default_factory=dict)  # by the server's tool name
@@ -175,6 +176,8 @@ class McpServerSettings(_Section):
             raise ValueError("give either command (a server to start) or url (a running one)")
         if self.url is not None and (self.args or self.env or self.cwd):
             raise ValueError("args, env and cwd are for a command, not a url")
+        if self.command is not None and self.headers:
+            raise ValueError("headers are for a url, not a command")
         return self
 
     def approval_of(self, tool: str, *, read_only: bool) -> Approval:

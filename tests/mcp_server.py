@@ -3,7 +3,8 @@
     python tests/mcp_server.py [normal | hang | exit | many]
 
 `normal` serves the tools below; `http PORT` serves them over streamable HTTP on 127.0.0.1:PORT
-at /mcp; `hang` never answers the handshake; `exit` writes a line on
+at /mcp; `noisy` first prints a banner on stdout (the protocol's channel); `hang` never answers
+the handshake; `exit` writes a line on
 stderr and exits at once; `many` also lists 150 tools on two pages. Each tool call is appended
 to $MCP_CALLS (one JSON line) when that is set, so a test can tell which calls really ran, and
 each start's process id to $MCP_STARTS.
@@ -139,10 +140,23 @@ async def main() -> None:
 
 
 def serve_http(port: int) -> None:
-    """Streamable HTTP on 127.0.0.1:port/mcp."""
+    """Streamable HTTP on 127.0.0.1:port/mcp; with $MCP_TOKEN set, only for requests that
+    send `Authorization: Bearer $MCP_TOKEN` (others get a 401)."""
     import uvicorn
 
-    uvicorn.run(SERVER.streamable_http_app(), host="127.0.0.1", port=port, log_level="error")
+    app = SERVER.streamable_http_app()
+    expected = f"Bearer {os.environ.get('MCP_TOKEN', '')}".encode()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        sent = dict(scope.get("headers", ()))
+        guarded_here = scope["type"] == "http" and "MCP_TOKEN" in os.environ
+        if guarded_here and sent.get(b"authorization") != expected:
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b"missing token"})
+            return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="error")
 
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
@@ -150,6 +164,8 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
 if __name__ == "__main__":
     if MODE == "hang":
         time.sleep(3600)
+    if MODE == "noisy":  # a server that prints to stdout, which is the protocol's channel
+        print("Starting test-crm v1.0 ... ready!", flush=True)
     if MODE == "exit":
         print("cannot open crm.db: permission denied", file=sys.stderr, flush=True)
         sys.exit(2)

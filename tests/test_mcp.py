@@ -20,7 +20,7 @@ from typer.testing import CliRunner, Result
 from agent_cli.cli import app
 from agent_cli.config import McpServerSettings, McpToolSettings
 from agent_cli.providers.base import WireNames
-from agent_cli.seams import ModelRequest, ToolSpec
+from agent_cli.seams import ModelRequest, Observation, ToolSpec
 from agent_cli.tools.mcp_servers import McpServers, ServerUnavailable, expand_env
 
 from .fakellm import FakeLLM, anthropic_calls, anthropic_text, openai_calls, openai_text
@@ -261,7 +261,9 @@ def http_server() -> Iterator[str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, str(SERVER), "http", str(port)], stderr=subprocess.DEVNULL
+        [sys.executable, str(SERVER), "http", str(port)],
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "MCP_TOKEN": "t0ken-for-the-test"},
     )
     try:
         deadline = time.monotonic() + 30
@@ -276,22 +278,28 @@ def http_server() -> Iterator[str]:
         process.wait(10)
 
 
-def test_a_running_server_is_reached_by_url_over_streamable_http(
-    fake_llm: FakeLLM, tmp_path: Path, http_server: str
+def test_a_running_server_is_reached_by_url_over_streamable_http_with_its_headers(
+    fake_llm: FakeLLM, tmp_path: Path, http_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = tmp_path / "config.toml"
     config.write_text(
         f'[mcp.servers.web]\nurl = "{http_server}"\n'
+        'headers = { Authorization = "Bearer ${WEB_TOKEN}" }\n'
+        f'[mcp.servers.anonymous]\nurl = "{http_server}"\n'
         '[mcp.servers.down]\nurl = "http://127.0.0.1:9/mcp"\nstartup_timeout = 5.0\n'
     )
     fake_llm.queue(
         openai_calls(("web__lookup_customer", {"customer_id": "C2"})), openai_text("Gold.")
     )
+    monkeypatch.setenv("WEB_TOKEN", "t0ken-for-the-test")
     result = ask(fake_llm, "openai", config)
     assert result.exit_code == 0, result.stderr
     (observed,) = observations(result)
     assert observed["observation"].startswith("customer=C2 name=Sato")
     assert "MCP server down did not start" in result.stderr
+    assert "MCP server anonymous did not start" in result.stderr  # no token: refused
+    assert "it answered HTTP 401 (unauthorized: check its headers)" in result.stderr
+    assert "t0ken" not in result.stderr
 
 
 def test_agent_tools_lists_server_tools_and_doctor_checks_each_server(crm: Path) -> None:
@@ -316,6 +324,18 @@ def test_every_listing_page_is_read(tmp_path: Path) -> None:
     try:
         servers.start(30)
         assert len(servers.tools) == 6 + 150
+    finally:
+        servers.close()
+
+
+def test_a_server_printing_a_banner_on_stdout_still_works() -> None:
+    config = McpServerSettings(command=sys.executable, args=[str(SERVER), "noisy"])
+    servers = McpServers({"noisy": config}, warn=lambda _: None)
+    try:
+        servers.start(30)
+        tool = next(t for t in servers.tools if t.name == "noisy.lookup_customer")
+        observed = tool.bind({"customer_id": "C9"}, time_left=10)()
+        assert isinstance(observed, Observation) and observed.text.startswith("customer=C9")
     finally:
         servers.close()
 
@@ -348,6 +368,7 @@ def test_server_settings_are_checked_when_the_config_is_read(tmp_path: Path) -> 
         '[mcp.servers."a.b"]\ncommand = "x"\n'
         '[mcp.servers.web]\nurl = "http://localhost:1/mcp"\nargs = ["x"]\n'
         '[mcp.servers.typo]\ncommand = "x"\napprove = "never"\n'
+        '[mcp.servers.local]\ncommand = "x"\nheaders = { A = "b" }\n'
     )
     result = runner.invoke(app, ["tools", "--config", str(config)])
     assert result.exit_code == 2
@@ -355,13 +376,14 @@ def test_server_settings_are_checked_when_the_config_is_read(tmp_path: Path) -> 
     assert "mcp.servers.both" in message and "either command" in message
     assert "prefixes its tools' names" in message
     assert "args, env and cwd are for a command" in message
+    assert "headers are for a url, not a command" in message
     assert "mcp.servers.typo.approve" in message and "approval" in message  # did you mean
     assert len(message.strip().splitlines()) == 1
 
 
 def test_env_values_take_variables_from_ours_and_an_unset_one_says_which() -> None:
     assert expand_env({"TOKEN": "Bearer ${CRM_KEY}"}, {"CRM_KEY": "k1"}) == {"TOKEN": "Bearer k1"}
-    with pytest.raises(ServerUnavailable, match=r"env TOKEN needs \$CRM_KEY, which is not set"):
+    with pytest.raises(ServerUnavailable, match=r"TOKEN needs \$CRM_KEY, which is not set"):
         expand_env({"TOKEN": "${CRM_KEY}"}, {})
 
 

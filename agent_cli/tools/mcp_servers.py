@@ -32,6 +32,11 @@ import jsonschema
 import jsonschema.exceptions
 from mcp import Client, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+# The SDK's own client factory (its timeouts, its redirect rules) for a url with headers: not
+# exported, but what the SDK itself builds when given none.
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from agent_cli.config import McpServerSettings
@@ -51,6 +56,11 @@ MAX_RESULT_CHARS = 100_000  # a first cut, before the loop's own: what a trace l
 MAX_LISTING_PAGES = 20
 MAX_STDERR_LINE = 200
 SHUTDOWN_WAIT_S = 3.0
+HTTP_HINTS = {
+    401: " (unauthorized: check its headers)",
+    403: " (forbidden: check its headers)",
+    404: " (not found: check its url, often ending /mcp)",
+}
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -77,12 +87,17 @@ class _Server:
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     holder: asyncio.Task[None] | None = None
     stderr: IO[str] | None = None  # a stdio server's stderr, for its last words
+    http_status: int | None = None  # an HTTP server's last error status
 
-    def transport(self) -> Any:
-        """What Client connects to: the URL, or the command started with its stderr kept."""
+    async def transport(self, stack: contextlib.AsyncExitStack) -> Any:
+        """What Client connects to: the URL (with the configured headers, on an HTTP client
+        closed with `stack`), or the command, started with its stderr kept."""
         config = self.settings
         if config.url is not None:
-            return config.url
+            http = create_mcp_http_client(headers=expand_env(config.headers, os.environ))
+            http.event_hooks["response"].append(self._note_status)
+            await stack.enter_async_context(http)
+            return streamable_http_client(config.url, http_client=http)
         assert config.command is not None  # the settings give one or the other
         params = StdioServerParameters(
             command=config.command,
@@ -94,8 +109,18 @@ class _Server:
         self.stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         return stdio_client(params, errlog=self.stderr)
 
+    async def _note_status(self, response: Any) -> None:
+        """The SDK reports any HTTP error as "Server returned an error response": keep the
+        status, which says what to fix (a 401: the headers)."""
+        if response.status_code >= 400:
+            self.http_status = int(response.status_code)
+
     def last_words(self) -> str:
-        """The last line the server wrote on stderr, as '; it said: ...', or ''."""
+        """What the server said of its failure: the last line it wrote on stderr, or the HTTP
+        status it answered, as '; it said: ...'; or ''."""
+        if self.http_status is not None:
+            hint = HTTP_HINTS.get(self.http_status, "")
+            return f"; it answered HTTP {self.http_status}{hint}"
         if self.stderr is None:
             return ""
         try:
@@ -109,14 +134,14 @@ class _Server:
 
 
 def expand_env(env: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
-    """A server's environment: `${NAME}` in a value is NAME from ours (keys stay out of the
-    config file); an unset one is ServerUnavailable."""
+    """A server's environment (or HTTP headers): `${NAME}` in a value is NAME from ours (keys
+    stay out of the config file); an unset one is ServerUnavailable."""
 
     def value(key: str, text: str) -> str:
         def substitute(found: re.Match[str]) -> str:
             name = found.group(1)
             if name not in environ:
-                raise ServerUnavailable(f"env {key} needs ${name}, which is not set")
+                raise ServerUnavailable(f"{key} needs ${name}, which is not set")
             return environ[name]
 
         return _REFERENCE.sub(substitute, text)
@@ -193,7 +218,8 @@ class McpServers:
         """The server's connection, from start to `close`: the SDK's contexts must be entered
         and left in one task."""
         try:
-            async with Client(server.transport()) as client:
+            async with contextlib.AsyncExitStack() as stack:
+                client = await stack.enter_async_context(Client(await server.transport(stack)))
                 listing = await list_all(client)
                 server.client = client
                 ready.set_result(listing)
