@@ -174,6 +174,8 @@ class McpServers:
         work = asyncio.run_coroutine_threadsafe(self._start_all(timeout), self._loop)
         try:
             self.reports = work.result(timeout + SHUTDOWN_WAIT_S)  # _start_all bounds itself
+        except FutureTimeout:  # it did not: whatever is not up by now is not waited for
+            self.reports = [self._late(server, timeout) for server in self._servers.values()]
         finally:
             work.cancel()
         for report in self.reports:
@@ -184,6 +186,12 @@ class McpServers:
                 )
             for line in report.skipped:
                 self._warn(f"MCP server {report.name}: {line}")
+
+    def _late(self, server: _Server, timeout: float) -> ServerReport:
+        if server.client is not None and server.failure is None:
+            return ServerReport(server.name, True, "started late")
+        server.failure = server.failure or f"did not start within {timeout:g} s"
+        return ServerReport(server.name, False, server.failure)
 
     async def _start_all(self, timeout: float) -> list[ServerReport]:
         return list(
@@ -230,7 +238,7 @@ class McpServers:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
             elif server.failure is None:
-                server.failure = f"stopped: {describe(exc)}{server.last_words()}"
+                server.failure = f"it stopped ({describe(exc)}){server.last_words()}"
 
     def call(
         self, server_name: str, tool: str, args: dict[str, Any], deadline: float
