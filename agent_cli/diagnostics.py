@@ -23,7 +23,7 @@ from agent_cli.config import (
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.providers.connect import channel_for
 from agent_cli.runlog import configured_log_path
-from agent_cli.runtime import ProviderOptions
+from agent_cli.runtime import INSTALL_MCP, ProviderOptions
 from agent_cli.store import configured_path, open_configured
 from agent_cli.ui import make_console, show_checks, show_settings
 
@@ -77,7 +77,7 @@ def _mcp_checks(settings: Settings) -> Iterator[Check]:
         yield Check(
             False,
             "MCP servers",
-            f"the MCP SDK cannot be imported ({exc}): pip install 'agent-cli[mcp]'",
+            f"the MCP SDK cannot be imported ({exc}): {INSTALL_MCP}",
         )
         return
     servers = McpServers(settings.mcp.servers, warn=lambda _: None)

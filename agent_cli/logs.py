@@ -102,7 +102,8 @@ def _show(runs: list[LoggedRun], total: int | None, *, json_output: bool, none: 
         warn(none)
     elif total is None or len(runs) < total:
         of = f" of {total:,}" if total is not None else ""
-        warn(f"{len(runs)}{of} runs shown (newest first); -n N shows more")
+        noun = "run" if len(runs) == 1 and total is None else "runs"
+        warn(f"{len(runs)}{of} {noun} shown (newest first); -n N shows more")
 
 
 def show_log(run_id: str | None, *, json_output: bool, quiet: bool, config: Path | None) -> None:

@@ -199,6 +199,9 @@ def build_tools(
     return ToolRegistry([*tools, *mcp.tools], unavailable=mcp.unavailable)
 
 
+INSTALL_MCP = "pip install 'agent-cli[mcp]' (in a checkout: pip install -e '.[mcp]')"
+
+
 def start_mcp_servers(settings: Settings, stack: ExitStack) -> McpServers | None:
     """The configured MCP servers, started (each failure a warning), stopped with `stack`;
     None when there are none, and then the SDK is not even imported (it is slow to)."""
@@ -209,7 +212,7 @@ def start_mcp_servers(settings: Settings, stack: ExitStack) -> McpServers | None
     except ImportError as exc:
         raise UsageError(
             f"[mcp.servers] is configured but the MCP SDK cannot be imported ({exc}); "
-            "install it with pip install 'agent-cli[mcp]'"
+            f"install it: {INSTALL_MCP}"
         ) from None
     servers = McpServers(settings.mcp.servers, warn=warn)
     stack.callback(servers.close)

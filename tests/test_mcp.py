@@ -426,3 +426,17 @@ def test_an_mcp_call_needing_approval_is_asked_at_the_terminal_per_exact_call(
     child.close()
     assert child.exitstatus == 0
     assert calls_made(tmp_path) == [{"tool": "close_ticket", "arguments": {"ticket": 7}}]
+
+
+def test_servers_configured_without_the_sdk_installed_say_what_to_install(
+    crm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "agent_cli.tools.mcp_servers", None)  # import fails
+    listed = runner.invoke(app, ["tools", "--config", str(crm)])
+    assert listed.exit_code == 2
+    assert "the MCP SDK cannot be imported" in listed.stderr
+    assert "pip install 'agent-cli[mcp]'" in listed.stderr
+    checked = runner.invoke(app, ["doctor", "--config", str(crm)])
+    assert (
+        checked.exit_code == 1 and "✗ MCP servers: the MCP SDK cannot be imported" in checked.stdout
+    )
