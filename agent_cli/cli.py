@@ -475,7 +475,7 @@ def doctor(
     base_url: BaseUrlOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """Check the configuration, the API key and that the provider answers; say what to fix.
+    """Check the configuration, the API key, the provider and each MCP server; say what to fix.
 
     Exit code 0 when every check passes, 1 when one fails.
     """
@@ -525,7 +525,7 @@ def list_tools(
     ] = False,
     config: ConfigOption = None,
 ) -> None:
-    """List the tools the agent can call, with their descriptions."""
+    """List the tools the agent can call (ours, then each MCP server's), with descriptions."""
     from agent_cli.commands import show_tools_command
 
     show_tools_command(json_output=json_output, config=config)
