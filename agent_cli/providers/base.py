@@ -269,24 +269,34 @@ class HttpAdapter(ABC):
         self._channel.close()
 
     def decide(self, request: ModelRequest) -> ModelReply:
-        """One decision; a server that refuses to stream is asked again without, and from then
-        on (reported as a fallback, as a refused response_format is)."""
+        """One decision. A server that refuses an optional feature is asked again at once in
+        a plainer form (`fall_back`), which the adapter keeps for the rest of the run and the
+        chat session; the refusal is reported as a model call with its `fallback`."""
         while True:
             try:
                 return self._decide(request)
             except FeatureRejected as refused:
-                if refused.feature != "stream":
+                plainer = self.fall_back(refused.feature)
+                if plainer is None:
                     raise
-                self.streaming = False
+                was, instead = plainer
                 request.on_call(
                     ModelCall(
                         refused.attempt,
                         refused.status,
                         refused.latency_ms,
-                        error=f"HTTP {refused.status}: streaming refused",
-                        fallback="no streaming",
+                        error=f"HTTP {refused.status}: {was} refused",
+                        fallback=instead,
                     )
                 )
+
+    def fall_back(self, feature: str) -> tuple[str, str] | None:
+        """After a server refused `feature`: what was refused and what is sent from now on,
+        or None when there is nothing plainer to ask for."""
+        if feature == "stream" and self.streaming:
+            self.streaming = False
+            return "streaming", "no streaming"
+        return None
 
     def _decide(self, request: ModelRequest) -> ModelReply:
         features = self.features()

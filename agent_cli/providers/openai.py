@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_cli.decisions import CallTool, Usage
-from agent_cli.errors import FeatureRejected, InvalidProviderResponse, MalformedReply
+from agent_cli.errors import InvalidProviderResponse, MalformedReply
 from agent_cli.providers.base import (
     DECISION_SCHEMA,
     REFUSES_FORMAT,
@@ -44,7 +44,7 @@ from agent_cli.providers.base import (
 from agent_cli.providers.http import Channel
 from agent_cli.providers.jsontext import JsonTextError, read_json
 from agent_cli.providers.streaming import StreamFailed, event_json
-from agent_cli.seams import ModelCall, ModelReply, ModelRequest, TextDelta, ToolSpec
+from agent_cli.seams import ModelReply, ModelRequest, TextDelta, ToolSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,26 +73,13 @@ class OpenAIChat(HttpAdapter):
         self._options = options
         self._format = options.response_format  # plainer after a server refuses it
 
-    def decide(self, request: ModelRequest) -> ModelReply:
-        """As every adapter, but a server that refuses `response_format` is asked again in a
-        plainer form (json_schema, then json_object, then plain prompting), which this adapter
-        keeps using for the rest of the run and the chat session."""
-        while True:
-            try:
-                return super().decide(request)
-            except FeatureRejected as refused:
-                if refused.feature != "response_format" or self._format == "none":
-                    raise
-                was, self._format = self._format, _PLAINER[self._format]
-                request.on_call(
-                    ModelCall(
-                        refused.attempt,
-                        refused.status,
-                        refused.latency_ms,
-                        error=f"HTTP {refused.status}: response_format {was} refused",
-                        fallback=f"response_format {self._format}",
-                    )
-                )
+    def fall_back(self, feature: str) -> tuple[str, str] | None:
+        """A refused `response_format` is asked for more plainly: json_schema, then
+        json_object, then plain prompting with the schema in the system prompt."""
+        if feature == "response_format" and self._format != "none":
+            was, self._format = self._format, _PLAINER[self._format]
+            return f"response_format {was}", f"response_format {self._format}"
+        return super().fall_back(feature)
 
     def features(self) -> dict[str, re.Pattern[str]]:
         if self._options.mode == "tools":
