@@ -228,7 +228,7 @@ def test_servers_that_fail_to_start_are_warnings_and_their_tools_say_why(
     assert "MCP server stuck did not start within 3 s" in result.stderr
     (observed,) = observations(result)
     assert observed["observation"].startswith(
-        "ERROR: 'gone__lookup_customer' cannot be called: MCP server gone exited before it was"
+        "ERROR: 'gone.lookup_customer' cannot be called: MCP server gone exited before it was"
     )
     assert "cannot open crm.db" in observed["observation"]
     assert "lookup_order" in tool_names("openai", fake_llm.bodies()[0])
@@ -399,7 +399,8 @@ def test_wire_names_are_accepted_by_the_apis_distinct_and_map_back() -> None:
     assert len(set(sent)) == 4 and "crm__get" in sent
     for name, wire in zip(("crm.get", "crm_get", "crm__get", "a.b.c-d"), sent, strict=True):
         assert names.back(wire) == name
-    assert names.out("made.up name!") == "made_up_name_"  # a call the model invented
+    assert names.out("made.up name!") == "made__up_name_"  # a call the model invented
+    assert names.back("made__up") == "made.up" and names.back("plain_name") == "plain_name"
 
 
 def test_an_mcp_call_needing_approval_is_asked_at_the_terminal_per_exact_call(

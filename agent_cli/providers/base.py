@@ -181,23 +181,33 @@ class WireNames:
         for name in names:
             if name in taken:
                 continue
-            base = _NOT_WIRE.sub("_", name.replace(".", "__"))[:60]
+            base = _wire_form(name)[:60]
             wire, n = base, 2
             while wire in taken:
                 wire, n = f"{base}_{n}", n + 1
             taken.add(wire)
             outgoing[name] = wire
-        return cls(outgoing, {wire: name for name, wire in outgoing.items()})
+        incoming = {name: name for name in names if name not in outgoing}
+        return cls(outgoing, incoming | {wire: name for name, wire in outgoing.items()})
 
     def out(self, name: str) -> str:
         """A name to send. One no tool has (a call the model made up, in the history) is made
         acceptable too, or the API would refuse every later request of the run."""
         if name in self.outgoing:
             return self.outgoing[name]
-        return name if _WIRE_NAME.fullmatch(name) else _NOT_WIRE.sub("_", name)[:64] or "unknown"
+        return name if _WIRE_NAME.fullmatch(name) else _wire_form(name)[:64] or "unknown"
 
     def back(self, wire: str) -> str:
-        return self.incoming.get(wire, wire)
+        """Ours again. A `NAME__tool` no tool has is read as `NAME.tool`: a tool of an MCP
+        server that did not start, which the registry can then say so of."""
+        if wire in self.incoming:
+            return self.incoming[wire]
+        server, separator, tool = wire.partition("__")
+        return f"{server}.{tool}" if separator and server and tool else wire
+
+
+def _wire_form(name: str) -> str:
+    return _NOT_WIRE.sub("_", name.replace(".", "__"))
 
 
 def as_decision(call: CallTool) -> CallTool | AskUser:

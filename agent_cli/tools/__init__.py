@@ -150,10 +150,8 @@ class ToolRegistry:
 
     def _unknown(self, name: str) -> Observation:
         shown = name if len(name) <= MAX_NAME_IN_MESSAGE else name[:MAX_NAME_IN_MESSAGE] + "..."
-        # NAME.tool, or NAME__tool as it travels (providers/base.py WireNames): the tools of a
-        # server that did not start were never listed, so no name maps them back.
-        server = name.partition(".")[0] if "." in name else name.partition("__")[0]
-        if server in self._unavailable and server != name:
+        server, dot, _ = name.partition(".")
+        if dot and server in self._unavailable:
             return Observation(
                 f"ERROR: {shown!r} cannot be called: MCP server {server} "
                 f"{self._unavailable[server]}; "
