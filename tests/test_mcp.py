@@ -308,7 +308,12 @@ def test_agent_tools_lists_server_tools_and_doctor_checks_each_server(crm: Path)
     assert listed.exit_code == 0, listed.stderr
     tools = {tool["name"]: tool for tool in json.loads(listed.stdout)}
     assert tools["crm.lookup_customer"]["parameters"]["additionalProperties"] is False
-    assert "from MCP server crm" in tools["crm.lookup_customer"]["description"]
+    assert tools["crm.lookup_customer"]["description"] == (
+        "Find a customer by id, e.g. C1. (from MCP server crm)"  # its escape sequence removed
+    )
+    assert tools["crm.close_ticket"]["description"] == (
+        "Close a support ticket. (from MCP server crm; each call needs a person's approval)"
+    )
     assert "crm.broken_schema" not in tools and "MCP server gone exited" in listed.stderr
     table = runner.invoke(app, ["tools", "--config", str(crm)])
     assert "crm.lookup_customer" in table.stdout and "\x1b" not in table.stdout

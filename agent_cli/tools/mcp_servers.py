@@ -41,7 +41,7 @@ from mcp.shared.exceptions import MCPError
 
 from agent_cli.config import McpServerSettings
 from agent_cli.seams import ApprovalNeeded, Observation, ToolSpec
-from agent_cli.text import mask_secrets, valid_text
+from agent_cli.text import clean_text, mask_secrets, valid_text
 from agent_cli.tools import Action, InvalidArguments, signature
 
 # The SDK logs its servers' failures; with no handler at all Python would print them on stderr,
@@ -359,7 +359,9 @@ def mcp_tool(
     description = one_line(tool.description or "")[:MAX_DESCRIPTION]
     return McpTool(
         name=name,
-        description=f"{description} (from MCP server {server})".strip(),
+        # The model is told too: a call may wait for a person, or be denied.
+        description=f"{description} (from MCP server {server}"
+        + ("; each call needs a person's approval)" if approval == "always" else ")"),
         schema=closed(schema),
         needs_approval=approval == "always",
         server=server,
@@ -464,4 +466,5 @@ def describe(exc: BaseException) -> str:
 
 
 def one_line(text: str) -> str:
-    return " ".join(valid_text(text).split())
+    """A server's text on one line, without terminal controls (it reaches screens and prompts)."""
+    return " ".join(clean_text(valid_text(text)).split())
