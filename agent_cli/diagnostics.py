@@ -23,7 +23,7 @@ from agent_cli.config import (
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.providers.connect import channel_for
 from agent_cli.runlog import configured_log_path
-from agent_cli.runtime import INSTALL_MCP, ProviderOptions
+from agent_cli.runtime import ProviderOptions, mcp_servers
 from agent_cli.store import configured_path, open_configured
 from agent_cli.ui import make_console, show_checks, show_settings
 
@@ -72,15 +72,10 @@ def _mcp_checks(settings: Settings) -> Iterator[Check]:
     if not settings.mcp.servers:
         return
     try:
-        from agent_cli.tools.mcp_servers import McpServers  # noqa: PLC0415 - slow to import
-    except ImportError as exc:
-        yield Check(
-            False,
-            "MCP servers",
-            f"the MCP SDK cannot be imported ({exc}): {INSTALL_MCP}",
-        )
+        servers = mcp_servers(settings, warn=lambda _: None)
+    except UsageError as exc:
+        yield Check(False, "MCP servers", str(exc))
         return
-    servers = McpServers(settings.mcp.servers, warn=lambda _: None)
     try:
         servers.start(DOCTOR_TIMEOUT_S)
     finally:

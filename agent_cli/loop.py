@@ -60,6 +60,7 @@ from agent_cli.seams import (
     Toolbox,
     ToolSpec,
     Verdict,
+    no_text,
 )
 from agent_cli.text import mask_secrets, valid_text
 
@@ -92,7 +93,7 @@ def run(
         today or date.today(),
         conversation,
         check_answer,
-        on_text or _no_text,
+        on_text or no_text,
     )
     try:
         yield RunStarted(
@@ -130,10 +131,6 @@ def run(
         yield state.finish("error", error=f"internal error ({type(exc).__name__}: {exc})")
         raise
     yield state.finish("answered", answer=answer)
-
-
-def _no_text(_: TextDelta) -> None:
-    return None
 
 
 # Stops after which one more (tool-less) call is worth making; not for time or money.

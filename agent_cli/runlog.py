@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from agent_cli.errors import UsageError
 from agent_cli.events import Event, RunFinished, RunStarted
+from agent_cli.schema import migrate, schema_version
 from agent_cli.seams import Exchange
 from agent_cli.tracing import dumps_event
 
@@ -27,56 +28,58 @@ UNFINISHED = "unfinished"  # the status of a run whose end was never recorded
 BUSY_WAIT_S = 2.0  # another agent writing the log at the same moment
 MIN_TRIGRAM = 3  # FTS5's trigram index finds substrings of at least three characters
 
-# Each entry moves the file from version i to i + 1 (PRAGMA user_version).
-_MIGRATIONS = (
-    """
-    CREATE TABLE runs (
-        id INTEGER PRIMARY KEY,
-        run_id TEXT NOT NULL UNIQUE,
-        session_id TEXT,
-        kind TEXT NOT NULL,
-        started_at TEXT NOT NULL,
-        question TEXT NOT NULL,
-        provider TEXT NOT NULL,
-        model TEXT NOT NULL,
-        status TEXT NOT NULL,
-        answer TEXT,
-        steps INTEGER NOT NULL DEFAULT 0,
-        input_tokens INTEGER NOT NULL DEFAULT 0,
-        output_tokens INTEGER NOT NULL DEFAULT 0,
-        cost REAL,
-        elapsed_ms REAL,
-        trace TEXT NOT NULL DEFAULT ''
-    );
-    CREATE INDEX runs_by_start ON runs (started_at);
-    CREATE INDEX runs_by_session ON runs (session_id, id);
-    CREATE VIRTUAL TABLE runs_text USING fts5(
-        question, answer, content='runs', content_rowid='id', tokenize='trigram'
-    );
-    CREATE TRIGGER runs_text_insert AFTER INSERT ON runs BEGIN
-        INSERT INTO runs_text (rowid, question, answer) VALUES (new.id, new.question, new.answer);
-    END;
-    CREATE TRIGGER runs_text_delete AFTER DELETE ON runs BEGIN
-        INSERT INTO runs_text (runs_text, rowid, question, answer)
-        VALUES ('delete', old.id, old.question, old.answer);
-    END;
-    CREATE TRIGGER runs_text_update AFTER UPDATE OF question, answer ON runs BEGIN
-        INSERT INTO runs_text (runs_text, rowid, question, answer)
-        VALUES ('delete', old.id, old.question, old.answer);
-        INSERT INTO runs_text (rowid, question, answer) VALUES (new.id, new.question, new.answer);
-    END;
-    """,
+# Each entry moves the file one version up (agent_cli/schema.py).
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL UNIQUE,
+            session_id TEXT,
+            kind TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            question TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            status TEXT NOT NULL,
+            answer TEXT,
+            steps INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost REAL,
+            elapsed_ms REAL,
+            trace TEXT NOT NULL DEFAULT ''
+        )""",
+        "CREATE INDEX runs_by_start ON runs (started_at)",
+        "CREATE INDEX runs_by_session ON runs (session_id, id)",
+        """CREATE VIRTUAL TABLE runs_text USING fts5(
+            question, answer, content='runs', content_rowid='id', tokenize='trigram'
+        )""",
+        """CREATE TRIGGER runs_text_insert AFTER INSERT ON runs BEGIN
+            INSERT INTO runs_text (rowid, question, answer)
+            VALUES (new.id, new.question, new.answer);
+        END""",
+        """CREATE TRIGGER runs_text_delete AFTER DELETE ON runs BEGIN
+            INSERT INTO runs_text (runs_text, rowid, question, answer)
+            VALUES ('delete', old.id, old.question, old.answer);
+        END""",
+        """CREATE TRIGGER runs_text_update AFTER UPDATE OF question, answer ON runs BEGIN
+            INSERT INTO runs_text (runs_text, rowid, question, answer)
+            VALUES ('delete', old.id, old.question, old.answer);
+            INSERT INTO runs_text (rowid, question, answer)
+            VALUES (new.id, new.question, new.answer);
+        END""",
+    ),
     # The trace lines move to a table of their own: kept beside the figures they filled most of
     # each row's page, so listing or searching 10,000 runs read 26 MB instead of a few hundred KB.
     # runs.trace stays, always empty (dropping a column rewrites the table).
-    """
-    CREATE TABLE traces (id INTEGER PRIMARY KEY REFERENCES runs (id), lines TEXT NOT NULL);
-    INSERT INTO traces (id, lines) SELECT id, trace FROM runs;
-    UPDATE runs SET trace = '';
-    CREATE TRIGGER traces_delete AFTER DELETE ON runs BEGIN
-        DELETE FROM traces WHERE id = old.id;
-    END;
-    """,
+    (
+        "CREATE TABLE traces (id INTEGER PRIMARY KEY REFERENCES runs (id), lines TEXT NOT NULL)",
+        "INSERT INTO traces (id, lines) SELECT id, trace FROM runs",
+        "UPDATE runs SET trace = ''",
+        """CREATE TRIGGER traces_delete AFTER DELETE ON runs BEGIN
+            DELETE FROM traces WHERE id = old.id;
+        END""",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -144,7 +147,7 @@ class RunLog:
             path, isolation_level=None, timeout=BUSY_WAIT_S, check_same_thread=False
         )
         try:
-            if _version(connection) < SCHEMA_VERSION:
+            if schema_version(connection, SCHEMA_VERSION) < SCHEMA_VERSION:
                 _migrate(connection)
             connection.execute("PRAGMA synchronous = NORMAL")
         except BaseException:
@@ -258,41 +261,17 @@ class RunLog:
         return [LoggedRun(*row) for row in rows]
 
 
-def _version(connection: sqlite3.Connection) -> int:
-    version = int(connection.execute("PRAGMA user_version").fetchone()[0])
-    if version > SCHEMA_VERSION:
-        raise sqlite3.DatabaseError(
-            f"schema version {version} is newer than this agent-cli knows ({SCHEMA_VERSION})"
-        )
-    return version
-
-
 def _migrate(connection: sqlite3.Connection) -> None:
-    """Every missing migration in one write transaction; the version is read again under the
-    lock, since another agent may have migrated the file meanwhile."""
+    """Every missing migration in one write transaction."""
     connection.execute("BEGIN IMMEDIATE")
     try:
-        version = _version(connection)
-        for script in _MIGRATIONS[version:]:
-            for statement in _statements(script):
-                connection.execute(statement)
-        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        migrate(connection, _MIGRATIONS)
     except BaseException:
         connection.execute("ROLLBACK")
         raise
     connection.execute("COMMIT")
     # Kept in the file: readers never wait for a writer, and a commit is not an fsync.
     connection.execute("PRAGMA journal_mode = WAL")
-
-
-def _statements(script: str) -> Iterator[str]:
-    """The statements of a script, triggers whole (executescript would commit first)."""
-    pending = ""
-    for line in script.strip().splitlines(keepends=True):
-        pending += line
-        if sqlite3.complete_statement(pending):
-            yield pending.strip()
-            pending = ""
 
 
 def _filters(status: str | None, since: datetime | None) -> tuple[str, tuple[Any, ...]]:

@@ -207,17 +207,21 @@ def start_mcp_servers(settings: Settings, stack: ExitStack) -> McpServers | None
     None when there are none, and then the SDK is not even imported (it is slow to)."""
     if not settings.mcp.servers:
         return None
+    servers = mcp_servers(settings, warn)
+    stack.callback(servers.close)
+    servers.start(settings.limits.timeout)
+    return servers
+
+
+def mcp_servers(settings: Settings, warn: Callable[[str], None]) -> McpServers:
+    """The configured MCP servers, not yet started; a UsageError when the SDK is missing."""
     try:
         from agent_cli.tools.mcp_servers import McpServers  # noqa: PLC0415
     except ImportError as exc:
         raise UsageError(
-            f"[mcp.servers] is configured but the MCP SDK cannot be imported ({exc}); "
-            f"install it: {INSTALL_MCP}"
+            f"the MCP SDK cannot be imported ({exc}), and [mcp.servers] needs it: {INSTALL_MCP}"
         ) from None
-    servers = McpServers(settings.mcp.servers, warn=warn)
-    stack.callback(servers.close)
-    servers.start(settings.limits.timeout)
-    return servers
+    return McpServers(settings.mcp.servers, warn=warn)
 
 
 Responder = Callable[[str], "str | None"]

@@ -84,7 +84,8 @@ class TextDelta:
     restart: bool = False
 
 
-def _no_text(_: TextDelta) -> None:
+def no_text(_: TextDelta) -> None:
+    """Streamed text nobody shows."""
     return None
 
 
@@ -116,7 +117,7 @@ class ModelRequest:
     on_call: Callable[[ModelCall], None] = _ignore  # providers report each HTTP attempt here
     conversation: tuple[Exchange, ...] = ()  # earlier turns of a chat, oldest first
     final: bool = False  # a limit stopped the run: answer now from what is known, call no tool
-    on_text: Callable[[TextDelta], None] = _no_text  # a streaming provider's text, as it comes
+    on_text: Callable[[TextDelta], None] = no_text  # a streaming provider's text, as it comes
 
 
 @dataclass(frozen=True, slots=True, init=False)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.errors import StoreBusy, StoreError
+from agent_cli.schema import migrate, schema_version
 
 STATUSES = ("PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED")
 ORDER_CODE_PATTERN = r"^[A-Za-z0-9]{1,16}$"  # ASCII letters and digits: no look-alikes
@@ -218,28 +219,13 @@ class OrderStore:
         self._db.close()
 
     def _migrate(self, seed: Iterable[Order] = ()) -> None:
-        if self._version() == SCHEMA_VERSION:
+        if schema_version(self._db, SCHEMA_VERSION) == SCHEMA_VERSION:
             return
         with self._transaction():
-            # Read again under the write lock: another process may have migrated (or seeded a
-            # new file) between the first read and this one.
-            version = self._version()
-            if version == SCHEMA_VERSION:
-                return
-            for statements in _MIGRATIONS[version:]:
-                for statement in statements:
-                    self._db.execute(statement)
-            if version == 0:
+            # migrate reads the version again under the write lock: another process may have
+            # migrated (or seeded a new file) between the first read and this one.
+            if migrate(self._db, _MIGRATIONS) == 0:
                 self._upsert(seed)
-            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-
-    def _version(self) -> int:
-        (version,) = self._db.execute("PRAGMA user_version").fetchone()
-        if version > SCHEMA_VERSION:
-            raise sqlite3.DatabaseError(
-                f"schema version {version} is newer than this agent-cli knows ({SCHEMA_VERSION})"
-            )
-        return int(version)
 
     def _wait_for_locks(self) -> None:
         wait_ms = int(_busy_wait.get() * 1000)

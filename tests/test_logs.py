@@ -269,7 +269,9 @@ def test_a_run_is_in_the_log_from_its_start_and_an_interrupted_end_is_kept(tmp_p
 def test_a_version_1_log_keeps_its_runs_and_traces_when_upgraded(tmp_path: Path) -> None:
     path = tmp_path / "runs.db"
     with sqlite3.connect(path) as db:
-        db.executescript(_MIGRATIONS[0] + "PRAGMA user_version = 1;")
+        db.executescript(
+            "".join(f"{sql};\n" for sql in _MIGRATIONS[0]) + "PRAGMA user_version = 1;"
+        )
         db.execute(
             "INSERT INTO runs (run_id, kind, started_at, question, provider, model, status, "
             "answer, trace) VALUES (?, 'ask', '2026-12-01T09:00:00.000+00:00', 'Is A100 "

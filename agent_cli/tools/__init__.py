@@ -2,8 +2,8 @@
 
 A tool's input comes from the model and is untrusted: it is validated before the tool runs
 (strict types, no extra fields, never coerced), against the tool's pydantic model for ours and
-its JSON schema for an MCP server's (tools/mcp.py). Whatever goes wrong becomes an `ERROR: ...`
-observation the model can read and correct, never a crash.
+its JSON schema for an MCP server's (tools/mcp_servers.py). Whatever goes wrong becomes an
+`ERROR: ...` observation the model can read and correct, never a crash.
 """
 
 from __future__ import annotations
