@@ -123,6 +123,8 @@ async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.Cal
             os._exit(3)
         case "fail":
             return text("the CRM is down for maintenance", error=True)
+        case "show_env" if arguments["name"] == "*":  # every name the server was given
+            return text(" ".join(sorted(os.environ)))
         case "show_env":
             return text(os.environ.get(arguments["name"], "(unset)"))
     return text(f"no tool {params.name}", error=True)

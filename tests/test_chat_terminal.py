@@ -99,10 +99,14 @@ def test_ask_answers_a_clarifying_question_from_the_terminal() -> None:
 
 
 def refund_run(
-    tmp_path: Path, *amounts: int, extra: tuple[str, ...] = (), reason: str = "damaged"
+    tmp_path: Path,
+    *amounts: int,
+    extra: tuple[str, ...] = (),
+    reason: str = "damaged",
+    command: str = "ask",
 ) -> pexpect.spawn:
-    """`agent ask` on a terminal with refunds enabled and a script asking for these refunds
-    (A100 made recent: the refund window is judged on the system date)."""
+    """`agent ask` (or a chat turn) on a terminal with refunds enabled and a script asking for
+    these refunds (A100 made recent: the refund window is judged on the system date)."""
     delivered_recently("A100")
     config = tmp_path / "c.toml"
     config.write_text("[refunds]\nenabled = true\nmax_per_run = 5\n")
@@ -116,17 +120,13 @@ def refund_run(
         for amount in amounts
     ]
     script.write_text(json.dumps([*calls, {"type": "final", "answer": "Refund handled."}]))
-    return spawn(
-        "ask",
-        "Refund A100",
-        "--script",
-        str(script),
-        "--config",
-        str(config),
-        "--today",
-        "2026-10-13",
-        *extra,
-    )
+    options = ("--script", str(script), "--config", str(config), "--today", "2026-10-13", *extra)
+    if command == "ask":
+        return spawn("ask", "Refund A100", *options)
+    child = spawn("chat", *options)
+    child.expect("agent> ")
+    child.sendline("Refund A100")
+    return child
 
 
 def test_refund_approval_at_the_terminal_is_per_exact_call(tmp_path: Path) -> None:
@@ -147,6 +147,22 @@ def test_refund_approval_at_the_terminal_is_per_exact_call(tmp_path: Path) -> No
     assert child.exitstatus == 0
     shown = subprocess_json("orders", "show", "A100", "--json")
     assert [r["amount"] for r in shown["refunds"]] == [1000]
+
+
+@pytest.mark.parametrize("command", ["ask", "chat"])
+def test_just_enter_at_the_approval_prompt_is_a_no(tmp_path: Path, command: str) -> None:
+    child = refund_run(tmp_path, 1000, command=command)
+    child.expect(r"pprove refund 1,000 JPY on order A100 .*\? \[y/N\] ")
+    child.sendline("")
+    child.expect("DENIED: refund 1,000 JPY")
+    child.expect("Refund handled.")
+    if command == "chat":
+        child.expect("agent> ")
+        child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert subprocess_json("orders", "show", "A100", "--json")["refunds"] == []
 
 
 def subprocess_json(*args: str) -> dict[str, object]:

@@ -133,6 +133,23 @@ def test_a_long_result_is_cut_like_ours_before_the_model_sees_it(
     assert "[... 3,000 more characters cut]" in sent
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_stdio_server_gets_only_the_safe_environment_and_its_own_env(
+    fake_llm: FakeLLM, crm: Path, monkeypatch: pytest.MonkeyPatch, provider: str
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-NEVER-SHOWN-0123456789")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-NEVER-SHOWN-0123456789")
+    monkeypatch.setenv("SHOP_DB_PASSWORD", "hunter2-hunter2")
+    fake_llm.queue(calls(provider, ("crm__show_env", {"name": "*"})), text(provider, "Seen."))
+    result = ask(fake_llm, provider, crm)
+    assert result.exit_code == 0, result.stderr
+    names = set(last_result(provider, fake_llm.bodies()[1]).split("\n")[1].split())
+    safe = {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LC_CTYPE"}  # LC_CTYPE: Python's
+    assert {"MCP_CALLS", "MCP_STARTS", "PATH"} <= names  # its configured env, and the safe part
+    assert names - {"MCP_CALLS", "MCP_STARTS"} <= safe, names
+    assert not {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SHOP_DB_PASSWORD", "AGENT_DB"} & names
+
+
 def test_approval_is_the_tools_setting_else_the_servers_else_by_the_read_only_mark() -> None:
     server = McpServerSettings(command="x", tools={"close": McpToolSettings(approval="never")})
     assert server.approval_of("close", read_only=False) == "never"
@@ -425,7 +442,7 @@ def test_an_mcp_call_needing_approval_is_asked_at_the_terminal_per_exact_call(
     child.sendline("y")
     child.expect("ticket 7 closed")
     child.expect(r'with \{"ticket": 8\}\? \[y/N\] ')
-    child.sendline("n")
+    child.sendline("")  # just Enter: a No
     child.expect("DENIED")
     child.expect("Ticket 7 closed.")
     child.expect(pexpect.EOF)

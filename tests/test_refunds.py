@@ -147,6 +147,24 @@ def test_the_same_refund_cannot_happen_twice(store: OrderStore) -> None:
     assert len(store.refunds("A100")) == 1
 
 
+@pytest.mark.parametrize("again", ["damaged  box", "DAMAGED BOX", " Damaged\tbox "])
+def test_the_same_reason_in_other_case_or_spacing_is_the_same_refund(
+    store: OrderStore, again: str
+) -> None:
+    roomy = RefundLimits(max_amount=50_000, max_per_run=5, max_per_session=5)
+    decisions = [refund("A100", 5_000, "Damaged box"), refund("A100", 5_000, again), final("ok")]
+    events = drive(store, decisions, [YES, YES], limits=roomy)
+    assert "this exact refund was already issued (refund #1)" in observations(events)[1]
+    assert len(store.refunds("A100")) == 1
+
+
+def test_another_reason_amount_or_order_is_another_refund() -> None:
+    def key(code: str = "A100", amount: int = 5_000, reason: str = "Damaged box") -> str:
+        return refund_key(IssueRefundArgs(order_code=code, amount=amount, reason=reason))
+
+    assert len({key(), key(reason="Damaged lid"), key(amount=5_001), key(code="A105")}) == 4
+
+
 def test_the_store_is_idempotent_for_a_retried_refund(store: OrderStore) -> None:
     key = refund_key(IssueRefundArgs(order_code="A100", amount=5_000, reason="late"))
     first = store.record_refund("A100", 5_000, "late", key=key)
@@ -375,6 +393,7 @@ def approve_after(change: Any) -> Any:
         ({"status": "CANCELLED"}, "status DELIVERED -> CANCELLED"),
         ({"currency": "USD"}, "currency JPY -> USD"),
         ({"total": 10_000}, "total 250000 -> 10000"),
+        ({"delivered_at": date(2026, 10, 5)}, "delivered_at 2026-10-01 -> 2026-10-05"),
     ],
 )
 def test_an_order_changed_while_the_prompt_waits_is_not_refunded(
