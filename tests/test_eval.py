@@ -510,3 +510,32 @@ def test_help_paragraphs_are_reflowed_not_broken_at_source_lines() -> None:
     result = runner.invoke(app, ["eval", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
     assert "plus the case's own orders; your order database is never touched." in result.stdout
+
+
+def test_an_eval_never_approves_a_refund(tmp_path: Path) -> None:
+    """Its approver refuses: a scripted refund on a refundable order is denied, not made."""
+    from datetime import date, timedelta
+
+    config = write(tmp_path, "[refunds]\nenabled = true\n", "config.toml")
+    recent = (date.today() - timedelta(days=3)).isoformat()
+    cases = write(
+        tmp_path,
+        f'[[cases]]\nid = "refund"\nquestion = "Refund A100, it arrived broken"\n'
+        f'orders = [{{ code = "A100", status = "DELIVERED", total = 9000, delivered_at = {recent} }}]\n',
+    )
+    refund = {"order_code": "A100", "amount": 1000, "reason": "broken"}
+    wants_money = script(
+        tmp_path,
+        {"type": "tool", "tool": "issue_refund", "args": refund},
+        {"type": "final", "answer": "Done."},
+    )
+    runs = tmp_path / "runs"
+    argv = [str(cases), "--script", str(wants_money), "--config", str(config)]
+    result = evaluate(*argv, "--record", str(runs), "--min-pass", "0")
+    assert result.exit_code == 0, result.stderr
+    (trace,) = runs.rglob("refund.jsonl")
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    (decided,) = [r for r in records if r["event"] == "approval_decided"]
+    assert decided["approved"] is False
+    (observed,) = [r for r in records if r["event"] == "observation"]
+    assert observed["observation"].startswith("DENIED:"), observed

@@ -110,3 +110,80 @@ def test_compare_reports_changed_missing_and_extra_calls_but_not_refunds() -> No
     differences = compare(recorded, now)
     assert [(d.number, d.recorded, d.now) for d in differences] == [(1, "A", "B"), (4, None, "C")]
     assert "recorded (no such call)" in differences[1].describe()
+
+
+def refund_trace(tmp_path: Path) -> tuple[Path, Path]:
+    """A recorded run whose model asked for a refund (denied then: no terminal), and the config
+    that enables refunds; A100 is recent, so the refund rules would allow it today."""
+    from .helpers import delivered_recently
+
+    delivered_recently("A100")
+    config = tmp_path / "config.toml"
+    config.write_text("[refunds]\nenabled = true\n", encoding="utf-8")
+    refund = {"order_code": "A100", "amount": 1000, "reason": "broken"}
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            [{"type": "tool", "tool": "issue_refund", "args": refund}, {"type": "final", "answer": "ok"}]
+        )
+    )
+    trace = tmp_path / "runs.jsonl"
+    argv = ["ask", "Refund A100", "--script", str(script), "--config", str(config)]
+    assert runner.invoke(app, [*argv, "--trace", str(trace), "-q"]).exit_code == 0
+    return trace, config
+
+
+def refunds_of_a100() -> list[object]:
+    shown = runner.invoke(app, ["orders", "show", "A100", "--json"])
+    return list(json.loads(shown.stdout)["refunds"])
+
+
+def test_replay_check_runs_refunds_dry_even_if_someone_approved(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from agent_cli.evaluation import regress
+    from agent_cli.seams import Verdict
+
+    trace, config = refund_trace(tmp_path)
+    monkeypatch.setattr(regress, "refuse", lambda _: Verdict(True, "operator"))  # one defence off
+    result = runner.invoke(app, ["replay", str(trace), "--check", "--config", str(config)])
+    assert result.exit_code == 0, result.stderr
+    assert refunds_of_a100() == []
+
+
+def test_replay_check_refuses_refunds_even_if_they_were_not_dry(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from agent_cli.evaluation import regress
+
+    trace, config = refund_trace(tmp_path)
+    real = regress.build_tools
+
+    def not_dry(*args: Any, **kwargs: Any) -> Any:  # the other defence off
+        return real(*args, **{**kwargs, "dry_run": False})
+
+    monkeypatch.setattr(regress, "build_tools", not_dry)
+    result = runner.invoke(app, ["replay", str(trace), "--check", "--config", str(config)])
+    assert result.exit_code == 0, result.stderr
+    assert refunds_of_a100() == []
+
+
+def test_a_clarifying_question_is_answered_with_the_recorded_reply(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.toml"
+    cases.write_text(
+        '[[cases]]\nid = "which"\nquestion = "Is my order refundable?"\ntoday = 2026-10-13\n'
+        'replies = ["It is A100"]\nverdict = { A100 = "refundable" }\n',
+        encoding="utf-8",
+    )
+    runs = tmp_path / "runs"
+    recorded = runner.invoke(app, ["eval", str(cases), "--dry-run", "--record", str(runs)])
+    assert recorded.exit_code == 0, recorded.stdout
+    (trace,) = runs.rglob("which.jsonl")
+    assert '"tool": "ask_user"' in trace.read_text()  # the run did ask
+    result = runner.invoke(app, ["replay", str(trace), "--check"])
+    assert result.exit_code == 0, result.stdout
+    assert "1 run replayed, 0 with differences" in result.stdout
+    checked = runner.invoke(app, ["eval", "--replay", str(runs), "--json"])
+    assert checked.exit_code == 0, checked.stdout
+    (check,) = [json.loads(line) for line in checked.stdout.splitlines()]
+    assert check["matches"] is True, check
