@@ -463,3 +463,38 @@ def test_servers_configured_without_the_sdk_installed_say_what_to_install(
     assert (
         checked.exit_code == 1 and "✗ MCP servers: the MCP SDK cannot be imported" in checked.stdout
     )
+
+
+def test_names_past_64_characters_are_skipped_and_descriptions_cut_at_1000() -> None:
+    from mcp import types
+
+    from agent_cli.tools.mcp_servers import mcp_tool
+
+    servers = McpServers({}, warn=lambda _: None)
+    settings = McpServerSettings(command="x")
+
+    def made(name: str, description: str = "d") -> Any:
+        tool = types.Tool(name=name, description=description, input_schema={"type": "object"})
+        return mcp_tool("crm", settings, tool, servers)
+
+    assert made("t" * 60).name == "crm." + "t" * 60  # 64 characters: offered
+    skipped = made("t" * 61)  # crm. + 61 = 65
+    assert isinstance(skipped, str) and "at most 64 characters" in skipped
+    long = made("long", "a" * 999 + "bz" + "z" * 500)
+    assert long.description.startswith("a" * 999 + "b (from MCP server crm")
+    assert "z" not in long.description
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_an_error_result_reaches_the_model_as_an_error(
+    fake_llm: FakeLLM, crm: Path, provider: str
+) -> None:
+    fake_llm.queue(calls(provider, ("crm__fail", {})), text(provider, "The CRM is down."))
+    result = ask(fake_llm, provider, crm)
+    assert result.exit_code == 0, result.stderr
+    (observed,) = observations(result)
+    assert observed["is_error"] and observed["observation"].startswith("ERROR: the CRM is down")
+    sent = last_result(provider, fake_llm.bodies()[1])
+    assert "ERROR: the CRM is down for maintenance" in sent
+    if provider == "anthropic":
+        assert fake_llm.bodies()[1]["messages"][-1]["content"][0]["is_error"] is True
