@@ -299,3 +299,62 @@ def test_a_log_from_a_newer_agent_is_refused_with_one_line(tmp_path: Path) -> No
     assert listed.exit_code == 1
     assert "newer than this agent-cli knows" in listed.stderr
     assert len(listed.stderr.strip().splitlines()) == 1
+
+
+def test_short_words_still_filter_and_every_word_must_match() -> None:
+    ask("Is order A100 refundable? xq")
+    ask("Is order A101 refundable? zw")
+    ask("Is order A100 refundable?")
+
+    def found(text: str) -> list[str]:
+        result = agent("logs", "search", text, "--json")
+        assert result.exit_code == 0, result.stderr
+        return [json.loads(line)["question"] for line in result.stdout.splitlines()]
+
+    assert found("refundable xq") == ["Is order A100 refundable? xq"]  # the short word counts
+    assert found("xq A100") == ["Is order A100 refundable? xq"]
+    assert found("XQ") == ["Is order A100 refundable? xq"]  # any case, by a scan
+    assert found("xq zw") == []  # all words, not any
+    assert found("zw A100") == []
+
+
+def test_a_prefix_shared_by_two_runs_is_ambiguous(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    recorder = RunRecorder(path, kind="ask", warn=pytest.fail)
+    first, second = "ab" * 16, "ab" * 15 + "cd"
+    recorder(_started(first))
+    recorder(_started(second))
+    recorder.close()
+    env = {"AGENT_LOG": str(path)}
+    shared = agent("logs", "show", "abab", env=env)
+    assert shared.exit_code == 2
+    assert "Run id abab is ambiguous" in shared.stderr and "give more of it" in shared.stderr
+    assert agent("logs", "show", second[:-1], env=env).exit_code == 0  # one run: shown
+    assert agent("logs", "show", first, env=env).exit_code == 0
+
+
+def test_continue_remembers_only_answered_chat_turns_never_asks_or_evals(
+    fake_llm: FakeLLM,
+) -> None:
+    from .fakellm import error
+
+    fake_llm.queue(
+        openai_text("Yes, it is refundable."),
+        error(400, "this turn failed"),
+        openai_text("You asked about the first one."),
+    )
+    provider = ["--provider", "openai", "--base-url", fake_llm.url, "--today", "2026-10-13"]
+    env = {"OPENAI_API_KEY": KEY}
+    lines = "Is order A100 refundable?\nWhat about order A101?\n"
+    first = agent("chat", *provider, stdin=lines, env=env)
+    assert first.exit_code == 1, first.stdout  # piped chat: a failed turn
+    ask("Is order A102 refundable?")  # newer runs that are not chat sessions
+    script = Path(os.environ["HOME"]) / "script.json"
+    script.write_text('[{"type": "final", "answer": "No idea."}]')
+    assert agent("eval", "--builtin", "--script", str(script), "--min-pass", "0").exit_code == 0
+    assert {r["kind"] for r in logged()} == {"chat", "ask", "eval"}
+    again = agent("chat", "--continue", *provider, stdin="Which order was it?\n", env=env)
+    assert again.exit_code == 0, again.stderr
+    assert "1 of 1 turns remembered" in again.stdout
+    sent = [m["content"] for m in fake_llm.bodies()[-1]["messages"][1:]]
+    assert sent == ["Is order A100 refundable?", "Yes, it is refundable.", "Which order was it?"]
