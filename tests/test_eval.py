@@ -539,3 +539,61 @@ def test_an_eval_never_approves_a_refund(tmp_path: Path) -> None:
     assert decided["approved"] is False
     (observed,) = [r for r in records if r["event"] == "observation"]
     assert observed["observation"].startswith("DENIED:"), observed
+
+
+def test_a_clause_naming_no_order_is_credited_only_when_the_answer_names_one() -> None:
+    assert stated_verdicts("I looked up A100. It is refundable.") == {"A100": "refundable"}
+    several = stated_verdicts("I looked up A100 and A101. It is refundable.")
+    assert several == {"A100": None, "A101": None}  # "it" could be either: no verdict for both
+    mixed = stated_verdicts("A100 is not refundable. I checked A101 too. It is refundable.")
+    assert mixed == {"A100": "not_refundable", "A101": None}
+
+
+def test_p95_is_the_nearest_rank_percentile() -> None:
+    from agent_cli.evaluation.summary import percentile
+
+    assert percentile([float(n) for n in range(1, 21)], 95) == 19.0  # rank ceil(19.0) = 19
+    assert percentile([10.0, 20.0, 30.0, 40.0, 50.0], 95) == 50.0  # rank ceil(4.75) = 5
+    assert percentile([10.0, 20.0, 30.0, 40.0], 50) == 20.0  # not 25: no interpolation
+    assert percentile([float(n) for n in range(1, 31)], 95) == 29.0  # rank ceil(28.5) = 29
+    assert percentile([7.0], 95) == 7.0 and percentile([], 95) == 0.0
+
+
+def test_cost_per_case_only_when_every_case_has_a_cost() -> None:
+    from agent_cli.evaluation.summary import summarize
+
+    def result(case: str, cost: float | None) -> CaseResult:
+        return CaseResult(case, "m", 1, (), RunRecord(status="answered", cost=cost), None)
+
+    (all_priced,) = summarize([result("a", 0.002), result("b", 0.004)], ["m"])
+    assert all_priced.cost_per_case == pytest.approx(0.003)
+    (one_unpriced,) = summarize([result("a", 0.002), result("b", None)], ["m"])
+    assert one_unpriced.cost_per_case is None
+
+
+def test_a_cases_max_steps_limits_its_run(tmp_path: Path) -> None:
+    cases = write(tmp_path, ONE_CASE + "max_steps = 1\n")
+    slow = script(
+        tmp_path,
+        LOOKUP_A100,
+        {"type": "tool", "tool": "refund_policy", "args": {}},
+        {"type": "final", "answer": "Order A100 is refundable."},
+    )
+    result = evaluate(str(cases), "--script", str(slow), "--json", "--min-pass", "0")
+    (case_line,) = [r for r in lines(result) if r["event"] == "case"]
+    assert case_line["status"] == "max_steps" and case_line["steps"] == 1
+    assert "Max steps (1) exceeded" in case_line["failures"][0]["message"]
+
+
+def test_http_evals_default_to_four_workers(fake_llm: FakeLLM) -> None:
+    from .fakellm import Reply
+
+    path = Path(os.environ["HOME"]) / "cases.toml"
+    path.write_text("".join(GENERAL.format(id=f"p{n}") for n in range(12)), encoding="utf-8")
+    slow = openai_text("Refunds within 30 days of delivery.")
+    fake_llm.queue(*[Reply(body=slow, delay=0.5) for _ in range(12)])
+    args = [str(path), "--provider", "openai", "--base-url", fake_llm.url + "/v1", "--json"]
+    result = evaluate(*args, env={"OPENAI_API_KEY": "test-key"})
+    assert result.exit_code == 0, result.stderr
+    assert len(fake_llm.requests) == 12
+    assert fake_llm.connections == 4  # one client per worker, each busy while others wait
