@@ -388,3 +388,31 @@ def test_on_a_terminal_the_answer_is_drawn_while_it_streams(fake_llm: FakeLLM) -
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def _openai_pieces(count: int, size: int) -> list[str]:
+    """A streamed answer of `count` text events of `size` characters each, then its end."""
+    piece = {"choices": [{"index": 0, "delta": {"content": "x" * size}, "finish_reason": None}]}
+    end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    return [_event(piece)] * count + [_event(end), "data: [DONE]\n\n"]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_reply_over_8_mib_fails_streamed_or_whole_and_is_not_retried(
+    fake_llm: FakeLLM, stream: bool
+) -> None:
+    if stream:
+        fake_llm.queue(Reply(events=_openai_pieces(9, 1_000_000)))  # 9 MB in events under 1 MiB
+    else:
+        fake_llm.queue(openai_text("x" * 9_000_000))
+    with pytest.raises(InvalidProviderResponse, match="larger than 8 MiB"):
+        adapter(fake_llm, "openai", stream=stream).decide(Seen().request())
+    assert len(fake_llm.bodies()) == 1
+
+
+def test_a_streamed_reply_under_8_mib_is_read_whole(fake_llm: FakeLLM) -> None:
+    from agent_cli.errors import MalformedReply
+
+    fake_llm.queue(Reply(events=_openai_pieces(7, 1_000_000)))  # 7 MB: under the bound
+    with pytest.raises(MalformedReply, match="answer: String should have at most 20000"):
+        adapter(fake_llm, "openai").decide(Seen().request())  # read whole, then judged
