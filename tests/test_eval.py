@@ -521,7 +521,8 @@ def test_an_eval_never_approves_a_refund(tmp_path: Path) -> None:
     cases = write(
         tmp_path,
         f'[[cases]]\nid = "refund"\nquestion = "Refund A100, it arrived broken"\n'
-        f'orders = [{{ code = "A100", status = "DELIVERED", total = 9000, delivered_at = {recent} }}]\n',
+        'orders = [{ code = "A100", status = "DELIVERED", total = 9000, '
+        f"delivered_at = {recent} }}]\n",
     )
     refund = {"order_code": "A100", "amount": 1000, "reason": "broken"}
     wants_money = script(

@@ -407,3 +407,75 @@ def test_ctrl_c_during_a_retry_wait_stops_at_once(fake_llm: FakeLLM, tmp_path: P
     lines = records(trace.read_text())
     assert any(r["event"] == "model_call" and r["retry_in_s"] == 30 for r in lines)
     assert lines[-1]["event"] == "run_finished" and lines[-1]["status"] == "interrupted"
+
+
+def test_the_newest_two_steps_are_never_elided_however_small_the_budget() -> None:
+    model = ScriptedModel([call("dump", n=i) for i in range(5)] + [final("ok")])
+    limits = Limits(max_steps=10, max_observation_chars=4_000, history_tokens=1)
+    collect(run("the goal", model, _Flood(3_000), limits=limits, today=TODAY))
+    shown = [step.observation for step in model.requests[-1].history]
+    assert all(text.startswith("[elided") for text in shown[:3]), shown
+    assert shown[3] == "3" + "x" * 3_000 and shown[4] == "4" + "x" * 3_000
+
+
+class _Slow:
+    """A toolbox whose `slow` tool moves the run's clock past any deadline."""
+
+    def __init__(self, now: list[float]) -> None:
+        self.now = now
+        self.called: list[str] = []
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return (ToolSpec("slow", "s", {}), ToolSpec("fast", "f", {}))
+
+    def invoke(self, name: str, args: Mapping[str, Any], *, time_left: float = 0.0) -> Observation:
+        self.called.append(name)
+        if name == "slow":
+            self.now[0] += 1_000.0
+        return Observation(f"{name} done")
+
+
+def test_calls_of_one_reply_stop_once_the_deadline_has_passed() -> None:
+    from agent_cli.errors import RunTimedOut
+    from agent_cli.events import RunFinished
+    from agent_cli.seams import ModelReply, ModelRequest
+
+    class ThreeCalls:
+        provider, model = "test", "three"
+
+        def decide(self, request: ModelRequest) -> ModelReply:
+            return ModelReply(call("fast"), call("slow"), call("fast", n=2))
+
+    now = [0.0]
+    tools = _Slow(now)
+    events = collect(
+        run(
+            "q", ThreeCalls(), tools, limits=Limits(timeout_s=60), today=TODAY, clock=lambda: now[0]
+        )
+    )
+    assert tools.called == ["fast", "slow"]  # the third call of the reply never ran
+    assert isinstance(events[-1], RunTimedOut)
+    finished = events[-2]
+    assert isinstance(finished, RunFinished) and finished.status == "timeout"
+
+
+class _Leaky:
+    """A toolbox whose failure carries secrets in its internal detail."""
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return (ToolSpec("crm", "c", {}),)
+
+    def invoke(self, name: str, args: Mapping[str, Any], *, time_left: float = 0.0) -> Observation:
+        detail = (
+            "connect postgresql://admin:s3cret-pw@db/shop failed; password=hunter2 sk-abcdef123456"
+        )
+        return Observation("ERROR: the CRM failed", is_error=True, detail=detail)
+
+
+def test_the_loop_masks_a_tools_detail_whatever_the_tool_did() -> None:
+    model = ScriptedModel([call("crm"), final("ok")])
+    events = collect(run("q", model, _Leaky(), limits=Limits(), today=TODAY))
+    (observed,) = [e for e in events if isinstance(e, ToolObserved)]
+    assert observed.detail is not None and "postgresql://admin:***@db/shop" in observed.detail
+    for secret in ("s3cret-pw", "hunter2", "abcdef123456"):
+        assert secret not in observed.detail

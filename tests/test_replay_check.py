@@ -124,7 +124,10 @@ def refund_trace(tmp_path: Path) -> tuple[Path, Path]:
     script = tmp_path / "script.json"
     script.write_text(
         json.dumps(
-            [{"type": "tool", "tool": "issue_refund", "args": refund}, {"type": "final", "answer": "ok"}]
+            [
+                {"type": "tool", "tool": "issue_refund", "args": refund},
+                {"type": "final", "answer": "ok"},
+            ]
         )
     )
     trace = tmp_path / "runs.jsonl"
