@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -43,6 +44,15 @@ class Seen:
     body: Any
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # a client that hung up on purpose (a deadline, a size limit): not news
+        super().handle_error(request, client_address)
+
+
 class FakeLLM:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
@@ -52,8 +62,7 @@ class FakeLLM:
         # Imitate servers that refuse parts of a request (llama.cpp, Ollama, vLLM).
         self.refuse_formats: set[str] = set()  # response_format types answered with a 500
         self.refuse_tools: Reply | None = None  # the answer to any request that has tools
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.fake = self  # type: ignore[attr-defined]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

