@@ -15,8 +15,9 @@ from typer.testing import CliRunner, Result
 from agent_cli.cli import app
 from agent_cli.errors import CaseFileError, Interrupted
 from agent_cli.evaluation.cases import builtin_cases, load_cases, parse_cases
-from agent_cli.evaluation.judge import RunRecord, ToolRun, judge, stated_verdicts
-from agent_cli.evaluation.runner import CaseResult, Contender, plan_jobs, run_jobs
+from agent_cli.evaluation.judge import judge, stated_verdicts
+from agent_cli.evaluation.runner import Contender, plan_jobs, run_jobs
+from agent_cli.outcomes import CaseResult, RunRecord, ToolRun
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.runtime import RunOptions
 

@@ -15,8 +15,9 @@ from agent_cli.errors import EvalBelowTarget, Interrupted, ReplayDiffers, UsageE
 from agent_cli.evaluation.cases import EvalCase, builtin_cases, load_cases
 from agent_cli.evaluation.regress import check_json, check_traces, traces_in
 from agent_cli.evaluation.report import render_report
-from agent_cli.evaluation.runner import CaseResult, Contender, check_tools, plan_jobs, run_jobs
-from agent_cli.evaluation.summary import ModelSummary, result_json, summarize
+from agent_cli.evaluation.runner import Contender, check_tools, plan_jobs, run_jobs
+from agent_cli.evaluation.summary import result_json, summarize
+from agent_cli.outcomes import CaseResult, ModelSummary
 from agent_cli.runtime import RunOptions, choose_model, run_recorder, warn
 from agent_cli.ui.console import make_console
 from agent_cli.ui.eval_view import EvalView, show_check, show_check_summary

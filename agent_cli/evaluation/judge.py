@@ -19,71 +19,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any, Literal
 
-from agent_cli.decisions import Usage
 from agent_cli.evaluation.cases import EvalCase, Verdict
-from agent_cli.events import Event, RunFinished, RunStarted, ToolObserved
+from agent_cli.events import Event
 from agent_cli.grounding import find_order_codes
-
-FailureKind = Literal[
-    "verdict",  # the answer states another verdict
-    "no_verdict",  # the answer states none for an expected order
-    "unsupported",  # a verdict with no lookup behind it
-    "answer",  # an answer_matches pattern found nothing
-    "must_call",
-    "must_not_call",
-    "steps",  # more steps than the case allows
-    "status",  # the run did not end as expected (an error, a limit, a question)
-    "error",  # the case itself crashed
-]
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    kind: FailureKind
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolRun:
-    tool: str
-    args: dict[str, Any]
-    observation: str
-    is_error: bool
-
-
-@dataclass(slots=True)
-class RunRecord:
-    """What a judge needs from one run's events (live or read back from a trace)."""
-
-    run_id: str | None = None
-    provider: str = ""
-    model: str = ""
-    status: str = "error"
-    answer: str | None = None
-    steps: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost: float | None = None
-    elapsed_ms: float = 0.0
-    error: str | None = None
-    tools: list[ToolRun] = field(default_factory=list)
-
-    def add(self, event: Event) -> None:
-        match event:
-            case RunStarted():
-                self.run_id, self.provider, self.model = event.run_id, event.provider, event.model
-            case ToolObserved():
-                self.tools.append(
-                    ToolRun(event.tool, dict(event.args), event.observation, event.is_error)
-                )
-            case RunFinished():
-                self.status, self.answer, self.steps = event.status, event.answer, event.steps
-                self.usage, self.cost, self.elapsed_ms = event.usage, event.cost, event.elapsed_ms
-                self.error = event.error
-            case _:
-                pass
+from agent_cli.outcomes import Failure, RunRecord, ToolRun
 
 
 def record_of(events: Iterable[Event]) -> RunRecord:

@@ -11,62 +11,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from agent_cli.budget import RefundCounter
 from agent_cli.config import Settings
-from agent_cli.decisions import ASK_USER_TOOL, Decision
 from agent_cli.errors import AgentError, Interrupted, UsageError
 from agent_cli.events import Event, ModelDecided, RunFinished, RunStarted, ToolObserved
+from agent_cli.outcomes import CheckResult, Difference, RecordedRun
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.replay import load_runs
 from agent_cli.runtime import LazyStore, Runtime, build_tools, drive, limits_for, refuse
 
 NOT_COMPARED = frozenset({"issue_refund"})
-
-
-@dataclass(frozen=True, slots=True)
-class Difference:
-    number: int  # the observation's place in the run, 1-based
-    tool: str
-    args: dict[str, Any]
-    recorded: str | None  # None: the replay made a call the recording did not
-    now: str | None  # None: the recording has a call the replay did not make
-
-    def describe(self) -> str:
-        call = f"{self.tool} {json.dumps(self.args, ensure_ascii=False)}"
-        return f"#{self.number} {call}: recorded {_show(self.recorded)}, now {_show(self.now)}"
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedRun:
-    source: Path
-    run_id: str
-    goal: str
-    today: date
-    decisions: tuple[Decision, ...]
-    observations: tuple[ToolObserved, ...]
-    status: str
-
-    @property
-    def replies(self) -> Iterator[str]:
-        return (o.observation for o in self.observations if o.tool == ASK_USER_TOOL)
-
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    run: RecordedRun
-    compared: int
-    differences: tuple[Difference, ...] = ()
-    status: str = ""  # the replay's ending
-    problem: str | None = None  # why the run could not be replayed at all
-
-    @property
-    def matches(self) -> bool:
-        return not self.differences and self.problem is None
 
 
 def recorded_runs(
@@ -161,13 +119,6 @@ def compare(
 def _key(observed: ToolObserved) -> tuple[str, str, str]:
     args = json.dumps(observed.args, sort_keys=True, ensure_ascii=False)
     return observed.tool, args, observed.observation
-
-
-def _show(observation: str | None) -> str:
-    if observation is None:
-        return "(no such call)"
-    flat = " ".join(observation.split())
-    return repr(flat if len(flat) <= 160 else flat[:159] + "…")
 
 
 def check_traces(

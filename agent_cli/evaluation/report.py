@@ -6,8 +6,7 @@ import html
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from agent_cli.evaluation.runner import CaseResult
-from agent_cli.evaluation.summary import ModelSummary
+from agent_cli.outcomes import CaseResult, ModelSummary
 
 _CSS = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }

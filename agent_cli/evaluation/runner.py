@@ -23,8 +23,9 @@ from agent_cli.config import Settings
 from agent_cli.decisions import ASK_USER_TOOL
 from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
 from agent_cli.evaluation.cases import EvalCase
-from agent_cli.evaluation.judge import Failure, RunRecord, judge
+from agent_cli.evaluation.judge import judge
 from agent_cli.events import Event
+from agent_cli.outcomes import CaseResult, Failure, RunRecord
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.runtime import (
@@ -48,24 +49,6 @@ class Contender:
     label: str
     options: RunOptions
     settings: Settings
-
-
-@dataclass(frozen=True, slots=True)
-class CaseResult:
-    case: str
-    model: str
-    repeat: int  # 1-based, of --repeat
-    failures: tuple[Failure, ...]
-    record: RunRecord
-    trace: Path | None = None
-
-    @property
-    def passed(self) -> bool:
-        return not self.failures
-
-    @property
-    def run_id(self) -> str | None:
-        return self.record.run_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,40 +5,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from agent_cli.evaluation.runner import CaseResult
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSummary:
-    model: str
-    cases: int  # results, repeats included
-    passed: int
-    p50_ms: float
-    p95_ms: float
-    tokens_per_case: float
-    cost_per_case: float | None  # None unless every case has a cost
-    failures: dict[str, int]  # by kind
-
-    @property
-    def accuracy(self) -> float:
-        return self.passed / self.cases if self.cases else 0.0
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "event": "summary",
-            "model": self.model,
-            "cases": self.cases,
-            "passed": self.passed,
-            "accuracy": round(self.accuracy, 4),
-            "p50_ms": round(self.p50_ms, 1),
-            "p95_ms": round(self.p95_ms, 1),
-            "tokens_per_case": round(self.tokens_per_case, 1),
-            "cost_per_case": self.cost_per_case,
-            "failures": self.failures,
-        }
+from agent_cli.outcomes import CaseResult, ModelSummary
 
 
 def summarize(results: Iterable[CaseResult], models: Iterable[str]) -> list[ModelSummary]:

@@ -11,9 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from agent_cli.evaluation.regress import CheckResult
-from agent_cli.evaluation.runner import CaseResult
-from agent_cli.evaluation.summary import ModelSummary
+from agent_cli.outcomes import CaseResult, CheckResult, ModelSummary
 from agent_cli.ui.console import clean_text
 
 _CASE, _MODEL = 26, 22

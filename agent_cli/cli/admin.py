@@ -1,0 +1,193 @@
+"""The commands around the agent: doctor, config, tools, orders and logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agent_cli.cli.apps import app, config_app, logs_app, orders_app
+from agent_cli.cli.options import (
+    BaseUrlOption,
+    ConfigOption,
+    LimitOption,
+    LogsJsonOption,
+    ModelOption,
+    ProviderOption,
+)
+
+
+@app.command()
+def doctor(
+    provider: ProviderOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Check the configuration, the API key, the provider and each MCP server; say what to fix.
+
+    Exit code 0 when every check passes, 1 when one fails.
+    """
+    from agent_cli.diagnostics import doctor as run_doctor
+    from agent_cli.runtime import ProviderOptions
+
+    raise typer.Exit(run_doctor(ProviderOptions(provider, model, base_url, None, config)))
+
+
+@config_app.command(name="init")
+def config_init(
+    path: Annotated[
+        Path | None,
+        typer.Option("--path", help="Write here (default: ~/.config/agent-cli/config.toml)."),
+    ] = None,
+) -> None:
+    """Write the example configuration file, every setting with its default, to edit.
+
+    Exit code 2 when the file exists already: nothing is overwritten.
+    """
+    from agent_cli.diagnostics import init_config
+
+    init_config(path)
+
+
+@config_app.command(name="show")
+def config_show(
+    provider: ProviderOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the settings as JSON.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Print the effective configuration, where each value came from, with secrets masked."""
+    from agent_cli.diagnostics import show_config
+    from agent_cli.runtime import ProviderOptions
+
+    show_config(ProviderOptions(provider, model, base_url, None, config), json_output=json_output)
+
+
+@app.command(name="tools")
+def list_tools(
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print names, descriptions and JSON schemas as JSON.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """List the tools the agent can call (ours, then each MCP server's), with descriptions."""
+    from agent_cli.commands import show_tools_command
+
+    show_tools_command(json_output=json_output, config=config)
+
+
+@orders_app.command(name="init")
+def orders_init(
+    sample: Annotated[
+        bool, typer.Option("--sample", help="Add the sample orders (A100...C300).")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Create the order database at AGENT_DB / store.path (or the default location).
+
+    A path you name is never created by other commands, so a typo cannot leave a stray sample
+    database behind. Exit code 2 when the database exists already.
+    """
+    from agent_cli.commands import init_orders
+
+    init_orders(sample=sample, config=config)
+
+
+@orders_app.command(name="list")
+def orders_list(
+    json_output: Annotated[bool, typer.Option("--json", help="Print the orders as JSON.")] = False,
+    limit: Annotated[
+        int | None,
+        typer.Option(help="At most this many orders (default: 50 on a terminal, else all)."),
+    ] = None,
+    status: Annotated[
+        str | None, typer.Option(help="Only orders with this status, e.g. DELIVERED.")
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """List the orders in the store, by code."""
+    from agent_cli.commands import list_orders
+
+    list_orders(json_output=json_output, config=config, limit=limit, status=status)
+
+
+@orders_app.command(name="show")
+def orders_show(
+    code: Annotated[str, typer.Argument(help="The order code, e.g. A100.")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print the order as JSON.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Show one order. Exit code 1 if there is no such order."""
+    from agent_cli.commands import show_order_command
+
+    show_order_command(code, json_output=json_output, config=config)
+
+
+@orders_app.command(name="import")
+def orders_import(
+    file: Annotated[Path, typer.Argument(help="A .csv or .json file of orders.")],
+    config: ConfigOption = None,
+) -> None:
+    """Import orders (columns code, status, total, delivered_at, currency, customer): all or none.
+
+    An order whose code already exists is replaced. A malformed file is rejected with the line
+    and the reason (exit code 2), and nothing is imported.
+    """
+    from agent_cli.commands import import_orders
+
+    import_orders(file, config=config)
+
+
+@logs_app.command(name="list")
+def logs_list(
+    limit: LimitOption = None,
+    status: Annotated[
+        str | None,
+        typer.Option(help="Only runs that ended so, e.g. answered, timeout, unfinished."),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(help="Only runs started since: 2026-12-01, 2026-12-01T09:30, today, 2h, 7d."),
+    ] = None,
+    json_output: LogsJsonOption = False,
+    config: ConfigOption = None,
+) -> None:
+    """List the logged runs (ask, chat turns, eval cases), newest first."""
+    from agent_cli.logs import list_logs
+
+    list_logs(json_output=json_output, config=config, limit=limit, status=status, since=since)
+
+
+@logs_app.command(name="show")
+def logs_show(
+    run_id: Annotated[
+        str | None, typer.Argument(help="A run id or its first characters; default: the newest.")
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the run's trace lines (agent replay reads them).")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the answer.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Show one logged run again, as it was shown live (as agent replay shows a trace)."""
+    from agent_cli.logs import show_log
+
+    show_log(run_id, json_output=json_output, quiet=quiet, config=config)
+
+
+@logs_app.command(name="search")
+def logs_search(
+    text: Annotated[str, typer.Argument(help="Words that must all appear, in any case.")],
+    limit: LimitOption = None,
+    json_output: LogsJsonOption = False,
+    config: ConfigOption = None,
+) -> None:
+    """Find logged runs whose question or answer holds every word of TEXT, newest first."""
+    from agent_cli.logs import search_logs
+
+    search_logs(text, json_output=json_output, config=config, limit=limit)

@@ -1,0 +1,50 @@
+"""The `agent` command and its groups (orders, config, logs), before any command is added."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from agent_cli import __version__
+from agent_cli.cli.boundary import EXIT_CODES_HELP, AgentGroup
+
+app = typer.Typer(
+    cls=AgentGroup,
+    help="A command-line support agent: an LLM in an observe-reason-act loop.\n\n"
+    + EXIT_CODES_HELP,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+orders_app = typer.Typer(
+    help="Browse and import the orders in the local SQLite store.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(orders_app, name="orders")
+config_app = typer.Typer(
+    help="Inspect the configuration.", context_settings={"help_option_names": ["-h", "--help"]}
+)
+app.add_typer(config_app, name="config")
+logs_app = typer.Typer(
+    help="List, search and show the logged runs (every ask, chat turn and eval case).",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(logs_app, name="logs")
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"agent-cli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """A command-line support agent: an LLM in an observe-reason-act loop."""

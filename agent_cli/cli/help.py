@@ -1,0 +1,52 @@
+"""Help pages: each command's docstring reflowed, with its examples."""
+
+from __future__ import annotations
+
+import inspect
+
+import typer
+
+EXAMPLES = {  # by the command's function
+    "ask": [
+        'agent ask "Is order A100 refundable?"',
+        'agent ask "Is A101 refundable?" --provider ollama --model qwen2.5',
+        'echo "Is A100 refundable?" | agent ask - --json',
+    ],
+    "chat": ["agent chat", "agent chat --continue", "agent chat --dry-run < questions.txt"],
+    "eval_": [
+        "agent eval --builtin --dry-run",
+        "agent eval cases.toml --model gpt-4o-mini --model gpt-4o --report report.html",
+    ],
+    "replay": ["agent replay runs.jsonl --list", "agent replay runs.jsonl --check"],
+    "doctor": ["agent doctor", "agent doctor --provider ollama"],
+    "list_tools": ["agent tools --json"],
+    "orders_init": ["agent orders init --sample"],
+    "orders_list": ["agent orders list --status DELIVERED", "agent orders list --json"],
+    "orders_show": ["agent orders show A100"],
+    "orders_import": ["agent orders import orders.csv"],
+    "config_show": ["agent config show --json"],
+    "config_init": ["agent config init"],
+    "logs_list": ["agent logs list --status timeout --since 7d", "agent logs list --json"],
+    "logs_show": ["agent logs show", "agent logs show 3f2a --json > run.jsonl"],
+    "logs_search": ["agent logs search A100", 'agent logs search "refund window" -n 5'],
+}
+
+
+def _reflow(doc: str) -> str:
+    """A docstring's paragraphs each on one line: this Typer keeps the source's line breaks in
+    every paragraph but the first, which breaks the help text at odd places."""
+    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(doc).split("\n\n"))
+
+
+def _help_text(name: str, doc: str) -> str:
+    examples = EXAMPLES.get(name, [])
+    lines = "\n".join(f"  $ {example}" for example in examples)
+    return _reflow(doc) + (f"\n\nExamples:\n{lines}" if lines else "")
+
+
+def add_help(*apps: typer.Typer) -> None:
+    """Help text, from the docstring and EXAMPLES, for every command that has none given."""
+    for group in apps:
+        for command in group.registered_commands:
+            if command.help is None and command.callback is not None and command.callback.__doc__:
+                command.help = _help_text(command.callback.__name__, command.callback.__doc__)

@@ -1,0 +1,80 @@
+"""The options several commands share, with their help text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+ConfigOption = Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")]
+ProviderOption = Annotated[
+    str | None,
+    typer.Option(
+        "--provider",
+        help="offline, openai, anthropic, ollama, or a \\[profiles.NAME] of the config "
+        "(default: AGENT_PROVIDER, the config, else OPENAI_API_KEY / ANTHROPIC_API_KEY, "
+        "else offline).",
+    ),
+]
+ModelOption = Annotated[str | None, typer.Option("--model", help="The model name to ask for.")]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option("--base-url", help="The API's base URL, e.g. http://localhost:11434/v1."),
+]
+ModeOption = Annotated[
+    str | None,
+    typer.Option("--mode", help="tools (native tool calling, the default) or json."),
+]
+
+
+DryRunOption = Annotated[
+    bool, typer.Option("--dry-run", help="Use the offline playbook model: no network, no writes.")
+]
+ScriptOption = Annotated[
+    Path | None,
+    typer.Option(help="Replay the decisions in this JSON file instead of calling a model."),
+]
+MaxStepsOption = Annotated[
+    int | None, typer.Option(help="Stop a run after this many model decisions (default: 8).")
+]
+TimeoutOption = Annotated[
+    float | None, typer.Option(help="Stop a run after this many seconds (default: 120).")
+]
+MaxTokensOption = Annotated[
+    int | None, typer.Option(help="Stop before a request would pass this many tokens.")
+]
+MaxCostOption = Annotated[
+    float | None,
+    typer.Option(help="Stop before a request would pass this cost (needs \\[prices] in config)."),
+]
+TodayOption = Annotated[
+    str | None, typer.Option(help="Today's date for the model, YYYY-MM-DD (reproducible runs).")
+]
+TraceOption = Annotated[Path | None, typer.Option(help="Append the JSON Lines trace to this file.")]
+NoStreamOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-stream",
+        help="Ask for whole replies, not streamed ones: the answer appears when complete "
+        "(provider.stream = false).",
+    ),
+]
+NoGroundingOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-grounding",
+        help="Accept answers naming orders the run did not look up (limits.grounding = false).",
+    ),
+]
+
+
+LimitOption = Annotated[
+    int | None,
+    typer.Option(
+        "-n", "--limit", help="At most this many runs (default: 20 on a terminal, else all)."
+    ),
+]
+LogsJsonOption = Annotated[
+    bool, typer.Option("--json", help="One JSON object per run (JSON Lines).")
+]

@@ -1,0 +1,241 @@
+"""The commands that run the agent: ask, chat, eval and replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agent_cli.cli.apps import app
+from agent_cli.cli.boundary import EXIT_CODES_HELP
+from agent_cli.cli.options import (
+    BaseUrlOption,
+    ConfigOption,
+    DryRunOption,
+    MaxCostOption,
+    MaxStepsOption,
+    MaxTokensOption,
+    ModelOption,
+    ModeOption,
+    NoGroundingOption,
+    NoStreamOption,
+    ProviderOption,
+    ScriptOption,
+    TimeoutOption,
+    TodayOption,
+    TraceOption,
+)
+
+
+@app.command(epilog=EXIT_CODES_HELP)
+def ask(
+    question: Annotated[
+        str | None,
+        typer.Argument(
+            help="The customer's question, in quotes; '-' (or nothing, with stdin piped) reads "
+            "it from stdin."
+        ),
+    ] = None,
+    provider: ProviderOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    mode: ModeOption = None,
+    dry_run: DryRunOption = False,
+    script: ScriptOption = None,
+    max_steps: MaxStepsOption = None,
+    timeout: TimeoutOption = None,
+    max_tokens: MaxTokensOption = None,
+    max_cost: MaxCostOption = None,
+    today: TodayOption = None,
+    trace: TraceOption = None,
+    no_grounding: NoGroundingOption = False,
+    no_stream: NoStreamOption = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the trace events as JSON Lines on stdout only.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answer.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Answer one question, showing every step live."""
+    from agent_cli.commands import AskOptions, ask_once
+    from agent_cli.runtime import ProviderOptions, RunOptions
+
+    run_options = RunOptions(
+        dry_run=dry_run,
+        script=script,
+        max_steps=max_steps,
+        timeout=timeout,
+        max_tokens=max_tokens,
+        max_cost=max_cost,
+        today=today,
+        trace=trace,
+        grounding=False if no_grounding else None,
+        quiet=quiet,
+        provider=ProviderOptions(
+            provider, model, base_url, mode, config, stream=False if no_stream else None
+        ),
+    )
+    ask_once(AskOptions(question, json_output, run_options))
+
+
+@app.command(epilog="Exit code 0 when the session ends (Ctrl-D or /exit); 143 on SIGTERM.")
+def chat(
+    provider: ProviderOption = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    mode: ModeOption = None,
+    dry_run: DryRunOption = False,
+    script: ScriptOption = None,
+    max_steps: MaxStepsOption = None,
+    timeout: TimeoutOption = None,
+    max_tokens: MaxTokensOption = None,
+    max_cost: MaxCostOption = None,
+    today: TodayOption = None,
+    trace: TraceOption = None,
+    no_grounding: NoGroundingOption = False,
+    no_stream: NoStreamOption = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--continue", help="Resume the last chat session: its answered turns are remembered."
+        ),
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Talk to the agent question after question; /help lists the commands.
+
+    Each line is a turn, rendered live; earlier questions and answers are remembered (the
+    oldest are dropped first). Ctrl-C cancels a run, Ctrl-D or /exit leaves. Works with stdin
+    piped from a file too.
+    """
+    from agent_cli.chat import chat as run_chat
+    from agent_cli.runtime import ProviderOptions, RunOptions
+
+    options = RunOptions(
+        dry_run=dry_run,
+        script=script,
+        max_steps=max_steps,
+        timeout=timeout,
+        max_tokens=max_tokens,
+        max_cost=max_cost,
+        today=today,
+        trace=trace,
+        grounding=False if no_grounding else None,
+        provider=ProviderOptions(
+            provider, model, base_url, mode, config, stream=False if no_stream else None
+        ),
+    )
+    raise typer.Exit(run_chat(options, resume=resume))
+
+
+@app.command(name="eval")
+def eval_(
+    cases: Annotated[
+        Path | None, typer.Argument(help="A case file (.toml or .json); or use --builtin.")
+    ] = None,
+    builtin: Annotated[
+        bool, typer.Option("--builtin", help="Run the case set shipped with agent-cli.")
+    ] = False,
+    replay_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--replay",
+            help="Instead of cases: replay every trace in this directory against today's tools "
+            "and store; exit 3 when an observation differs.",
+        ),
+    ] = None,
+    provider: ProviderOption = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", help="A model to evaluate; repeat to compare models side by side."),
+    ] = None,
+    base_url: BaseUrlOption = None,
+    mode: ModeOption = None,
+    dry_run: DryRunOption = False,
+    script: ScriptOption = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(help="Cases run at once (default: 4 for HTTP providers, 1 offline)."),
+    ] = None,
+    repeat: Annotated[int, typer.Option(help="Run each case this many times.")] = 1,
+    timeout: TimeoutOption = None,
+    no_grounding: NoGroundingOption = False,
+    no_stream: NoStreamOption = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print JSON Lines: one per case, then one per model.")
+    ] = False,
+    report: Annotated[
+        Path | None, typer.Option(help="Write a self-contained HTML report to this file.")
+    ] = None,
+    record: Annotated[
+        Path | None, typer.Option(help="Keep each case's trace in this directory.")
+    ] = None,
+    min_pass: Annotated[
+        float, typer.Option(help="Exit 3 unless every model passes this fraction of cases.")
+    ] = 1.0,
+    config: ConfigOption = None,
+) -> None:
+    """Measure answer quality: run a case set on one or more models and judge every answer.
+
+    Each case runs against a throwaway copy of the sample orders plus the case's own orders;
+    your order database is never touched. Exit codes: 0 when every model passes --min-pass of
+    its cases (default: all), 3 when one does not, 2 for a bad case file, 130 on Ctrl-C.
+    """
+    from agent_cli.evaluation.command import EvalOptions, eval_command
+    from agent_cli.runtime import ProviderOptions, RunOptions
+
+    run_options = RunOptions(
+        dry_run=dry_run,
+        script=script,
+        timeout=timeout,
+        grounding=False if no_grounding else None,
+        provider=ProviderOptions(
+            provider, None, base_url, mode, config, stream=False if no_stream else None
+        ),
+    )
+    eval_command(
+        EvalOptions(
+            cases=cases,
+            builtin=builtin,
+            replay=replay_dir,
+            models=tuple(model or ()),
+            run=run_options,
+            concurrency=concurrency,
+            repeat=repeat,
+            json_output=json_output,
+            report=report,
+            record=record,
+            min_pass=min_pass,
+        )
+    )
+
+
+@app.command()
+def replay(
+    file: Annotated[Path, typer.Argument(help="A trace written by --trace or --json.")],
+    run: Annotated[
+        str | None, typer.Option("--run", help="Only the run whose id starts with this.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answers.")] = False,
+    list_runs: Annotated[
+        bool, typer.Option("--list", help="List the runs in the file (id, time, status, question).")
+    ] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Re-run the recorded decisions against today's tools and store and report "
+            "every observation that differs (exit 3 when any does).",
+        ),
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Show the runs recorded in a trace again, step by step, as they were shown live.
+
+    A torn last line (a killed run) is skipped with a warning. Exit code 2 when the file is
+    missing or holds no runs; with --check, 3 when a replayed run observes something else.
+    """
+    from agent_cli.commands import replay_command
+
+    replay_command(file, run_id=run, quiet=quiet, check=check, config=config, list_runs=list_runs)
