@@ -293,6 +293,8 @@ def _read_toml(path: Path, *, named_by: str | None) -> dict[str, Any]:
         return {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Config file {path} is not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per level of nesting
+        raise ConfigError(f"Config file {path} is nested too deeply to read") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"Cannot read config file {path}: {exc}") from None
 

@@ -18,6 +18,7 @@ from agent_cli.events import Event, RunStatus
 from agent_cli.replay import event_from_record, summarize_run
 from agent_cli.runlog import UNFINISHED, LoggedRun, RunLog, configured_log_path
 from agent_cli.runtime import warn
+from agent_cli.tracing import read_record
 from agent_cli.ui import RunView, make_console, show_logged_runs, show_run_header
 
 STATUSES = (*get_args(RunStatus), UNFINISHED)
@@ -136,9 +137,11 @@ def _events(lines: list[str], warn: Callable[[str], None]) -> list[Event]:
     events: list[Event] = []
     for number, line in enumerate(lines, start=1):
         try:
-            record: Any = json.loads(line)
+            record: Any = read_record(line)
+            if not isinstance(record, dict):
+                raise ValueError("not a trace record")
             event = event_from_record(record)
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # JsonTextError too
             warn(f"logged trace line {number} is not readable: {exc}")
             continue
         if event is not None:

@@ -87,6 +87,8 @@ def _json_records(path: Path, text: str) -> list[tuple[str, Any]]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise OrderFileError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:  # json recurses once per level of nesting
+        raise OrderFileError(f"{path}: nested too deeply to read") from None
     if not isinstance(data, list):
         raise OrderFileError(f"{path}: expected a JSON array of order objects")
     return [(f"item {number}", item) for number, item in enumerate(data, start=1)]

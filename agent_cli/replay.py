@@ -8,42 +8,50 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from agent_cli.decisions import DecisionError, Usage, parse_decision
+from pydantic import TypeAdapter, ValidationError
+
+from agent_cli.decisions import describe_validation_error, parse_decision
 from agent_cli.errors import UsageError
 from agent_cli.events import EVENT_TYPES, Event, RunFinished, RunStarted
 from agent_cli.tracing import read_trace
 
-_CONVERTERS: dict[str, Callable[[Any], Any]] = {
-    "decision": parse_decision,
-    "usage": lambda value: Usage(**value),
-    "tools": tuple,
-}
-
 
 def event_from_record(record: dict[str, Any]) -> Event | None:
     """The event a trace record describes; None for a kind this version does not know.
-    Raises ValueError for a record of a known kind that is malformed."""
+    Raises ValueError for a record of a known kind that is malformed: a field of the wrong
+    type, a time or date that is not one, a decision that is not a decision."""
     kind = EVENT_TYPES.get(str(record.get("event")))
     if kind is None:
         return None
-    values: dict[str, Any] = {}
-    for item in dataclasses.fields(kind):
-        if item.name not in record:
-            continue
-        value = record[item.name]
-        if item.name == "ts":
-            value = datetime.fromisoformat(value).timestamp()
-        elif item.name in _CONVERTERS and value is not None:
-            value = _CONVERTERS[item.name](value)
-        values[item.name] = value
+    names = {item.name for item in dataclasses.fields(kind)}
+    values = {name: value for name, value in record.items() if name in names}
+    if not isinstance(values.get("ts"), str):
+        raise ValueError("ts: expected an ISO 8601 time")
+    values["ts"] = datetime.fromisoformat(values["ts"]).timestamp()
+    if values.get("decision") is not None:
+        values["decision"] = parse_decision(values["decision"])
     try:
-        return kind(**values)
-    except (TypeError, DecisionError) as exc:
-        raise ValueError(str(exc)) from None
+        event = _validator(kind).validate_python(values)
+    except ValidationError as exc:
+        raise ValueError(describe_validation_error(exc)) from None
+    if isinstance(event, RunStarted):
+        date.fromisoformat(event.today)  # ValueError: a replay runs as of this date
+    return event
+
+
+_VALIDATORS: dict[str, TypeAdapter[Event]] = {}
+
+
+def _validator(kind: type[Event]) -> TypeAdapter[Event]:
+    """Each field checked against its type (a trace is outside data: any value may be wrong);
+    built on first use, once per kind of event."""
+    if kind.kind not in _VALIDATORS:
+        _VALIDATORS[kind.kind] = TypeAdapter(kind)
+    return _VALIDATORS[kind.kind]
 
 
 MAX_WARNINGS = 3  # a file that is not a trace would otherwise warn once per line

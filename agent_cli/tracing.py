@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from agent_cli.errors import TraceFileError
 from agent_cli.events import ApprovalDecided, Event, RunFinished, ToolObserved
+from agent_cli.jsontext import JsonTextError, read_json
 
 
 def event_record(event: Event, *, session_id: str | None = None) -> dict[str, Any]:
@@ -138,6 +139,14 @@ def open_trace_file(path: Path) -> BinaryIO:
         ) from None
 
 
+MAX_RECORD_DEPTH = 100  # a record nests a model's arguments (at most 64 deep) a few levels down
+
+
+def read_record(line: str) -> Any:
+    """One trace line as JSON, nesting bounded and text made valid (JsonTextError if not)."""
+    return read_json(line, max_depth=MAX_RECORD_DEPTH)
+
+
 def read_trace(path: Path, *, warn: Callable[[str], None]) -> Iterator[dict[str, Any]]:
     """Yield each record; a torn (unparseable) line is skipped with a warning naming it."""
     with path.open(encoding="utf-8", errors="replace") as handle:
@@ -145,8 +154,8 @@ def read_trace(path: Path, *, warn: Callable[[str], None]) -> Iterator[dict[str,
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
+                record = read_record(line)
+            except JsonTextError:
                 warn(f"{path}: line {number} is incomplete or not JSON; skipped")
                 continue
             if isinstance(record, dict):

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from agent_cli.cli import app
 from agent_cli.errors import MalformedReply, ProviderError
+from agent_cli.jsontext import JsonTextError, read_json
 from agent_cli.providers.anthropic import AnthropicMessages, AnthropicOptions
 from agent_cli.providers.http import Channel, retry_after_seconds
-from agent_cli.providers.jsontext import JsonTextError, read_json
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
 from agent_cli.seams import ModelRequest
 from agent_cli.text import valid_text
@@ -318,3 +318,42 @@ def test_duplicate_call_ids_are_made_unique(fake_llm: FakeLLM, provider: str) ->
     ids = ids[:3]
     assert len(set(ids)) == 3
     assert ids[0] in ("call_same", "toolu_same")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_or_infinity_in_arguments_is_an_invalid_call_not_a_crash(
+    fake_llm: FakeLLM, provider: str, constant: str
+) -> None:
+    if provider == "openai":
+        hostile = json.dumps(openai_calls(("lookup_order", '{"order_code": "A100"}')))
+        hostile = hostile.replace('\\"A100\\"', constant)
+    else:
+        hostile = json.dumps(anthropic_calls(("lookup_order", {"order_code": "A100"})))
+        hostile = hostile.replace('"A100"', constant)
+    assert constant in hostile
+    fake_llm.queue(
+        Reply(200, hostile, {"content-type": "application/json"}),
+        (openai_text if provider == "openai" else anthropic_text)("I could not check it."),
+    )
+    result = ask(fake_llm, provider, "--no-stream")
+    assert result.exit_code == 0, result.stderr
+    assert "internal error" not in result.stderr
+    (observed,) = [r for r in records(result) if r["event"] == "observation"]
+    assert observed["is_error"] and observed["observation"].startswith("ERROR:")
+    assert "NaN" in observed["observation"] or "Infinity" in observed["observation"]
+    assert fake_llm.violations == []
+
+
+def test_nan_in_a_json_mode_decision_makes_the_call_invalid() -> None:
+    from agent_cli.decisions import CallTool, Usage
+    from agent_cli.providers.base import parse_json_decision
+
+    text = '{"type": "tool", "tool": "issue_refund", "args": {"amount": -Infinity}}'
+    decision = parse_json_decision(text, Usage(), "c1")
+    assert isinstance(decision, CallTool)
+    assert (
+        decision.invalid
+        == "the arguments for issue_refund hold -Infinity, which JSON does not allow"
+    )
+    json.dumps(decision.args, allow_nan=False)  # nothing a request cannot carry

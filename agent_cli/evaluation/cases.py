@@ -141,6 +141,8 @@ def _decode(text: str, where: str, *, json_file: bool) -> list[Any]:
         raise CaseFileError(f"{where}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
     except tomllib.TOMLDecodeError as exc:
         raise CaseFileError(f"{where}: not valid TOML: {exc}") from None
+    except RecursionError:  # the parsers recurse once per level of nesting
+        raise CaseFileError(f"{where}: nested too deeply to read; no case needs that") from None
     if isinstance(data, dict):
         if unknown := sorted(set(data) - {"cases"}):
             raise CaseFileError(f"{where}: unknown top-level key {unknown[0]!r}; expected cases")

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from agent_cli.decisions import CallTool, Usage
 from agent_cli.errors import InvalidProviderResponse, MalformedReply
+from agent_cli.jsontext import JsonTextError, read_json
 from agent_cli.providers.base import (
     REFUSES_TOOLS,
     HttpAdapter,
@@ -38,7 +39,6 @@ from agent_cli.providers.base import (
     wire_form,
 )
 from agent_cli.providers.http import Channel
-from agent_cli.providers.jsontext import JsonTextError, read_json
 from agent_cli.providers.streaming import StreamFailed, event_json
 from agent_cli.seams import ModelReply, ModelRequest, TextDelta, ToolSpec
 
@@ -218,6 +218,8 @@ class MessageStream:
         if not isinstance(message, dict):
             raise StreamFailed("a streamed event is not a JSON object", retryable=False)
         kind = message.get("type", event)
+        if not isinstance(kind, str):
+            raise StreamFailed("a streamed event's type is not a string", retryable=False)
         if kind == "error":
             error = message.get("error")
             why = error.get("message") if isinstance(error, dict) else None
@@ -242,7 +244,8 @@ class MessageStream:
         if not isinstance(delta, dict) or block is None or not isinstance(index, int):
             return
         if delta.get("type") == "text_delta" and isinstance(text := delta.get("text"), str):
-            block["text"] = block.get("text", "") + text
+            if isinstance(so_far := block.get("text", ""), str):  # else the parser refuses it
+                block["text"] = so_far + text
             self._emit(TextDelta(text))
         elif delta.get("type") == "input_json_delta":
             piece = delta.get("partial_json")

@@ -31,8 +31,8 @@ from agent_cli.decisions import (
     parse_decision,
 )
 from agent_cli.errors import FeatureRejected, InvalidProviderResponse, MalformedReply
+from agent_cli.jsontext import JsonTextError, non_finite_in, read_json
 from agent_cli.providers.http import Channel
-from agent_cli.providers.jsontext import JsonTextError, read_json
 from agent_cli.providers.streaming import JsonAnswer, StreamReader
 from agent_cli.seams import ModelCall, ModelReply, ModelRequest, TextDelta, ToolSpec
 
@@ -382,6 +382,8 @@ def tool_call(
     debugging), a missing or overlong name makes the call invalid (never run)."""
     if not name:
         problem = "the tool call has no tool name"
+    elif problem is None and (constant := non_finite_in(args)) is not None:
+        problem = f"the arguments for {name} hold {constant}, which JSON does not allow"
     elif len(name) > MAX_TOOL_NAME:
         problem = f"the tool name is longer than {MAX_TOOL_NAME} characters"
         name = name[:MAX_TOOL_NAME]
@@ -444,6 +446,9 @@ def parse_json_decision(text: str, usage: Usage, call_ref: str) -> Decision:
         raise MalformedReply(
             f"the reply is not a valid decision: {exc}", raw=text, usage=usage
         ) from None
+    if isinstance(decision, CallTool) and (constant := non_finite_in(decision.args)):
+        problem = f"the arguments for {decision.tool} hold {constant}, which JSON does not allow"
+        return decision.model_copy(update={"call_id": call_ref, "invalid": problem})
     if isinstance(decision, CallTool | AskUser):
         return decision.model_copy(update={"call_id": call_ref})
     return decision

@@ -38,7 +38,7 @@ from agent_cli.errors import (
     ProviderRequestError,
     ProviderUnavailable,
 )
-from agent_cli.providers.jsontext import JsonTextError, read_json
+from agent_cli.jsontext import JsonTextError, read_json
 from agent_cli.providers.streaming import SseParser, StreamFailed, StreamReader
 from agent_cli.seams import DeadlineExceeded, ModelCall
 from agent_cli.text import mask_secrets

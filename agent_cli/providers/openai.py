@@ -17,6 +17,7 @@ from typing import Any
 
 from agent_cli.decisions import CallTool, Usage
 from agent_cli.errors import InvalidProviderResponse, MalformedReply
+from agent_cli.jsontext import JsonTextError, read_json
 from agent_cli.providers.base import (
     DECISION_SCHEMA,
     REFUSES_FORMAT,
@@ -42,7 +43,6 @@ from agent_cli.providers.base import (
     wire_form,
 )
 from agent_cli.providers.http import Channel
-from agent_cli.providers.jsontext import JsonTextError, read_json
 from agent_cli.providers.streaming import StreamFailed, event_json
 from agent_cli.seams import ModelReply, ModelRequest, TextDelta, ToolSpec
 
@@ -287,7 +287,10 @@ class ChatStream:
             self._content.append(text)
             self._emit(TextDelta(text))
         self._refusal.append(_text(delta.get("refusal")))
-        for piece in delta.get("tool_calls") or []:
+        pieces = delta.get("tool_calls")
+        if pieces is not None and not isinstance(pieces, list):
+            raise StreamFailed("a streamed delta's tool_calls is not a list", retryable=False)
+        for piece in pieces or []:
             if isinstance(piece, dict):
                 self._call_piece(piece)
 

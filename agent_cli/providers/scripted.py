@@ -54,6 +54,8 @@ def load_script(path: Path) -> ScriptedModel:
         raise ScriptFileError(
             f"Script {path} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
+    except RecursionError:  # json recurses once per level of nesting
+        raise ScriptFileError(f"Script {path} is nested too deeply to read") from None
     try:
         decisions = parse_decisions(payload)
     except DecisionError as exc:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent_cli.providers.jsontext import JsonTextError, read_json
+from agent_cli.jsontext import JsonTextError, read_json
 from agent_cli.seams import TextDelta
 
 MAX_EVENT_BYTES = 1_048_576  # one event's data; a server sending more is not streaming a reply

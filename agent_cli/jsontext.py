@@ -18,11 +18,31 @@ class JsonTextError(ValueError):
     """The text is not JSON this program will read; the message says why."""
 
 
+class NonFinite(str):
+    """A bare NaN, Infinity or -Infinity, which JSON has no room for. It is read as its name,
+    so no float that JSON cannot write gets past a reader (a request built from it would fail),
+    and marked, so a reader of tool arguments can refuse it (`non_finite_in`)."""
+
+
+def non_finite_in(value: Any) -> str | None:
+    """The first NaN or Infinity `read_json` met inside `value`, or None."""
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, NonFinite):
+            return str(node)
+        if isinstance(node, dict):
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return None
+
+
 def read_json(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     """Decode JSON, refusing anything nested deeper than `max_depth`, with every string (keys
     included) made valid Unicode."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=NonFinite)
     except RecursionError:
         raise JsonTextError(f"nested deeper than {max_depth} levels") from None
     except UnicodeDecodeError:
