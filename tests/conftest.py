@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,12 @@ import pytest
 from agent_cli.store import SAMPLE_ORDERS, OrderStore
 
 from .fakellm import FakeLLM
+
+# Tests send Ctrl-C to the agents they start. A shell that runs the suite in the background
+# (`tests/stress.sh`, a CI runner) starts it with SIGINT ignored, and every child inherits that,
+# so the agent would never see its Ctrl-C: give the tests, and so their children, the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 _real_connect = socket.socket.connect
 

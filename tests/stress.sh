@@ -8,7 +8,6 @@ cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}
 rounds=${ROUNDS:-3}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 failed=0
 for round in $(seq 1 "$rounds"); do
     pids=()
@@ -31,7 +30,8 @@ for round in $(seq 1 "$rounds"); do
     done
 done
 if [ "$failed" -ne 0 ]; then
-    echo "stress: some copies failed"
+    echo "stress: some copies failed; their logs are in $work"
     exit 1
 fi
+rm -rf "$work"
 echo "stress: all $((rounds * 2)) copies passed"
