@@ -19,8 +19,9 @@ import time
 from datetime import date
 from pathlib import Path
 
-from agent_cli.providers.http import Channel, RetryPolicy
+from agent_cli.providers.http import Channel
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
+from agent_cli.providers.retries import RetryPolicy
 from agent_cli.seams import ModelRequest, TextDelta
 
 HERE = Path(__file__).parent

@@ -18,8 +18,9 @@ from agent_cli.cli import app
 from agent_cli.errors import MalformedReply, ProviderError
 from agent_cli.jsontext import JsonTextError, read_json
 from agent_cli.providers.anthropic import AnthropicMessages, AnthropicOptions
-from agent_cli.providers.http import Channel, retry_after_seconds
+from agent_cli.providers.http import Channel
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
+from agent_cli.providers.retries import retry_after_seconds
 from agent_cli.seams import ModelRequest
 from agent_cli.text import valid_text
 

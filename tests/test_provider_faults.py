@@ -19,7 +19,8 @@ from agent_cli.errors import (
     ProviderRateLimited,
     ProviderUnavailable,
 )
-from agent_cli.providers.http import Channel, RetryPolicy, retry_after_seconds
+from agent_cli.providers.http import Channel
+from agent_cli.providers.retries import RetryPolicy, retry_after_seconds
 from agent_cli.seams import DeadlineExceeded, ModelCall
 from agent_cli.text import mask_secrets
 

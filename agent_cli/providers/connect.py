@@ -7,8 +7,9 @@ import httpx
 from agent_cli import __version__
 from agent_cli.config import ProviderChoice, ProviderSettings
 from agent_cli.providers.anthropic import ANTHROPIC_VERSION, AnthropicMessages, AnthropicOptions
-from agent_cli.providers.http import Channel, RetryPolicy
+from agent_cli.providers.http import Channel
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
+from agent_cli.providers.retries import RetryPolicy
 
 
 def channel_for(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import random
 import re
 import socket
@@ -22,16 +21,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
 from agent_cli.decisions import Usage
 from agent_cli.errors import (
-    FeatureRejected,
     InvalidProviderResponse,
-    ProviderAuthError,
     ProviderBillingError,
     ProviderError,
     ProviderRateLimited,
@@ -39,27 +35,18 @@ from agent_cli.errors import (
     ProviderUnavailable,
 )
 from agent_cli.jsontext import JsonTextError, read_json
+from agent_cli.providers.api_errors import (
+    CONTEXT_CODES,
+    STATUS_ERRORS,
+    ApiError,
+    check_features,
+    clean_message,
+)
+from agent_cli.providers.retries import RetryPolicy, retry_after_seconds, retryable
 from agent_cli.providers.streaming import SseParser, StreamFailed, StreamReader
 from agent_cli.seams import DeadlineExceeded, ModelCall
-from agent_cli.text import mask_secrets
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
-MAX_MESSAGE_CHARS = 300
-_CONTEXT_CODES = {"context_length_exceeded", "request_too_large"}
-_BILLING_CODES = {"insufficient_quota", "billing_error", "enforced_spend_limit_reached"}
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    max_retries: int = 2
-    initial_backoff: float = 0.5
-    max_backoff: float = 8.0
-    max_retry_after: float = 60.0
-
-    def backoff(self, retry_number: int, jitter: float) -> float:
-        """Seconds before retry number `retry_number` (0 for the first retry)."""
-        doubled: float = self.initial_backoff * 2.0**retry_number
-        return min(doubled, self.max_backoff) * jitter
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,68 +58,6 @@ class _Attempt:
     failure: str | None = None  # a connection error or timeout, when no response came
     payload: dict[str, Any] | None = None  # a streamed reply, assembled
     cut: bool = False  # a stream began but did not end as it should
-
-
-MAX_SENSIBLE_WAIT = 7 * 86_400.0  # a wait beyond a week is not a real answer: treat as absent
-
-
-def retry_after_seconds(headers: Mapping[str, str], now: float) -> float | None:
-    """The server's requested wait: retry-after-ms wins over retry-after (seconds or a date).
-    Absurd values (negative, NaN, infinite, beyond a week) count as absent."""
-    if (value := headers.get("retry-after-ms")) is not None:
-        try:
-            return _sensible(float(value) / 1000.0)
-        except ValueError:
-            pass
-    if (value := headers.get("retry-after")) is None:
-        return None
-    try:
-        return _sensible(float(value))
-    except ValueError:
-        pass
-    try:
-        return _sensible(max(parsedate_to_datetime(value).timestamp() - now, 0.0))
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-
-
-def _sensible(seconds: float) -> float | None:
-    if not math.isfinite(seconds) or seconds < 0 or seconds > MAX_SENSIBLE_WAIT:
-        return None
-    return seconds
-
-
-@dataclass(frozen=True, slots=True)
-class ApiError:
-    """What an error body says, whichever dialect: OpenAI `{"error": {...}}` or Anthropic's."""
-
-    message: str
-    codes: frozenset[str]
-
-    @classmethod
-    def parse(cls, body: bytes, secret: str | None) -> ApiError:
-        try:
-            data = read_json(body)
-        except JsonTextError:
-            return cls("(the response body is not JSON)", frozenset())
-        error = data.get("error") if isinstance(data, dict) else None
-        if not isinstance(error, dict):
-            return cls("(no error message)", frozenset())
-        details = error.get("details")
-        detail_code = details.get("error_code") if isinstance(details, dict) else None
-        codes = frozenset(str(v) for v in (error.get("type"), error.get("code"), detail_code))
-        message = str(error.get("message") or "(no error message)")
-        return cls(_clean(message, secret), codes)
-
-    @property
-    def is_billing(self) -> bool:
-        return bool(self.codes & _BILLING_CODES)
-
-
-def _clean(text: str, secret: str | None) -> str:
-    """One short line, with the key (if the server echoed it) masked."""
-    text = " ".join(mask_secrets(text, secret).split())
-    return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "..."
 
 
 _MAX_WATCH_S = 7 * 86_400.0  # beyond any --timeout (86,400 s at most)
@@ -201,7 +126,14 @@ class Channel:
                 return payload
             error = ApiError.parse(result.body, self._secret) if result.status else None
             if result.status is not None and error is not None:
-                _check_features(features or {}, error, result, attempt, url)
+                check_features(
+                    features or {},
+                    error,
+                    status=result.status,
+                    latency_ms=result.latency_ms,
+                    attempt=attempt,
+                    url=url,
+                )
             wait = self._retry_wait(result, error, attempt, url)
             if self._clock() + wait > deadline:
                 on_call(ModelCall(attempt, result.status, result.latency_ms, error=_what(result)))
@@ -252,7 +184,7 @@ class Channel:
                 raise InvalidProviderResponse(
                     f"Invalid provider response from {url}: {exc}; check --base-url"
                 ) from None
-            failure = f"the reply stream failed: {_clean(str(exc), self._secret)}"
+            failure = f"the reply stream failed: {clean_message(str(exc), self._secret)}"
             broken_stream = True
         except (httpx.TimeoutException, httpx.TransportError) as exc:
             if cut.is_set() or self._clock() >= deadline:
@@ -260,7 +192,8 @@ class Channel:
             failure = (
                 f"{type(exc).__name__}: no answer within the timeout"
                 if isinstance(exc, httpx.TimeoutException)
-                else f"{type(exc).__name__}: {_clean(str(exc), self._secret) or 'no details'}"
+                else f"{type(exc).__name__}: "
+                f"{clean_message(str(exc), self._secret) or 'no details'}"
             )
             if self._streamed is not None:
                 failure = f"the reply stream was cut off after {self._streamed} events ({failure})"
@@ -360,10 +293,10 @@ class Channel:
     ) -> float:
         """Seconds to wait before the next attempt, or raise the error that ends the request."""
         should = result.headers.get("x-should-retry", "").lower()
-        retryable = should == "true" if should in ("true", "false") else _retryable(result.status)
+        again = should == "true" if should in ("true", "false") else retryable(result.status)
         if error is not None and error.is_billing:
-            retryable = False
-        if not retryable:
+            again = False
+        if not again:
             raise self._final_error(result, error, url, attempts=attempt)
         if attempt > self._retry.max_retries:
             raise self._exhausted(result, error, url, attempt)
@@ -387,12 +320,12 @@ class Channel:
                 f"Billing or quota problem ({status}): {message}; "
                 "check your plan and billing with the provider"
             )
-        kind, template = _STATUS_ERRORS.get(
+        kind, template = STATUS_ERRORS.get(
             status, (ProviderRequestError, "The provider refused the request ({status}): {message}")
         )
         key = f"the key in {self._key_env}" if self._key_env else "the request"
         text = template.format(status=status, message=message, url=url, key=key)
-        if error.codes & _CONTEXT_CODES or "context length" in message.lower():
+        if error.codes & CONTEXT_CODES or "context length" in message.lower():
             text += "; the conversation is too long for this model: lower limits.history_tokens"
         return kind(text)
 
@@ -418,54 +351,11 @@ class Channel:
         )
 
 
-_STATUS_ERRORS: dict[int, tuple[type[ProviderError], str]] = {
-    401: (ProviderAuthError, "Authentication failed (401): {key} was rejected: {message}"),
-    403: (ProviderAuthError, "Permission denied (403): {message}"),
-    404: (
-        ProviderRequestError,
-        "Not found (404) at {url}: {message}; check --model and --base-url",
-    ),
-    413: (
-        ProviderRequestError,
-        "Request too large (413): {message}; the history is too big for this provider",
-    ),
-}
-
-
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
     """One verifying TLS context per process: loading the CA bundle costs ~30 ms each time.
     Plain-HTTP endpoints (a local Ollama) get none: there is nothing to verify."""
     return httpx.create_ssl_context()
-
-
-def _check_features(
-    features: Mapping[str, re.Pattern[str]],
-    error: ApiError,
-    result: _Attempt,
-    attempt: int,
-    url: str,
-) -> None:
-    for feature, refusal in features.items():
-        if refusal.search(error.message):
-            raise FeatureRejected(
-                f"The server at {url} refused {feature} ({result.status}): {error.message}"
-                + _FEATURE_HINTS.get(feature, ""),
-                feature=feature,
-                status=result.status or 0,
-                attempt=attempt,
-                latency_ms=result.latency_ms,
-            )
-
-
-_FEATURE_HINTS = {
-    "tools": "; this server or model does not support tool calling: use --mode json "
-    '(provider.mode = "json")',
-}
-
-
-def _retryable(status: int | None) -> bool:
-    return status is None or status in (408, 409, 429) or status >= 500
 
 
 def _what(result: _Attempt) -> str:
