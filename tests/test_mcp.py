@@ -470,7 +470,7 @@ def test_servers_configured_without_the_sdk_installed_say_what_to_install(
 def test_names_past_64_characters_are_skipped_and_descriptions_cut_at_1000() -> None:
     from mcp import types
 
-    from agent_cli.tools.mcp_servers import mcp_tool
+    from agent_cli.tools.mcp_tools import mcp_tool
 
     servers = McpServers({}, warn=lambda _: None)
     settings = McpServerSettings(command="x")
