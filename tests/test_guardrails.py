@@ -421,8 +421,9 @@ def test_the_newest_two_steps_are_never_elided_however_small_the_budget() -> Non
 class _Slow:
     """A toolbox whose `slow` tool moves the run's clock past any deadline."""
 
-    def __init__(self, now: list[float]) -> None:
+    def __init__(self, now: list[float], takes: float = 1_000.0) -> None:
         self.now = now
+        self.takes = takes
         self.called: list[str] = []
 
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -431,7 +432,7 @@ class _Slow:
     def invoke(self, name: str, args: Mapping[str, Any], *, time_left: float = 0.0) -> Observation:
         self.called.append(name)
         if name == "slow":
-            self.now[0] += 1_000.0
+            self.now[0] += self.takes
         return Observation(f"{name} done")
 
 
@@ -479,3 +480,15 @@ def test_the_loop_masks_a_tools_detail_whatever_the_tool_did() -> None:
     assert observed.detail is not None and "postgresql://admin:***@db/shop" in observed.detail
     for secret in ("s3cret-pw", "hunter2", "abcdef123456"):
         assert secret not in observed.detail
+
+
+def test_a_run_ends_as_soon_as_its_deadline_passes_not_later() -> None:
+    from agent_cli.errors import RunTimedOut
+
+    now = [0.0]
+    tools = _Slow(now, takes=60.5)  # half a second past the 60 s timeout
+    model = ScriptedModel([call("slow"), call("fast"), final("done")])
+    limits = Limits(timeout_s=60)
+    events = collect(run("q", model, tools, limits=limits, today=TODAY, clock=lambda: now[0]))
+    assert tools.called == ["slow"] and len(model.requests) == 1
+    assert isinstance(events[-1], RunTimedOut)

@@ -449,3 +449,75 @@ def test_today_option_never_moves_money(tmp_path: Path) -> None:
     assert observed.startswith("DENIED: order A103 was delivered 2026-06-15")
     assert f"days before {date.today().isoformat()}" in observed
     assert not any(r["event"] == "approval_requested" for r in records)
+
+
+def _desk(store: OrderStore, today: date = TODAY, **limits: int) -> RefundDesk:
+    roomy = {"max_amount": 50_000, "max_per_run": 5, "max_per_session": 5, **limits}
+    return RefundDesk(
+        lambda: store, RefundPolicy(), RefundLimits(**roomy), RefundCounter(), False, lambda: today
+    )
+
+
+def _denial(desk: RefundDesk, code: str, amount: int) -> str | None:
+    """Why the rules refuse this refund before anyone is asked, or None when they allow it."""
+    from agent_cli.tools.refunds import Denied
+
+    try:
+        desk.propose(IssueRefundArgs(order_code=code, amount=amount, reason="damaged"))
+    except Denied as exc:
+        return str(exc)
+    return None
+
+
+def test_the_cap_allows_exactly_the_cap_and_nothing_more(store: OrderStore) -> None:
+    desk = _desk(store, max_amount=50_000)
+    assert _denial(desk, "A100", 50_000) is None
+    assert "50,001 JPY is above the cap of 50,000 per refund" in str(_denial(desk, "A100", 50_001))
+
+
+def test_exactly_what_is_left_may_be_refunded_and_not_one_more(store: OrderStore) -> None:
+    store.record_refund("A100", 240_000, "most of it", key="earlier")
+    desk = _desk(store, max_amount=1_000_000)
+    assert _denial(desk, "A100", 10_000) is None
+    assert "only 10,000 JPY of order A100 is still refundable" in str(_denial(desk, "A100", 10_001))
+
+
+def test_an_order_whose_refunds_reach_its_total_is_refunded_in_full(store: OrderStore) -> None:
+    from dataclasses import replace
+
+    store.record_refund("A100", 5_000, "part", key="earlier")
+    a100 = store.get("A100")
+    assert a100 is not None
+    store.import_orders([replace(a100, total=5_000)])  # corrected down to what was refunded
+    assert _denial(_desk(store), "A100", 1) == "order A100 is already refunded in full"
+
+
+def test_the_window_runs_from_delivery_to_its_last_day_not_before(store: OrderStore) -> None:
+    delivered = date(2026, 10, 1)  # A100
+    assert _denial(_desk(store, today=date(2026, 10, 31)), "A100", 1_000) is None  # day 30
+    assert "31 days before" in str(_denial(_desk(store, today=date(2026, 11, 1)), "A100", 1_000))
+    before = _denial(_desk(store, today=date(2026, 9, 30)), "A100", 1_000)  # delivered tomorrow
+    assert before is not None and "-1 days before 2026-09-30" in before
+    assert delivered.isoformat() in before
+
+
+@pytest.mark.parametrize(
+    ("line", "approved"),
+    [
+        ("y", True),
+        ("Y", True),
+        (" yes \n", True),
+        ("YES", True),
+        ("yep", False),
+        ("ye", False),
+        ("yes please", False),
+        ("n", False),
+        ("", False),
+        ("\n", False),
+        (None, False),
+    ],
+)
+def test_only_y_or_yes_approves(line: str | None, approved: bool) -> None:
+    from agent_cli.runtime import verdict_from
+
+    assert verdict_from(line).approved is approved
