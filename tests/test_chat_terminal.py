@@ -30,7 +30,17 @@ def spawn(*args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
     return child
 
 
+def history_file() -> Path:
+    if "XDG_STATE_HOME" in os.environ:
+        return Path(os.environ["XDG_STATE_HOME"]) / "agent-cli" / "history"
+    return Path(os.environ["HOME"]) / ".local" / "state" / "agent-cli" / "history"
+
+
 def test_interactive_chat_prompts_remembers_lines_and_leaves_on_ctrl_d() -> None:
+    history = history_file()
+    history.parent.mkdir(parents=True)
+    history.write_text("")
+    history.chmod(0o644)  # left readable by an older version: made private on the first line
     child = spawn("chat", "--dry-run", "--today", "2026-10-13")
     child.expect("agent chat · offline/playbook")
     child.expect("agent> ")
@@ -49,9 +59,6 @@ def test_interactive_chat_prompts_remembers_lines_and_leaves_on_ctrl_d() -> None
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    history = Path(os.environ["HOME"]) / ".local" / "state" / "agent-cli" / "history"
-    if "XDG_STATE_HOME" in os.environ:  # pragma: no cover - the test fixture does not set it
-        history = Path(os.environ["XDG_STATE_HOME"]) / "agent-cli" / "history"
     lines = history.read_text().splitlines()
     assert "Is A100 refundable?" in lines and "Is A101 refundable?" in lines
     assert "half a line" not in lines

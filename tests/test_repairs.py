@@ -122,3 +122,13 @@ def test_arguments_that_are_json_but_not_an_object_never_run(fake_llm: FakeLLM) 
         "ERROR: the arguments for lookup_order must be a JSON object; expected {"
     )
     assert '"order_code"' in observation["observation"]
+
+
+def test_invalid_arguments_count_against_the_budget(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(*(openai_calls(("lookup_order", {"order_code": n})) for n in range(3)))
+    result = ask(fake_llm, "openai")
+    assert result.exit_code == 1
+    assert "invalid arguments for lookup_order" in result.stderr
+    assert "repair budget 2" in result.stderr
+    assert [r["cause"] for r in repairs(result)] == ["call", "call"]
+    assert len(fake_llm.requests) == 3

@@ -95,3 +95,33 @@ def test_no_money_moves_when_the_approval_cannot_be_recorded(
     assert result.exit_code == 2
     assert "Cannot write the trace" in result.stderr and "short write" in result.stderr
     assert refunds() == []
+
+
+def test_the_approval_is_synced_to_disk_before_the_refund_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from agent_cli import tracing
+
+    trace = tmp_path / "t.jsonl"
+    synced: list[tuple[str, int]] = []  # (the last line's event, refunds in the store) per fsync
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        last = json.loads(trace.read_text().splitlines()[-1])["event"]
+        synced.append((last, len(refunds())))
+
+    monkeypatch.setattr(tracing.os, "fsync", fsync)
+    monkeypatch.setattr(
+        commands, "terminal_approver", lambda stream: lambda request: Verdict(True, "operator")
+    )
+    delivered_recently("A100")
+    argv = ["ask", "refund A100", "--script", str(refund_script(tmp_path, "A100")), "-q"]
+    result = runner.invoke(
+        app, [*argv, "--config", str(refunds_config(tmp_path)), "--trace", str(trace)]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert ("approval_decided", 0) in synced  # on disk while no money had moved
+    assert [r["amount"] for r in refunds()] == [1000]
