@@ -492,3 +492,15 @@ def test_a_run_ends_as_soon_as_its_deadline_passes_not_later() -> None:
     events = collect(run("q", model, tools, limits=limits, today=TODAY, clock=lambda: now[0]))
     assert tools.called == ["slow"] and len(model.requests) == 1
     assert isinstance(events[-1], RunTimedOut)
+
+
+@pytest.mark.parametrize(("size", "whole"), [(2_000, True), (2_001, False)])
+def test_an_observation_is_cut_only_past_its_limit(size: int, whole: bool) -> None:
+    model = ScriptedModel([call("dump"), final("ok")])
+    limits = Limits(max_observation_chars=2_000)
+    events = collect(run("q", model, _Flood(size), limits=limits, today=TODAY))
+    observed = next(e for e in events if isinstance(e, ToolObserved))
+    if whole:
+        assert observed.observation == "x" * 2_000
+    else:
+        assert observed.observation == "x" * 2_000 + "\n[... 1 more characters cut]"
