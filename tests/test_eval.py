@@ -599,3 +599,13 @@ def test_http_evals_default_to_four_workers(fake_llm: FakeLLM) -> None:
     assert result.exit_code == 0, result.stderr
     assert len(fake_llm.requests) == 12
     assert fake_llm.connections == 4  # one client per worker, each busy while others wait
+
+
+def test_min_pass_is_met_at_the_fraction_and_missed_just_below(tmp_path: Path) -> None:
+    text = "".join(
+        ONE_CASE.replace('"a100"', f'"{name}"').replace("A100", code)
+        for name, code in (("a", "A100"), ("b", "A100"), ("z", "Z999"))
+    )  # the playbook passes two of three: Z999 is not refundable, it is not found
+    cases = write(tmp_path, text)
+    assert evaluate(str(cases), "--dry-run", "--min-pass", "0.66").exit_code == 0
+    assert evaluate(str(cases), "--dry-run", "--min-pass", "0.67").exit_code == 3

@@ -358,3 +358,16 @@ def test_continue_remembers_only_answered_chat_turns_never_asks_or_evals(
     assert "1 of 1 turns remembered" in again.stdout
     sent = [m["content"] for m in fake_llm.bodies()[-1]["messages"][1:]]
     assert sent == ["Is order A100 refundable?", "Yes, it is refundable.", "Which order was it?"]
+
+
+def test_since_includes_a_run_started_at_that_very_moment(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    recorder = RunRecorder(path, kind="ask", warn=pytest.fail)
+    recorder(_started("cd" * 16))
+    recorder.close()
+    log = RunLog.open(path, create=False)
+    (run,) = log.runs()
+    moment = datetime.fromisoformat(run.started_at)
+    assert [r.run_id for r in log.runs(since=moment)] == ["cd" * 16]
+    assert log.runs(since=moment + timedelta(milliseconds=1)) == []
+    log.close()

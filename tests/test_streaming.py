@@ -417,3 +417,15 @@ def test_a_streamed_reply_under_8_mib_is_read_whole(fake_llm: FakeLLM) -> None:
     fake_llm.queue(Reply(events=_openai_pieces(7, 1_000_000)))  # 7 MB: under the bound
     with pytest.raises(MalformedReply, match="answer: String should have at most 20000"):
         adapter(fake_llm, "openai").decide(Seen().request())  # read whole, then judged
+
+
+def test_one_space_after_the_colon_is_dropped_and_no_more() -> None:
+    events = list(SseParser().feed(b"event: delta\ndata:  two spaces \ndata:none\n\n"))
+    assert [(e.event, e.data) for e in events] == [("delta", " two spaces \nnone")]
+
+
+def test_an_event_over_1_mib_fails_the_stream_not_retried(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(Reply(events=_openai_pieces(1, 1_100_000)))  # one event of 1.1 MB
+    with pytest.raises(InvalidProviderResponse, match="a streamed event larger than 1 MiB"):
+        adapter(fake_llm, "openai").decide(Seen().request())
+    assert len(fake_llm.bodies()) == 1
