@@ -19,26 +19,28 @@ from agent_cli.jsontext import JsonTextError, read_json
 from agent_cli.providers.base import (
     REFUSES_TOOLS,
     HttpAdapter,
-    Mode,
     Turn,
     WireNames,
-    as_data,
     as_decision,
     call_id,
-    conversation_turns,
     cut_off,
-    final_prompt,
     next_step,
-    observation_message,
-    repair_message,
     reply_of,
-    system_prompt,
     tool_call,
-    tool_specs,
     turns,
-    wire_form,
 )
 from agent_cli.providers.http import Channel
+from agent_cli.providers.prompts import (
+    Mode,
+    as_data,
+    conversation_turns,
+    final_prompt,
+    observation_message,
+    repair_message,
+    system_prompt,
+    tool_specs,
+    wire_form,
+)
 from agent_cli.providers.streaming import StreamFailed, event_json
 from agent_cli.seams import ModelReply, ModelRequest, TextDelta, ToolSpec
 
