@@ -17,20 +17,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
+from agent_cli.answerers import verdict_from
 from agent_cli.config import Settings
 from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
 from agent_cli.events import ApprovalRequested, Event, RunFinished
 from agent_cli.logs import opened_log
 from agent_cli.runlog import configured_log_path
-from agent_cli.runtime import (
-    RunOptions,
-    Runtime,
-    check_question,
-    drive,
-    open_runtime,
-    run_recorder,
-    verdict_from,
-)
+from agent_cli.runtime import RunOptions, Runtime, check_question, drive, open_runtime, run_recorder
 from agent_cli.seams import FAIL_CLOSED, Exchange, Verdict
 from agent_cli.text import clean_text
 from agent_cli.tracing import TraceWriter, open_trace_file

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from agent_cli.answerers import terminal_approver, terminal_responder
 from agent_cli.budget import RefundCounter
 from agent_cli.config import load_settings
 from agent_cli.errors import OrderNotFound, UsageError
@@ -27,8 +28,6 @@ from agent_cli.runtime import (
     open_runtime,
     run_recorder,
     start_mcp_servers,
-    terminal_approver,
-    terminal_responder,
     warn,
 )
 from agent_cli.store import STATUSES, Order, OrderStore, configured_path, open_configured

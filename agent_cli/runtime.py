@@ -11,8 +11,9 @@ from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
+from agent_cli.answerers import Approver, Responder, nobody, refuse
 from agent_cli.budget import Limits, Price, RefundCounter
 from agent_cli.config import Settings, choose_provider, load_settings
 from agent_cli.dates import stated_today
@@ -23,7 +24,7 @@ from agent_cli.loop import run
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import load_script
 from agent_cli.runlog import RunRecorder, configured_log_path
-from agent_cli.seams import FAIL_CLOSED, Exchange, ReasoningModel, Reply, TextDelta, Verdict
+from agent_cli.seams import Exchange, ReasoningModel, Reply, TextDelta
 from agent_cli.store import OrderStore, open_configured
 from agent_cli.text import clean_text
 from agent_cli.tools import RegisteredTool, ToolRegistry
@@ -224,9 +225,6 @@ def mcp_servers(settings: Settings, warn: Callable[[str], None]) -> McpServers:
     return McpServers(settings.mcp.servers, warn=warn)
 
 
-Responder = Callable[[str], "str | None"]
-
-
 def run_recorder(
     settings: Settings, *, kind: str, session_id: str | None = None, dry_run: bool = False
 ) -> RunRecorder | None:
@@ -246,19 +244,6 @@ def run_recorder(
 def warn(message: str) -> None:
     """A warning on stderr, one line, safe to print whatever it quotes."""
     print(f"agent: warning: {clean_text(message)}", file=sys.stderr, flush=True)
-
-
-def nobody(question: str) -> str | None:
-    """The responder when no one can answer: the run ends with status needs_input."""
-    return None
-
-
-Approver = Callable[[ApprovalRequested], Verdict]
-
-
-def refuse(request: ApprovalRequested) -> Verdict:
-    """The approver when no one can be asked: every approval is denied (fail closed)."""
-    return FAIL_CLOSED
 
 
 def drive(
@@ -292,62 +277,6 @@ def drive(
             final = events.throw(stop)
             for sink in sinks:
                 sink(final)
-
-
-def terminal_responder(*, show_question: bool, stream: TextIO) -> Responder:
-    """Answer questions from the terminal when stdin is one; otherwise nobody can (fail closed)."""
-    if not sys.stdin.isatty():
-        return nobody
-
-    def ask(question: str) -> str | None:
-        if show_question:
-            stream.write(f"{clean_text(question)}\n")
-        while True:  # an empty line asks again; Ctrl-D (end of input) gives no answer
-            line = _prompted_line("reply> ", stream)
-            if line is None:
-                stream.write("\n")
-                return None
-            if line.strip():
-                return line.strip()
-
-    return ask
-
-
-def _prompted_line(prompt: str, stream: TextIO) -> str | None:
-    """One line typed after `prompt`, None at end of input. Ctrl-C leaves the cursor on a fresh
-    line, so what is printed next (the run's footer) does not start on the prompt's."""
-    stream.write(prompt)
-    stream.flush()
-    try:
-        line = sys.stdin.readline()
-    except KeyboardInterrupt:
-        stream.write("\n")
-        stream.flush()
-        raise
-    return line or None
-
-
-def terminal_approver(*, stream: TextIO) -> Approver:
-    """Ask at the terminal; only `y` or `yes` approves, and only this exact call. Without a
-    terminal on stdin, nobody can approve: denied by rule."""
-    if not sys.stdin.isatty():
-        return refuse
-
-    def approve(request: ApprovalRequested) -> Verdict:
-        line = _prompted_line(f"Approve {clean_text(request.summary)}? [y/N] ", stream)
-        if line is None:
-            stream.write("\n")
-        return verdict_from(line)
-
-    return approve
-
-
-def verdict_from(line: str | None) -> Verdict:
-    if line is None or not line:
-        return Verdict(False, "rule", "no answer (end of input); denied")
-    if line.strip().lower() in ("y", "yes"):
-        return Verdict(True, "operator")
-    return Verdict(False, "operator", "the operator said no")
 
 
 def check_question(question: str, max_chars: int) -> str:

@@ -518,6 +518,6 @@ def test_the_window_runs_from_delivery_to_its_last_day_not_before(store: OrderSt
     ],
 )
 def test_only_y_or_yes_approves(line: str | None, approved: bool) -> None:
-    from agent_cli.runtime import verdict_from
+    from agent_cli.answerers import verdict_from
 
     assert verdict_from(line).approved is approved

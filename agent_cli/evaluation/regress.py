@@ -15,6 +15,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from agent_cli.answerers import refuse
 from agent_cli.budget import RefundCounter
 from agent_cli.config import Settings
 from agent_cli.errors import AgentError, Interrupted, UsageError
@@ -22,7 +23,7 @@ from agent_cli.events import Event, ModelDecided, RunFinished, RunStarted, ToolO
 from agent_cli.outcomes import CheckResult, Difference, RecordedRun
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.replay import load_runs
-from agent_cli.runtime import LazyStore, Runtime, build_tools, drive, limits_for, refuse
+from agent_cli.runtime import LazyStore, Runtime, build_tools, drive, limits_for
 
 NOT_COMPARED = frozenset({"issue_refund"})
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
+from agent_cli.answerers import refuse
 from agent_cli.budget import RefundCounter
 from agent_cli.config import Settings
 from agent_cli.decisions import ASK_USER_TOOL
@@ -28,15 +29,7 @@ from agent_cli.events import Event
 from agent_cli.outcomes import CaseResult, Failure, RunRecord
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import ScriptedModel
-from agent_cli.runtime import (
-    RunOptions,
-    Runtime,
-    build_tools,
-    choose_model,
-    drive,
-    limits_for,
-    refuse,
-)
+from agent_cli.runtime import RunOptions, Runtime, build_tools, choose_model, drive, limits_for
 from agent_cli.seams import ReasoningModel
 from agent_cli.store import OrderStore
 from agent_cli.tracing import TraceWriter, open_trace_file

@@ -1,0 +1,85 @@
+"""Who answers what a run asks: a person at the terminal (a question at `reply>`, an approval
+at `[y/N]`), or nobody. Nobody means fail closed: a question goes unanswered (the run ends
+needs_input) and an approval is denied by rule. Only `y` or `yes` approves, and only the exact
+call shown."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from agent_cli.events import ApprovalRequested
+from agent_cli.seams import FAIL_CLOSED, Verdict
+from agent_cli.text import clean_text
+
+Responder = Callable[[str], "str | None"]
+
+
+def nobody(question: str) -> str | None:
+    """The responder when no one can answer: the run ends with status needs_input."""
+    return None
+
+
+Approver = Callable[[ApprovalRequested], Verdict]
+
+
+def refuse(request: ApprovalRequested) -> Verdict:
+    """The approver when no one can be asked: every approval is denied (fail closed)."""
+    return FAIL_CLOSED
+
+
+def terminal_responder(*, show_question: bool, stream: TextIO) -> Responder:
+    """Answer questions from the terminal when stdin is one; otherwise nobody can (fail closed)."""
+    if not sys.stdin.isatty():
+        return nobody
+
+    def ask(question: str) -> str | None:
+        if show_question:
+            stream.write(f"{clean_text(question)}\n")
+        while True:  # an empty line asks again; Ctrl-D (end of input) gives no answer
+            line = _prompted_line("reply> ", stream)
+            if line is None:
+                stream.write("\n")
+                return None
+            if line.strip():
+                return line.strip()
+
+    return ask
+
+
+def _prompted_line(prompt: str, stream: TextIO) -> str | None:
+    """One line typed after `prompt`, None at end of input. Ctrl-C leaves the cursor on a fresh
+    line, so what is printed next (the run's footer) does not start on the prompt's."""
+    stream.write(prompt)
+    stream.flush()
+    try:
+        line = sys.stdin.readline()
+    except KeyboardInterrupt:
+        stream.write("\n")
+        stream.flush()
+        raise
+    return line or None
+
+
+def terminal_approver(*, stream: TextIO) -> Approver:
+    """Ask at the terminal; only `y` or `yes` approves, and only this exact call. Without a
+    terminal on stdin, nobody can approve: denied by rule."""
+    if not sys.stdin.isatty():
+        return refuse
+
+    def approve(request: ApprovalRequested) -> Verdict:
+        line = _prompted_line(f"Approve {clean_text(request.summary)}? [y/N] ", stream)
+        if line is None:
+            stream.write("\n")
+        return verdict_from(line)
+
+    return approve
+
+
+def verdict_from(line: str | None) -> Verdict:
+    if line is None or not line:
+        return Verdict(False, "rule", "no answer (end of input); denied")
+    if line.strip().lower() in ("y", "yes"):
+        return Verdict(True, "operator")
+    return Verdict(False, "operator", "the operator said no")
