@@ -84,16 +84,19 @@ def test_logs_show_errors_name_what_to_do() -> None:
         assert len(result.stderr.strip().splitlines()) == 1
 
 
+def searched(text: str) -> list[str]:
+    """The questions of the runs `agent logs search TEXT` finds, newest first."""
+    result = agent("logs", "search", text, "--json")
+    assert result.exit_code == 0, result.stderr
+    return [json.loads(line)["question"] for line in result.stdout.splitlines()]
+
+
 def test_search_finds_words_in_questions_and_answers_in_any_case() -> None:
     ask("Is order A100 refundable?")
     ask("Is order A101 refundable?")
     ask("本日は2026-10-13です。注文A101は返金できますか？")
 
-    def found(text: str) -> list[str]:
-        result = agent("logs", "search", text, "--json")
-        assert result.exit_code == 0, result.stderr
-        return [json.loads(line)["question"] for line in result.stdout.splitlines()]
-
+    found = searched
     assert found("a101") == [
         "本日は2026-10-13です。注文A101は返金できますか？",
         "Is order A101 refundable?",
@@ -306,11 +309,7 @@ def test_short_words_still_filter_and_every_word_must_match() -> None:
     ask("Is order A101 refundable? zw")
     ask("Is order A100 refundable?")
 
-    def found(text: str) -> list[str]:
-        result = agent("logs", "search", text, "--json")
-        assert result.exit_code == 0, result.stderr
-        return [json.loads(line)["question"] for line in result.stdout.splitlines()]
-
+    found = searched
     assert found("refundable xq") == ["Is order A100 refundable? xq"]  # the short word counts
     assert found("xq A100") == ["Is order A100 refundable? xq"]
     assert found("XQ") == ["Is order A100 refundable? xq"]  # any case, by a scan

@@ -195,18 +195,13 @@ def _read_cases(path: Path) -> None:
 
 
 @EXAMPLES
-@given(document=mutants(CASE))
-def test_any_json_case_file_loads_or_is_a_case_file_error(tmp_path: Path, document: Any) -> None:
-    path = tmp_path / "cases.json"
-    path.write_text(as_json(document), encoding="utf-8", errors="surrogatepass")
-    _read_cases(path)
-
-
-@EXAMPLES
-@given(document=mutants(CASE))
-def test_any_toml_case_file_loads_or_is_a_case_file_error(tmp_path: Path, document: Any) -> None:
-    path = tmp_path / "cases.toml"
-    path.write_text(as_toml(document), encoding="utf-8", errors="surrogatepass")
+@given(document=mutants(CASE), suffix=st.sampled_from([".json", ".toml"]))
+def test_any_case_file_loads_or_is_a_case_file_error(
+    tmp_path: Path, document: Any, suffix: str
+) -> None:
+    path = tmp_path / f"cases{suffix}"
+    text = as_json(document) if suffix == ".json" else as_toml(document)
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
     _read_cases(path)
 
 

@@ -48,6 +48,18 @@ class FillingDisk(io.RawIOBase):
         super().close()
 
 
+def approved_refund(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trace: Path) -> Any:
+    """`agent ask` refunding 1,000 JPY of A100, approved, traced to `trace`."""
+    monkeypatch.setattr(
+        commands, "terminal_approver", lambda stream: lambda request: Verdict(True, "operator")
+    )
+    delivered_recently("A100")
+    argv = ["ask", "refund A100", "--script", str(refund_script(tmp_path, "A100")), "-q"]
+    return runner.invoke(
+        app, [*argv, "--config", str(refunds_config(tmp_path)), "--trace", str(trace)]
+    )
+
+
 def refund_with_full_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, full_at: bytes, *, short: bool
 ) -> tuple[Any, Path]:
@@ -55,15 +67,7 @@ def refund_with_full_disk(
     monkeypatch.setattr(
         commands, "open_trace_file", lambda path: FillingDisk(path, full_at, short=short)
     )
-    monkeypatch.setattr(
-        commands, "terminal_approver", lambda stream: lambda request: Verdict(True, "operator")
-    )
-    delivered_recently("A100")
-    argv = ["ask", "refund A100", "--script", str(refund_script(tmp_path, "A100")), "-q"]
-    result = runner.invoke(
-        app, [*argv, "--config", str(refunds_config(tmp_path)), "--trace", str(trace)]
-    )
-    return result, trace
+    return approved_refund(tmp_path, monkeypatch, trace), trace
 
 
 def refunds() -> list[Any]:
@@ -114,14 +118,7 @@ def test_the_approval_is_synced_to_disk_before_the_refund_is_made(
         synced.append((last, len(refunds())))
 
     monkeypatch.setattr(tracing.os, "fsync", fsync)
-    monkeypatch.setattr(
-        commands, "terminal_approver", lambda stream: lambda request: Verdict(True, "operator")
-    )
-    delivered_recently("A100")
-    argv = ["ask", "refund A100", "--script", str(refund_script(tmp_path, "A100")), "-q"]
-    result = runner.invoke(
-        app, [*argv, "--config", str(refunds_config(tmp_path)), "--trace", str(trace)]
-    )
+    result = approved_refund(tmp_path, monkeypatch, trace)
     assert result.exit_code == 0, result.stderr
     assert ("approval_decided", 0) in synced  # on disk while no money had moved
     assert [r["amount"] for r in refunds()] == [1000]
