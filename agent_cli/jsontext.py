@@ -1,7 +1,9 @@
-"""Reading JSON that a provider sent: bounded nesting, valid text, never an internal error.
+"""Reading JSON from outside (a provider's reply, a trace line, a logged record): bounded
+nesting, valid text, never an internal error.
 
-`json.loads` alone recurses once per level (a reply nested 100,000 deep raises RecursionError)
-and keeps lone surrogates; everything a provider sends goes through `read_json` instead.
+`json.loads` alone recurses once per level (a reply nested 100,000 deep raises RecursionError),
+keeps lone surrogates, and reads a bare NaN as a float no request can carry; everything from
+outside goes through `read_json` instead.
 """
 
 from __future__ import annotations
