@@ -118,11 +118,19 @@ class ProviderSettings(_Section):
     mode: Literal["tools", "json"] = "tools"
     temperature: float = Field(default=0.0, ge=0, le=2)
     max_output_tokens: int = Field(default=1024, ge=1, le=1_000_000)
+    # JSON mode: one decision (a tool call, or a short answer) needs far fewer; a small model
+    # left without a cap writes until its context is full.
+    max_decision_tokens: int = Field(default=400, ge=16, le=1_000_000)
+    # None: max_completion_tokens for OpenAI's own API, max_tokens for any other server (what
+    # llama.cpp, vLLM and Ollama honour), unless a profile says otherwise.
+    max_tokens_param: Literal["max_completion_tokens", "max_tokens"] | None = None
     connect_timeout: float = Field(default=5.0, gt=0, le=600)
     read_timeout: float = Field(default=60.0, gt=0, le=3_600)
     max_retries: int = Field(default=2, ge=0, le=10)
     max_retry_wait: float = Field(default=60.0, ge=0, le=3_600)
-    response_format: Literal["json_schema", "json_object", "none"] = "json_schema"
+    response_format: Literal["json_schema", "json_object_schema", "json_object", "none"] = (
+        "json_schema"
+    )
     stream: bool = True  # replies as server-sent events, shown as they arrive (--no-stream)
 
 
@@ -396,12 +404,27 @@ def choose_provider(settings: Settings, env: Mapping[str, str]) -> ProviderChoic
         known = ", ".join(["offline", *profiles])
         raise ConfigError(f"Unknown provider {name!r}; choose one of: {known}")
     chosen = settings.provider
+    base_url = str(chosen.base_url or profile.base_url)
     return ProviderChoice(
         name=name,
         kind=profile.kind,
         model=chosen.model or profile.model,
-        base_url=chosen.base_url or profile.base_url,
+        base_url=base_url,
         api_key_env=profile.api_key_env if chosen.api_key_env is None else chosen.api_key_env,
-        max_tokens_param=profile.max_tokens_param,
+        max_tokens_param=_max_tokens_param(chosen, profile, base_url),
         automatic=automatic,
     )
+
+
+def _max_tokens_param(chosen: ProviderSettings, profile: ProfileSettings, base_url: str) -> str:
+    """The parameter that caps a reply, as the server at `base_url` honours it: the setting,
+    else OpenAI's own name on OpenAI's API, else the profile's for its own server, else
+    `max_tokens` (compatible servers ignore max_completion_tokens and write on and on)."""
+    if chosen.max_tokens_param is not None:
+        return chosen.max_tokens_param
+    host = urlsplit(base_url).hostname or ""
+    if host == "api.openai.com":
+        return "max_completion_tokens"
+    if base_url.rstrip("/") != str(profile.base_url).rstrip("/"):
+        return "max_tokens"
+    return profile.max_tokens_param

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import select
 import socket
 import sys
 import threading
@@ -59,8 +60,11 @@ class FakeLLM:
         self.requests: list[Seen] = []
         self.violations: list[str] = []
         self.connections = 0
+        self.abandoned = 0  # replies whose client hung up before they were sent (or finished)
         # Imitate servers that refuse parts of a request (llama.cpp, Ollama, vLLM).
-        self.refuse_formats: set[str] = set()  # response_format types answered with a 500
+        # response_format forms answered with a 500: json_schema, json_object_schema (json_object
+        # with a schema, which llama-cpp-python takes and OpenAI would not), json_object
+        self.refuse_formats: set[str] = set()
         self.refuse_tools: Reply | None = None  # the answer to any request that has tools
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.fake = self  # type: ignore[attr-defined]
@@ -140,7 +144,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(reply)
 
     def _send_events(self, reply: Reply, events: list[str]) -> None:
-        time.sleep(reply.delay)
+        if not self._generating(reply.delay):
+            return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("transfer-encoding", "chunked")
@@ -150,16 +155,31 @@ class _Handler(BaseHTTPRequestHandler):
                 if reply.cut_after is not None and number >= reply.cut_after:
                     self.close_connection = True  # no last chunk: the reply was cut
                     return
-                time.sleep(reply.token_delay)
+                if not self._generating(reply.token_delay):
+                    return
                 data = event.encode()
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
+            self.server.fake.abandoned += 1  # type: ignore[attr-defined]
             self.close_connection = True
 
+    def _generating(self, seconds: float) -> bool:
+        """Take `seconds` over a reply, as a server generating it would; False (and counted as
+        abandoned) as soon as the client hangs up, as llama.cpp and vLLM then stop."""
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+            if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                self.server.fake.abandoned += 1  # type: ignore[attr-defined]
+                self.close_connection = True
+                return False
+        return True
+
     def _send(self, reply: Reply) -> None:
-        time.sleep(reply.delay)
+        if not self._generating(reply.delay):
+            return
         payload = reply.body
         if isinstance(payload, dict | list):
             payload = json.dumps(payload).encode()
@@ -301,7 +321,10 @@ def _anthropic_events(reply: dict[str, Any]) -> list[str]:
 def _refusal(fake: FakeLLM, body: Any) -> Reply | None:
     if not isinstance(body, dict):
         return None
-    kind = (body.get("response_format") or {}).get("type")
+    requested = body.get("response_format") or {}
+    kind = requested.get("type")
+    if kind == "json_object" and "schema" in requested:
+        kind = "json_object_schema"
     if kind in fake.refuse_formats:
         # What llama-cpp-python's server answers for a response_format type it does not know.
         message = (

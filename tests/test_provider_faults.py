@@ -377,3 +377,21 @@ def test_anthropic_error_body_is_read(fake_llm: FakeLLM) -> None:
     result = ask(fake_llm, "anthropic")
     assert result.exit_code == 1
     assert "The provider refused the request (400): prompt is too long" in result.stderr
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_reply_the_run_gives_up_on_is_hung_up_so_the_server_can_stop(
+    fake_llm: FakeLLM, stream: bool
+) -> None:
+    """A local server generates for whoever waits: at the deadline the connection is closed,
+    which is how llama.cpp and vLLM learn to stop."""
+    body = openai_text(" ".join(["word"] * 200))
+    slow = Reply(body=body, token_delay=1.0) if stream else Reply(body=body, delay=120)
+    fake_llm.queue(slow)
+    result = ask(fake_llm, "openai", "--timeout", "2", *([] if stream else ["--no-stream"]))
+    assert result.exit_code == 3 and final(result)["status"] == "timeout"
+    deadline = time.monotonic() + 30
+    while fake_llm.abandoned == 0:
+        assert time.monotonic() < deadline, "the server was left generating for nobody"
+        time.sleep(0.05)
+    assert fake_llm.abandoned == 1 and len(fake_llm.requests) == 1

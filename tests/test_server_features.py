@@ -34,21 +34,29 @@ def test_a_refused_json_schema_falls_back_to_json_object_and_stays(fake_llm: Fak
     downgrade = [r for r in records(result) if r["event"] == "model_call" and r["fallback"]]
     assert len(downgrade) == 1
     assert downgrade[0]["status"] == 500
-    assert downgrade[0]["fallback"] == "response_format json_object"
-    # The schema the server would not take travels in the prompt instead.
+    assert downgrade[0]["fallback"] == "response_format json_object with a schema"
+    # The schema goes as llama-cpp-python takes it, never in the prompt while a server has it.
     first, second = fake_llm.bodies()[:2]
-    assert "must match this JSON schema" not in first["messages"][0]["content"]
-    assert "must match this JSON schema" in second["messages"][0]["content"]
+    assert second["response_format"]["schema"] == first["response_format"]["json_schema"]["schema"]
+    assert "must match this JSON schema" not in second["messages"][0]["content"]
 
 
-def test_plain_prompting_when_both_forms_are_refused(fake_llm: FakeLLM) -> None:
-    fake_llm.refuse_formats = {"json_schema", "json_object"}
+def test_plain_prompting_when_every_form_is_refused(fake_llm: FakeLLM) -> None:
+    fake_llm.refuse_formats = {"json_schema", "json_object_schema", "json_object"}
     fake_llm.queue(openai_text(ANSWER))
     result = ask(fake_llm, "openai", "--mode", "json", "--no-grounding")
     assert result.exit_code == 0, result.stderr
-    assert formats(fake_llm) == ["json_schema", "json_object", None]
+    assert formats(fake_llm) == ["json_schema", "json_object", "json_object", None]
+    assert "schema" not in fake_llm.bodies()[2]["response_format"]
     fallbacks = [r["fallback"] for r in records(result) if r["event"] == "model_call"]
-    assert fallbacks == ["response_format json_object", "response_format none", None]
+    assert fallbacks == [
+        "response_format json_object with a schema",
+        "response_format json_object",
+        "response_format none",
+        None,
+    ]
+    # With no form left that carries it, the schema travels in the prompt instead.
+    assert "must match this JSON schema" in fake_llm.bodies()[3]["messages"][0]["content"]
 
 
 def test_the_fallback_is_shown_on_screen(fake_llm: FakeLLM) -> None:
@@ -59,7 +67,10 @@ def test_the_fallback_is_shown_on_screen(fake_llm: FakeLLM) -> None:
     result = runner.invoke(app, argv, env={"OPENAI_API_KEY": KEY})
     assert result.exit_code == 0, result.stderr
     shown = " ".join(result.stdout.split())  # the console wraps at 80 columns
-    assert "response_format json_schema refused; asking with response_format json_object" in shown
+    assert (
+        "response_format json_schema refused; asking with response_format json_object with a "
+        "schema" in shown
+    )
 
 
 def test_a_chat_session_remembers_the_working_form(fake_llm: FakeLLM) -> None:
@@ -102,3 +113,75 @@ def test_a_server_without_tool_calling_suggests_json_mode(
     assert "use --mode json" in result.stderr
     assert len(fake_llm.requests) == 1  # not retried, even for a 500
     assert final(result)["status"] == "error"
+
+
+# -- the decision schema a server constrains its output to -------------------------------------
+
+
+def schemas(fake: FakeLLM) -> list[dict[str, Any]]:
+    return [b["response_format"]["json_schema"]["schema"] for b in fake.bodies()]
+
+
+def offered(schema: dict[str, Any]) -> list[str]:
+    """The decisions a schema allows: tool names, then ask_user and final."""
+    branches = schema.get("anyOf", [schema])
+    names = []
+    for branch in branches:
+        kind = branch["properties"]["type"]["enum"][0]
+        names.append(branch["properties"]["tool"]["enum"][0] if kind == "tool" else kind)
+    return names
+
+
+def test_the_schema_names_each_tool_and_ties_its_arguments_to_it(fake_llm: FakeLLM) -> None:
+    import jsonschema
+
+    fake_llm.queue(openai_text(ANSWER))
+    assert ask(fake_llm, "openai", "--mode", "json", "--no-grounding").exit_code == 0
+    (schema,) = schemas(fake_llm)
+    assert offered(schema) == ["lookup_order", "refund_policy", "ask_user", "final"]
+    valid = jsonschema.Draft202012Validator(schema)
+    assert valid.is_valid(json.loads(LOOKUP))
+    assert valid.is_valid({"type": "tool", "tool": "refund_policy", "args": {}})
+    assert valid.is_valid({"type": "ask_user", "question": "Which order?"})
+    assert valid.is_valid(json.loads(ANSWER))
+    for wrong in (
+        {"type": "tool", "tool": "lookup_orders", "args": {"order_code": "A100"}},  # no such tool
+        {"type": "tool", "tool": "refund_policy", "args": {"order_code": "A100"}},  # not its args
+        {"type": "tool", "tool": "lookup_order", "args": {}},  # its argument missing
+        {"type": "final"},  # no answer
+        {"type": "answer", "answer": "Yes."},
+    ):
+        assert not valid.is_valid(wrong), wrong
+
+
+def test_a_tool_that_takes_nothing_is_not_offered_again_once_it_answered(
+    fake_llm: FakeLLM,
+) -> None:
+    policy = json.dumps({"type": "tool", "tool": "refund_policy", "args": {}})
+    fake_llm.queue(openai_text(policy), openai_text(LOOKUP), openai_text(ANSWER))
+    assert ask(fake_llm, "openai", "--mode", "json").exit_code == 0
+    assert [offered(s) for s in schemas(fake_llm)] == [
+        ["lookup_order", "refund_policy", "ask_user", "final"],
+        ["lookup_order", "ask_user", "final"],  # the policy is known: asking again cannot help
+        ["lookup_order", "ask_user", "final"],  # another order may still need a lookup
+    ]
+
+
+def test_a_repeated_call_leaves_only_a_question_or_the_answer(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(openai_text(LOOKUP), openai_text(LOOKUP), openai_text(ANSWER))
+    result = ask(fake_llm, "openai", "--mode", "json")
+    assert result.exit_code == 0, result.stderr
+    assert [offered(s) for s in schemas(fake_llm)][1:] == [
+        ["lookup_order", "refund_policy", "ask_user", "final"],
+        ["ask_user", "final"],  # the model went round in a circle: now it can only answer
+    ]
+
+
+def test_at_the_step_limit_the_schema_allows_only_the_answer(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(openai_text(LOOKUP), openai_text(ANSWER))
+    result = ask(fake_llm, "openai", "--mode", "json", "--max-steps", "1")
+    assert result.exit_code in (0, 3), result.stderr
+    assert [offered(s) for s in schemas(fake_llm)] == [
+        ["lookup_order", "refund_policy", "ask_user", "final"],
+        ["final"],
+    ]

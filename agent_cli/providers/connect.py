@@ -50,7 +50,7 @@ def connect(
             model=choice.model,
             mode=settings.mode,
             temperature=settings.temperature,
-            max_output_tokens=settings.max_output_tokens,
+            max_output_tokens=_output_cap(settings),
             stream=settings.stream,
         )
         return AnthropicMessages(channel, options)
@@ -60,9 +60,14 @@ def connect(
             model=choice.model,
             mode=settings.mode,
             temperature=settings.temperature,
-            max_output_tokens=settings.max_output_tokens,
+            max_output_tokens=_output_cap(settings),
             max_tokens_param=choice.max_tokens_param,
             response_format=settings.response_format,
             stream=settings.stream,
         ),
     )
+
+
+def _output_cap(settings: ProviderSettings) -> int:
+    """The most tokens one reply may have: a decision in JSON mode, any reply in tools mode."""
+    return settings.max_decision_tokens if settings.mode == "json" else settings.max_output_tokens

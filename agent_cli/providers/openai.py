@@ -32,9 +32,9 @@ from agent_cli.providers.base import (
     tool_call,
     turns,
 )
+from agent_cli.providers.decision_schema import step_schema
 from agent_cli.providers.http import Channel
 from agent_cli.providers.prompts import (
-    DECISION_SCHEMA,
     Mode,
     as_data,
     conversation_turns,
@@ -56,12 +56,16 @@ class OpenAIOptions:
     temperature: float = 0.0
     max_output_tokens: int = 1024
     max_tokens_param: str = "max_completion_tokens"  # older compatible servers: "max_tokens"
-    response_format: str = "json_schema"  # JSON mode: json_schema | json_object | none
+    # JSON mode: json_schema | json_object_schema (llama-cpp-python) | json_object | none
+    response_format: str = "json_schema"
     stream: bool = False  # server-sent events, the text shown as it arrives
 
 
-# The next plainer way to ask for JSON when a server refuses one.
-_PLAINER = {"json_schema": "json_object", "json_object": "none"}
+# The next plainer way to ask for JSON when a server refuses one: the decision schema as OpenAI
+# (and llama.cpp's server, vLLM, Ollama) take it, as llama-cpp-python takes it, then JSON alone.
+_PLAINER = {"json_schema": "json_object_schema", "json_object_schema": "json_object"}
+_PLAINER["json_object"] = "none"
+_SHOWN = {"json_object_schema": "json_object with a schema"}
 
 
 class OpenAIChat(HttpAdapter):
@@ -80,7 +84,7 @@ class OpenAIChat(HttpAdapter):
         json_object, then plain prompting with the schema in the system prompt."""
         if feature == "response_format" and self._format != "none":
             was, self._format = self._format, _PLAINER[self._format]
-            return f"response_format {was}", f"response_format {self._format}"
+            return _format_name(was), _format_name(self._format)
         return super().fall_back(feature)
 
     def features(self) -> dict[str, re.Pattern[str]]:
@@ -90,7 +94,7 @@ class OpenAIChat(HttpAdapter):
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         options = self._options
-        with_schema = self._format != "json_schema"
+        with_schema = self._format in ("json_object", "none")  # else the server is given it
         prompt = system_prompt(request.today, request.tools, options.mode, with_schema=with_schema)
         messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
         messages += [
@@ -116,13 +120,8 @@ class OpenAIChat(HttpAdapter):
             body["tools"] = [_tool(spec, names) for spec in tool_specs(request)]
             if request.final:  # the history holds tool calls, so the tools stay, unusable
                 body["tool_choice"] = "none"
-        elif self._format == "json_schema":
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "decision", "schema": DECISION_SCHEMA, "strict": False},
-            }
-        elif self._format == "json_object":
-            body["response_format"] = {"type": "json_object"}
+        elif self._format != "none":
+            body["response_format"] = _response_format(self._format, step_schema(request))
         return body
 
     def parse(self, payload: dict[str, Any], request: ModelRequest) -> ModelReply:
@@ -153,6 +152,24 @@ class OpenAIChat(HttpAdapter):
         if not isinstance(usage, dict):
             return Usage()
         return Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+
+
+def _response_format(form: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """JSON mode's response_format in the form asked for: OpenAI's json_schema (also taken by
+    llama.cpp's server, vLLM and Ollama), llama-cpp-python's json_object with a schema, or plain
+    json_object (JSON, of no particular shape)."""
+    if form == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "decision", "schema": schema, "strict": False},
+        }
+    if form == "json_object_schema":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_object"}
+
+
+def _format_name(form: str) -> str:
+    return f"response_format {_SHOWN.get(form, form)}"
 
 
 def _text(value: object) -> str:
