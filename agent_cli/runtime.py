@@ -28,7 +28,7 @@ from agent_cli.seams import Exchange, ReasoningModel, Reply, TextDelta
 from agent_cli.store import OrderStore, open_configured
 from agent_cli.text import clean_text
 from agent_cli.tools import RegisteredTool, ToolRegistry
-from agent_cli.tools.orders import RefundPolicy, order_tools
+from agent_cli.tools.orders import AsOf, RefundPolicy, order_tools
 
 if TYPE_CHECKING:
     from agent_cli.tools.mcp_servers import McpServers
@@ -98,6 +98,7 @@ class Runtime:
     refunds: RefundCounter
     today_from_question: bool = False  # the playbook, when --today was not given
     mcp: McpServers | None = None  # the MCP servers started for it, stopped with its stack
+    as_of: AsOf | None = None  # shared with its order tools: set to each run's date
 
     def today_for(self, question: str) -> date:
         """The date a run on `question` is answered as of (recorded in `run_started.today`)."""
@@ -111,12 +112,15 @@ class Runtime:
         on_text: Callable[[TextDelta], None] | None = None,
     ) -> Generator[Event, Reply, None]:
         self.refunds.new_run()
+        today = self.today_for(question)
+        if self.as_of is not None:
+            self.as_of.day = today  # what lookup_order computes its facts as of
         return run(
             question,
             self.model,
             self.tools,
             limits=self.limits,
-            today=self.today_for(question),
+            today=today,
             conversation=conversation,
             check_answer=ground_answer if self.limits.grounding else None,
             on_text=on_text,
@@ -145,10 +149,13 @@ def open_runtime(
         servers = previous.mcp
     else:
         servers = None if offline else start_mcp_servers(settings, stack)
-    tools = build_tools(settings, store.get, counter, dry_run=options.dry_run, mcp=servers)
+    as_of = AsOf()
+    tools = build_tools(
+        settings, store.get, counter, dry_run=options.dry_run, mcp=servers, as_of=as_of
+    )
     limits = limits_for(settings, model.model)
     from_question = options.today is None and isinstance(model, PlaybookModel)
-    return Runtime(settings, model, tools, limits, today, counter, from_question, servers)
+    return Runtime(settings, model, tools, limits, today, counter, from_question, servers, as_of)
 
 
 def limits_for(settings: Settings, model: str) -> Limits:
@@ -183,11 +190,13 @@ def build_tools(
     *,
     dry_run: bool,
     mcp: McpServers | None = None,
+    as_of: AsOf | None = None,
 ) -> ToolRegistry:
     """The order tools over the store `store()` opens, issue_refund when [refunds]
     enabled = true (side-effect free under --dry-run), and the tools of the MCP servers. No
-    date goes in: refunds are judged on the system date, whatever the run is told."""
-    tools: list[RegisteredTool] = list(order_tools(store, policy_of(settings)))
+    date goes in the refund tool: refunds are judged on the system date, whatever the run is
+    told; `as_of` is only what lookups compute their facts as of."""
+    tools: list[RegisteredTool] = list(order_tools(store, policy_of(settings), as_of))
     refunds = settings.refunds
     if refunds.enabled:
         from agent_cli.tools.refunds import RefundDesk, RefundLimits, refund_tool  # noqa: PLC0415

@@ -609,3 +609,11 @@ def test_min_pass_is_met_at_the_fraction_and_missed_just_below(tmp_path: Path) -
     cases = write(tmp_path, text)
     assert evaluate(str(cases), "--dry-run", "--min-pass", "0.66").exit_code == 0
     assert evaluate(str(cases), "--dry-run", "--min-pass", "0.67").exit_code == 3
+
+
+def test_eval_lookups_compute_their_facts_as_of_the_cases_date(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    result = evaluate(str(write(tmp_path, ONE_CASE)), "--dry-run", "--record", str(runs))
+    assert result.exit_code == 0, result.stderr
+    (trace,) = runs.rglob("a100.jsonl")
+    assert "refundable_now=yes as_of=2026-10-13 (delivered 12 days ago" in trace.read_text()

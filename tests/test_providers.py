@@ -426,3 +426,16 @@ def test_a_compatible_server_gets_max_tokens_and_json_mode_a_small_cap(
     assert result.exit_code == 0, result.stderr
     (body,) = fake_llm.bodies()
     assert body["max_tokens"] == cap and "max_completion_tokens" not in body
+
+
+def test_the_model_reads_whether_an_order_is_refundable_as_of_the_runs_date(
+    fake_llm: FakeLLM,
+) -> None:
+    fake_llm.queue(
+        openai_calls(("lookup_order", {"order_code": "A100"})),
+        openai_text("Yes, order A100 is refundable."),
+    )
+    result = ask(fake_llm, "openai")  # --today 2026-10-13; A100 was delivered 2026-10-01
+    assert result.exit_code == 0, result.stderr
+    sent = fake_llm.bodies()[1]["messages"][-1]["content"]
+    assert "refundable_now=yes as_of=2026-10-13 (delivered 12 days ago; window 30 days)" in sent

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from agent_cli.seams import Observation
 from agent_cli.store import OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolFailure, ToolRegistry
 from agent_cli.tools.orders import RefundPolicy
@@ -162,3 +165,83 @@ def test_specs_carry_precise_json_schemas(store: OrderStore) -> None:
     assert lookup.parameters["properties"]["order_code"]["type"] == "string"
     assert policy.parameters["properties"] == {}
     assert "DELIVERED" in lookup.description and "NOT_FOUND" in lookup.description
+
+
+@pytest.mark.parametrize(
+    ("change", "today", "expected"),
+    [
+        (
+            {},
+            "2026-10-13",
+            "refundable_now=yes as_of=2026-10-13 (delivered 12 days ago; window 30 days)",
+        ),
+        (
+            {},
+            "2026-10-02",
+            "refundable_now=yes as_of=2026-10-02 (delivered 1 day ago; window 30 days)",
+        ),
+        (
+            {},
+            "2026-10-31",
+            "refundable_now=yes as_of=2026-10-31 (delivered 30 days ago; window 30 days)",
+        ),
+        (
+            {},
+            "2026-11-01",
+            "refundable_now=no as_of=2026-11-01 (delivered 31 days ago; window 30 days)",
+        ),
+        (
+            {},
+            "2026-09-30",
+            "refundable_now=unknown as_of=2026-09-30 (delivered 2026-10-01, after 2026-09-30)",
+        ),
+        (
+            {"status": "SHIPPING"},
+            "2026-10-13",
+            "refundable_now=no as_of=2026-10-13 (status SHIPPING; only DELIVERED orders qualify)",
+        ),
+        (
+            {"delivered_at": None},
+            "2026-10-13",
+            "refundable_now=no as_of=2026-10-13 (no delivery date)",
+        ),
+    ],
+)
+def test_a_lookup_says_whether_the_policy_allows_a_refund_on_the_runs_date(
+    store: OrderStore, change: dict[str, Any], today: str, expected: str
+) -> None:
+    from dataclasses import replace
+    from datetime import date
+
+    from agent_cli.tools import ToolRegistry
+    from agent_cli.tools.orders import AsOf, RefundPolicy, order_tools
+
+    a100 = store.get("A100")
+    assert a100 is not None
+    store.import_orders([replace(a100, **change)])
+    tools = ToolRegistry(
+        order_tools(lambda: store, RefundPolicy(), AsOf(date.fromisoformat(today)))
+    )
+    observed = tools.invoke("lookup_order", {"order_code": "A100"})
+    assert isinstance(observed, Observation)
+    first, computed = observed.text.split("\n")[:2]
+    assert first.startswith("order=A100 status=")  # the stored facts stay on the first line
+    assert computed == expected
+
+
+def test_a_lookup_refunded_in_full_is_not_refundable_and_without_a_date_says_nothing(
+    store: OrderStore,
+) -> None:
+    from datetime import date
+
+    from agent_cli.tools import ToolRegistry
+    from agent_cli.tools.orders import AsOf, RefundPolicy, order_tools
+
+    store.record_refund("C300", 129, "lost", key="k")  # C300: DELIVERED, 129 USD
+    as_of = AsOf(date(2026, 10, 13))
+    tools = ToolRegistry(order_tools(lambda: store, RefundPolicy(), as_of))
+    observed = tools.invoke("lookup_order", {"order_code": "C300"})
+    assert isinstance(observed, Observation) and "refundable_now=no" in observed.text
+    as_of.day = None
+    plain = tools.invoke("lookup_order", {"order_code": "A100"})
+    assert isinstance(plain, Observation) and "refundable_now" not in plain.text

@@ -24,6 +24,7 @@ from agent_cli.outcomes import CheckResult, Difference, RecordedRun
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.replay import load_runs
 from agent_cli.runtime import LazyStore, Runtime, build_tools, drive, limits_for
+from agent_cli.tools.orders import AsOf
 
 NOT_COMPARED = frozenset({"issue_refund"})
 
@@ -72,10 +73,11 @@ def check_run(run: RecordedRun, settings: Settings) -> CheckResult:
         store = LazyStore(settings)
         stack.callback(store.close)
         counter = RefundCounter()
-        tools = build_tools(settings, store.get, counter, dry_run=True)
+        as_of = AsOf()
+        tools = build_tools(settings, store.get, counter, dry_run=True, as_of=as_of)
         model = ScriptedModel(run.decisions, name=f"replay of {run.run_id[:8]}")
         limits = limits_for(settings, model.model)
-        runtime = Runtime(settings, model, tools, limits, run.today, counter)
+        runtime = Runtime(settings, model, tools, limits, run.today, counter, as_of=as_of)
         try:
             drive(
                 runtime.events(run.goal),

@@ -32,6 +32,7 @@ from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.runtime import RunOptions, Runtime, build_tools, choose_model, drive, limits_for
 from agent_cli.seams import ReasoningModel
 from agent_cli.store import OrderStore
+from agent_cli.tools.orders import AsOf
 from agent_cli.tracing import TraceWriter, open_trace_file
 
 
@@ -209,12 +210,13 @@ def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
     today = case.today or date.today()
     counter = RefundCounter()
     dry_run = job.contender.options.dry_run
-    tools = build_tools(settings, lambda: store, counter, dry_run=dry_run)
+    as_of = AsOf()
+    tools = build_tools(settings, lambda: store, counter, dry_run=dry_run, as_of=as_of)
     limits = limits_for(settings, model.model)
     if case.max_steps is not None:
         limits = replace(limits, max_steps=case.max_steps)
     from_question = case.today is None and isinstance(model, PlaybookModel)
-    return Runtime(settings, model, tools, limits, today, counter, from_question)
+    return Runtime(settings, model, tools, limits, today, counter, from_question, None, as_of)
 
 
 def _drive(runtime: Runtime, case: EvalCase, sinks: list[Callable[[Event], None]]) -> None:

@@ -20,7 +20,7 @@ _QUESTION: dict[str, Any] = {
     "type": "object",
     "properties": {
         "type": {"enum": ["ask_user"]},
-        "question": {"type": "string"},
+        "question": {"type": "string", "minLength": 1},
     },
     "required": ["type", "question"],
     "additionalProperties": False,
@@ -29,7 +29,7 @@ _FINAL: dict[str, Any] = {
     "type": "object",
     "properties": {
         "type": {"enum": ["final"]},
-        "answer": {"type": "string"},
+        "answer": {"type": "string", "minLength": 1},  # a small model will try ""
     },
     "required": ["type", "answer"],
     "additionalProperties": False,

