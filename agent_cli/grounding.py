@@ -3,7 +3,10 @@
 A model can answer "order A100 is not refundable" without calling a tool at all. Before a final
 answer is accepted, every order code it names must have a successful `lookup_order` in this
 run's history, unless each sentence naming that code says it could not be checked ("I could not
-check order A100: ..."). An answer that fails is fed back to the model as a repair.
+check order A100: ..."). Nor may it contradict what those lookups computed: an answer calling
+an order refundable whose lookup says `refundable_now=no` (or NOT_FOUND) is wrong whatever the
+model's reasoning. And an answer after a lookup must name the order: a bare "Yes." says nothing
+a customer can act on. An answer that fails is fed back to the model as a repair.
 
 Order codes in text are letters then digits (`A100`, `ab12`, full-width folded); the tool itself
 accepts any ASCII letters and digits, but free text needs a narrower pattern, or every word
@@ -13,16 +16,13 @@ would be a code.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from agent_cli.decisions import Step
+from agent_cli.verdicts import CODE, Verdict, find_order_codes, fold, stated_verdicts
 
 LOOKUP_TOOL = "lookup_order"
 MAX_CODES_NAMED = 10
 
-# ASCII word boundaries: "注文A100は" has one before A; `_` is a word character, so _fold
-# turns it into a space first ("_A100_" is Markdown emphasis). Faster than lookarounds.
-_CODE = re.compile(r"\b[A-Za-z]{1,3}[0-9]{2,9}\b", re.ASCII)
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
 _UNCHECKED = re.compile(
     r"could not|couldn't|cannot|can't|unable|not able|was not looked up"
@@ -31,20 +31,10 @@ _UNCHECKED = re.compile(
 )
 
 
-def find_order_codes(text: str) -> list[str]:
-    """Order codes in `text`, upper-cased, in order of first mention (full-width folded)."""
-    return list(dict.fromkeys(match.upper() for match in _CODE.findall(_fold(text))))
-
-
-def _fold(text: str) -> str:
-    folded = text if text.isascii() else unicodedata.normalize("NFKC", text)
-    return folded.replace("_", " ")
-
-
 def looked_up(history: tuple[Step, ...]) -> set[str]:
     """The order codes with a successful lookup in `history` (NOT_FOUND is a success)."""
     return {
-        _fold(str(step.call.args.get("order_code", ""))).upper()
+        fold(str(step.call.args.get("order_code", ""))).upper()
         for step in history
         if step.call is not None and step.call.tool == LOOKUP_TOOL and not step.is_error
     }
@@ -52,13 +42,18 @@ def looked_up(history: tuple[Step, ...]) -> set[str]:
 
 def ground_answer(answer: str, history: tuple[Step, ...]) -> str | None:
     """None when the answer is grounded; else the problem, worded for the model to fix."""
-    folded = _fold(answer)
-    codes = _CODE.findall(folded)
+    folded = fold(answer)
+    codes = CODE.findall(folded)
     if not codes:
-        return None
+        return _unnamed(history)
     known = looked_up(history)
-    if all(code.upper() in known for code in codes):
-        return None  # the common case, decided without splitting sentences
+    if all(code.upper() in known for code in codes):  # the common case: no sentence split
+        return _contradicted(answer, history)
+    return _unchecked(folded, known) or _contradicted(answer, history)
+
+
+def _unchecked(folded: str, known: set[str]) -> str | None:
+    """The orders the answer states facts about without a lookup behind them."""
     named_in: dict[str, list[str]] = {}  # code -> the sentences naming it, found in one pass
     for sentence in _SENTENCE_END.split(folded):
         for code in find_order_codes(sentence):
@@ -78,3 +73,58 @@ def ground_answer(answer: str, history: tuple[Step, ...]) -> str | None:
         f"successfully; call {LOOKUP_TOOL} for {named} first and answer from its result, "
         "or say that it could not be checked"
     )
+
+
+def _unnamed(history: tuple[Step, ...]) -> str | None:
+    """A bare "Yes." after a lookup: the customer cannot tell which order it is about."""
+    codes = sorted(looked_up(history))
+    if not codes:
+        return None
+    return (
+        f"the answer does not name the order it is about; say which order ({', '.join(codes)}) "
+        "and why, from the lookup"
+    )
+
+
+_COMPUTED = re.compile(r"^refundable_now=(yes|no|unknown) as_of=\S+ \((.*)\)$", re.MULTILINE)
+_COMPUTED_VERDICTS: dict[str, Verdict | None] = {
+    "yes": "refundable",
+    "no": "not_refundable",
+    "unknown": None,
+}
+_SAID = {"refundable": "refundable", "not_refundable": "not refundable", "not_found": "not found"}
+
+
+def computed_verdicts(history: tuple[Step, ...]) -> dict[str, tuple[Verdict, str]]:
+    """What the newest successful lookup of each order computed: its verdict and why."""
+    computed: dict[str, tuple[Verdict, str]] = {}
+    for step in history:
+        if step.call is None or step.call.tool != LOOKUP_TOOL or step.is_error:
+            continue
+        code = fold(str(step.call.args.get("order_code", ""))).upper()
+        if step.observation.startswith("NOT_FOUND"):
+            computed[code] = ("not_found", "no order has that code")
+        elif (found := _COMPUTED.search(step.observation)) is not None:
+            verdict = _COMPUTED_VERDICTS[found.group(1)]
+            if verdict is not None:
+                computed[code] = (verdict, found.group(2))
+            else:
+                computed.pop(code, None)
+    return computed
+
+
+def _contradicted(answer: str, history: tuple[Step, ...]) -> str | None:
+    """An answer whose verdict on an order is not the one its lookup computed."""
+    computed = computed_verdicts(history)
+    if not computed:
+        return None
+    for code, said in stated_verdicts(answer).items():
+        if said is None or code not in computed:
+            continue
+        found, why = computed[code]
+        if said != found:
+            return (
+                f"the answer says order {code} is {_SAID[said]}, but its lookup says it is "
+                f"{_SAID[found]} ({why}); answer from the lookup"
+            )
+    return None

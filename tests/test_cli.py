@@ -99,12 +99,12 @@ def test_script_replay(tmp_path: Path) -> None:
         tmp_path,
         [
             {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A101"}},
-            {"type": "final", "answer": "It is on its way."},
+            {"type": "final", "answer": "Order A101 is on its way."},
         ],
     )
     result = agent("ask", "Where is A101?", "--script", script)
     assert result.exit_code == 0
-    assert "status=SHIPPING" in result.stdout and "It is on its way." in result.stdout
+    assert "status=SHIPPING" in result.stdout and "Order A101 is on its way." in result.stdout
 
 
 def test_script_that_runs_out_exits_1_and_is_traced(tmp_path: Path) -> None:

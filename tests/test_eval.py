@@ -300,7 +300,8 @@ def test_a_wrong_answer_fails_and_min_pass_sets_the_exit_code(tmp_path: Path) ->
     wrong = script(
         tmp_path, LOOKUP_A100, {"type": "final", "answer": "Order A100 is not refundable."}
     )
-    result = evaluate(str(cases), "--script", str(wrong), "--json")
+    # Without the grounding check: with it, an answer contradicting its lookup is repaired.
+    result = evaluate(str(cases), "--script", str(wrong), "--json", "--no-grounding")
     assert result.exit_code == 3
     assert "passed 0 of 2 cases (0.0%), below --min-pass 100%" in result.stderr
     failures = [r["failures"] for r in lines(result) if r["event"] == "case"]

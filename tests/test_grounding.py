@@ -104,7 +104,8 @@ LOOKUP = {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}
 
 def test_an_ungrounded_answer_is_repaired_then_accepted(tmp_path: Path) -> None:
     script = write_script(tmp_path, [FINAL, LOOKUP, FINAL])
-    result = agent("ask", "Is A100 refundable?", "--script", script, "--json")
+    argv = ["ask", "Is A100 refundable?", "--script", script, "--json", "--today", "2026-10-13"]
+    result = agent(*argv)
     assert result.exit_code == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert lines[0]["event"] == "run_started" and lines[0]["grounding"] is True
@@ -270,3 +271,69 @@ def test_an_answer_full_of_codes_gets_a_brief_repair() -> None:
 def test_codes_are_found_in_markdown_and_japanese_text() -> None:
     assert find_order_codes("Order _A100_ and **A101**; 注文A102は") == ["A100", "A101", "A102"]
     assert find_order_codes("ABCD123, A1, A1234567890 and X100Y are not codes") == []
+
+
+YES_A100 = (
+    "order=A100 status=DELIVERED\n"
+    "refundable_now=yes as_of=2026-10-13 (delivered 12 days ago; window 30 days)"
+)
+NO_A101 = (
+    "order=A101 status=SHIPPING\n"
+    "refundable_now=no as_of=2026-10-13 (status SHIPPING; only DELIVERED orders qualify)"
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        ("Order A100 is refundable.", None),
+        ("A100 can be refunded, but A101 cannot be refunded.", None),
+        (
+            "Order A100 is not refundable.",
+            "the answer says order A100 is not refundable, but its lookup says it is refundable "
+            "(delivered 12 days ago; window 30 days); answer from the lookup",
+        ),
+        ("注文A101は返金可能です。", "the answer says order A101 is refundable"),
+        ("Order A100 was not found.", "the answer says order A100 is not found"),
+        ("I cannot tell whether order A100 is refundable.", None),  # undecided: no claim
+    ],
+)
+def test_an_answer_may_not_contradict_what_its_lookup_computed(
+    answer: str, problem: str | None
+) -> None:
+    history = (lookup("A100", YES_A100), lookup("A101", NO_A101))
+    found = ground_answer(answer, history)
+    assert (found is None) if problem is None else (found is not None and problem in found)
+
+
+def test_a_not_found_order_said_to_be_refundable_is_a_contradiction() -> None:
+    history = (lookup("Z999", "NOT_FOUND: no order with code Z999"),)
+    assert ground_answer("Order Z999 does not exist.", history) is None
+    said = ground_answer("Order Z999 is refundable.", history)
+    assert said is not None and "its lookup says it is not found" in said
+
+
+def test_a_bare_yes_after_a_lookup_must_say_which_order_and_why() -> None:
+    history = (lookup("A100", YES_A100),)
+    problem = ground_answer("Yes.", history)
+    assert problem == (
+        "the answer does not name the order it is about; say which order (A100) and why, "
+        "from the lookup"
+    )
+    assert ground_answer("Yes.", ()) is None  # no lookup: nothing it could be about
+    assert ground_answer("Refunds are accepted within 30 days of delivery.", ()) is None
+
+
+def test_a_contradicting_answer_is_repaired_then_accepted_over_http(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(
+        openai_calls(("lookup_order", {"order_code": "A100"})),
+        openai_text("No, order A100 is not refundable."),  # a small model misreading a date
+        openai_text("Yes, order A100 is refundable: it was delivered 12 days ago."),
+    )
+    result = ask(fake_llm, "openai")  # --today 2026-10-13
+    assert result.exit_code == 0, result.stderr
+    (repair,) = [r for r in records(result) if r["event"] == "repair"]
+    assert repair["cause"] == "answer" and "its lookup says it is refundable" in repair["problem"]
+    assert final(result)["answer"].startswith("Yes, order A100 is refundable")
+    sent = fake_llm.bodies()[2]["messages"][-1]["content"]
+    assert "its lookup says it is refundable" in sent

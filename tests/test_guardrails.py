@@ -139,12 +139,14 @@ def test_the_answer_at_a_limit_can_be_turned_off(tmp_path: Path) -> None:
 def test_the_last_call_sends_no_usable_tools(fake_llm: FakeLLM, provider: str) -> None:
     if provider == "openai":
         fake_llm.queue(
-            openai_calls(("lookup_order", {"order_code": "A100"})), openai_text("Best guess.")
+            openai_calls(("lookup_order", {"order_code": "A100"})),
+            openai_text("Best guess: I cannot tell yet about order A100."),
         )
         base = fake_llm.url + "/v1"
     else:
         fake_llm.queue(
-            anthropic_calls(("lookup_order", {"order_code": "A100"})), anthropic_text("Best guess.")
+            anthropic_calls(("lookup_order", {"order_code": "A100"})),
+            anthropic_text("Best guess: I cannot tell yet about order A100."),
         )
         base = fake_llm.url
     variable = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
@@ -157,7 +159,7 @@ def test_the_last_call_sends_no_usable_tools(fake_llm: FakeLLM, provider: str) -
     done = records(result.stdout)[-1]
     assert (done["status"], done["answer"], done["incomplete"]) == (
         "max_steps",
-        "Best guess.",
+        "Best guess: I cannot tell yet about order A100.",
         True,
     )
     last = fake_llm.bodies()[-1]

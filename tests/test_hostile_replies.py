@@ -263,7 +263,11 @@ def test_calls_past_the_per_reply_limit_are_answered_not_run(
 ) -> None:
     many = [("lookup_order", {"order_code": f"A{100 + i}"}) for i in range(11)]
     calls = openai_calls(*many) if provider == "openai" else anthropic_calls(*many)
-    answer = openai_text("Done.") if provider == "openai" else anthropic_text("Done.")
+    answer = (
+        openai_text("Done: I looked up order A100 as asked.")
+        if provider == "openai"
+        else anthropic_text("Done: I looked up order A100 as asked.")
+    )
     fake_llm.queue(calls, answer)
     result = ask(fake_llm, provider)
     assert result.exit_code == 0, result.stderr
@@ -288,7 +292,7 @@ def test_the_per_reply_limit_is_a_setting(fake_llm: FakeLLM, tmp_path: Path) -> 
     config.write_text("[limits]\nmax_calls_per_reply = 1\n")
     fake_llm.queue(
         openai_calls(("refund_policy", {}), ("lookup_order", {"order_code": "A100"})),
-        openai_text("Done."),
+        openai_text("Done: I read the refund policy."),  # A100 was not looked up: not named
     )
     result = ask(fake_llm, "openai", "--config", str(config))
     assert result.exit_code == 0, result.stderr
@@ -303,14 +307,14 @@ def test_duplicate_call_ids_are_made_unique(fake_llm: FakeLLM, provider: str) ->
             call["id"] = "call_same"
         again = openai_calls(("refund_policy", {}))
         again["choices"][0]["message"]["tool_calls"][0]["id"] = "call_same"
-        answer = openai_text("Done.")
+        answer = openai_text("Done: I looked up order A100 as asked.")
     else:
         first = anthropic_calls(("lookup_order", {"order_code": "A100"}), ("refund_policy", {}))
         for block in first["content"]:
             block["id"] = "toolu_same"
         again = anthropic_calls(("lookup_order", {"order_code": "A101"}))
         again["content"][0]["id"] = "toolu_same"
-        answer = anthropic_text("Done.")
+        answer = anthropic_text("Done: I looked up order A100 as asked.")
     fake_llm.queue(first, again, answer)
     result = ask(fake_llm, provider)
     assert result.exit_code == 0, result.stderr

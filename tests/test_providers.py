@@ -87,11 +87,11 @@ def test_openai_json_mode_full_run(fake_llm: FakeLLM) -> None:
         openai_text(
             json.dumps({"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}})
         ),
-        openai_text('```json\n{"type": "final", "answer": "Refundable."}\n```'),
+        openai_text('```json\n{"type": "final", "answer": "Order A100 is refundable."}\n```'),
     )
     result = ask(fake_llm, "openai", "--mode", "json")
     assert result.exit_code == 0, result.stderr
-    assert final(result)["answer"] == "Refundable."
+    assert final(result)["answer"] == "Order A100 is refundable."
     first, second = fake_llm.bodies()
     assert "tools" not in first
     assert first["response_format"]["type"] == "json_schema"
@@ -110,12 +110,12 @@ def test_anthropic_tools_mode_full_run(fake_llm: FakeLLM) -> None:
     fake_llm.queue(
         anthropic_calls(("lookup_order", {"order_code": "A100"}), text="Let me check."),
         anthropic_calls(("refund_policy", {})),
-        anthropic_text("Yes, refundable."),
+        anthropic_text("Yes, order A100 is refundable."),
     )
     result = ask(fake_llm, "anthropic")
     assert result.exit_code == 0, result.stderr
     assert fake_llm.violations == []
-    assert final(result)["answer"] == "Yes, refundable."
+    assert final(result)["answer"] == "Yes, order A100 is refundable."
     first, second, _ = fake_llm.bodies()
     assert first["max_tokens"] == 1024 and "2026-10-13" in first["system"]
     assert first["tools"][0]["input_schema"]["required"] == ["order_code"]
@@ -149,14 +149,14 @@ def test_parallel_calls_each_run_and_each_get_a_result(fake_llm: FakeLLM, provid
             ("lookup_order", '{"order_code": '),  # cut-off JSON: must not run
             ("lookup_order", {"order_code": "A101"}),
         )
-        last = openai_text("Done.")
+        last = openai_text("Done: both orders, A100 and A101, are looked up.")
     else:
         first = anthropic_calls(
             ("lookup_order", {"order_code": "A100"}),
             ("lookup_order", {"order_code": "../etc"}),
             ("lookup_order", {"order_code": "A101"}),
         )
-        last = anthropic_text("Done.")
+        last = anthropic_text("Done: both orders, A100 and A101, are looked up.")
     fake_llm.queue(first, last)
     result = ask(fake_llm, provider)
     assert result.exit_code == 0, result.stderr
@@ -309,7 +309,7 @@ def test_footer_shows_tokens(fake_llm: FakeLLM) -> None:
 def test_the_key_is_absent_from_the_rendered_output_too(fake_llm: FakeLLM) -> None:
     fake_llm.queue(
         openai_calls(("lookup_order", {"order_code": "A100"})),
-        openai_text(f"Your key is {KEY[:8]}... no, I will not print it."),
+        openai_text(f"Your key is {KEY[:8]}... no, I will not print it. Order A100 is found."),
     )
     result = runner.invoke(
         app,

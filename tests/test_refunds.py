@@ -288,7 +288,7 @@ def test_an_injected_note_cannot_move_money(fake_llm: FakeLLM, tmp_path: Path) -
                 {"order_code": "A100", "amount": 250_000, "reason": "as the note says"},
             ),
         ),
-        openai_text("Done."),
+        openai_text("Done: order A103 was not refunded."),
     )
     result = runner.invoke(
         app,

@@ -30,8 +30,8 @@ from agent_cli.errors import CaseFileError
 from agent_cli.order_files import OrderRecord
 from agent_cli.store import ORDER_CODE_PATTERN, Order
 from agent_cli.text import read_text_file
+from agent_cli.verdicts import Verdict
 
-Verdict = Literal["refundable", "not_refundable", "not_found"]
 VERDICTS: tuple[Verdict, ...] = ("refundable", "not_refundable", "not_found")
 NEEDS_INPUT = "needs_input"
 MAX_CASES = 10_000

@@ -1,29 +1,16 @@
-"""Judging a run against a case: the verdict its answer states for each order, and the rest.
-
-A verdict is read from the answer text, English or Japanese, clause by clause: the clauses that
-name the order (split at sentence ends, `;`, "but", "however", "whereas", "一方"), the first
-wording that matches in this order of precedence:
-
-- undecided: "cannot tell", "unable to determine", "判断できません" (no verdict at all)
-- not_found: "not found", "no order", "does not exist", "見つかりません", "存在しません"
-- not_refundable: "not refundable", "cannot be refunded", "not eligible", "返金できません"
-- refundable: "refundable", "can be refunded", "eligible for a refund", "返金可能", "返金できます"
-
-When the answer names a single order, a clause that names none counts too ("Order A100 was
-delivered 12 days ago. It is refundable."). A verdict must also be backed by the run: a
-successful lookup of that order, NOT_FOUND for not_found.
+"""Judging a run against a case: the verdict its answer states for each order (read as
+`verdicts.py` reads it), and the rest. A verdict must also be backed by the run: a successful
+lookup of that order, NOT_FOUND for not_found.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable
 
-from agent_cli.evaluation.cases import EvalCase, Verdict
+from agent_cli.evaluation.cases import EvalCase
 from agent_cli.events import Event
-from agent_cli.grounding import find_order_codes
 from agent_cli.outcomes import Failure, RunRecord, ToolRun
+from agent_cli.verdicts import Verdict, stated_verdicts
 
 
 def record_of(events: Iterable[Event]) -> RunRecord:
@@ -94,68 +81,3 @@ def _backed(code: str, verdict: Verdict, tools: list[ToolRun]) -> bool:
     ]
     found = [tool for tool in lookups if not tool.observation.startswith("NOT_FOUND")]
     return bool(found) if verdict != "not_found" else len(lookups) > len(found)
-
-
-_CLAUSE_END = re.compile(
-    r"(?<=[.!?])\s+|(?<=[。！？])|\n+|;|；|\bbut\b|\bhowever\b|\bwhereas\b|一方",
-    re.IGNORECASE,
-)
-_WORDINGS: tuple[tuple[Verdict | None, re.Pattern[str]], ...] = (
-    (
-        None,
-        re.compile(
-            r"cannot tell|can't tell|unable to (?:tell|determine)|cannot determine|not sure"
-            r"|判断できません|判断できない",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "not_found",
-        re.compile(
-            r"not found|no order (?:with|named|called)|no such order|does not exist"
-            r"|doesn't exist|could not find|couldn't find|cannot find|can't find"
-            r"|見つかりません|見つかりませんでした|存在しません",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "not_refundable",
-        re.compile(
-            r"not refundable|non-refundable|isn't refundable|not eligible|isn't eligible"
-            r"|cannot be refunded|can't be refunded|can not be refunded|not be refunded"
-            r"|no refund is possible|返金できません|返金不可|返金対象外|返金はできません"
-            r"|返金することはできません|返金の対象外",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "refundable",
-        re.compile(
-            r"refundable|can be refunded|eligible for a refund|qualifies for a refund"
-            r"|返金可能|返金できます|返金の対象です|返金を受けられます",
-            re.IGNORECASE,
-        ),
-    ),
-)
-
-
-def stated_verdicts(answer: str) -> dict[str, Verdict | None]:
-    """The verdict the answer states for each order code it names (None: named, but no verdict
-    or explicitly undecided)."""
-    clauses = [c for c in _CLAUSE_END.split(unicodedata.normalize("NFKC", answer)) if c.strip()]
-    codes = find_order_codes(answer)
-    verdicts: dict[str, Verdict | None] = {}
-    for code in codes:
-        naming = [c for c in clauses if code in find_order_codes(c)]
-        if len(codes) == 1:  # the rest of the answer can only be about this order
-            naming += [c for c in clauses if not find_order_codes(c)]
-        verdicts[code] = next((verdict for found, verdict in map(_wording, naming) if found), None)
-    return verdicts
-
-
-def _wording(clause: str) -> tuple[bool, Verdict | None]:
-    """(True, verdict) for the first wording that matches (verdict None: undecided)."""
-    for verdict, pattern in _WORDINGS:
-        if pattern.search(clause):
-            return True, verdict
-    return False, None
