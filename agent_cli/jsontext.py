@@ -44,7 +44,8 @@ def read_json(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     """Decode JSON, refusing anything nested deeper than `max_depth`, with every string (keys
     included) made valid Unicode."""
     try:
-        value = json.loads(text, parse_constant=NonFinite)
+        # strict=False: a raw line break inside a string (small models write them) is read.
+        value = json.loads(text, parse_constant=NonFinite, strict=False)
     except RecursionError:
         raise JsonTextError(f"nested deeper than {max_depth} levels") from None
     except UnicodeDecodeError:

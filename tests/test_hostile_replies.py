@@ -362,3 +362,8 @@ def test_nan_in_a_json_mode_decision_makes_the_call_invalid() -> None:
         == "the arguments for issue_refund hold -Infinity, which JSON does not allow"
     )
     json.dumps(decision.args, allow_nan=False)  # nothing a request cannot carry
+
+
+def test_a_raw_line_break_inside_a_json_string_is_read() -> None:
+    """Small models write them; the text is cleaned before any terminal sees it anyway."""
+    assert read_json('{"answer": "two\nlines\tand a tab"}') == {"answer": "two\nlines\tand a tab"}
