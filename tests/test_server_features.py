@@ -163,13 +163,15 @@ def test_a_tool_that_takes_nothing_is_not_offered_again_once_it_answered(
     assert [offered(s) for s in schemas(fake_llm)] == [
         ["lookup_order", "refund_policy", "ask_user", "final"],
         ["lookup_order", "ask_user", "final"],  # the policy is known: asking again cannot help
-        ["lookup_order", "ask_user", "final"],  # another order may still need a lookup
+        ["ask_user", "final"],  # and so is A100, the one order the question names
     ]
 
 
 def test_a_repeated_call_leaves_only_a_question_or_the_answer(fake_llm: FakeLLM) -> None:
     fake_llm.queue(openai_text(LOOKUP), openai_text(LOOKUP), openai_text(ANSWER))
-    result = ask(fake_llm, "openai", "--mode", "json")
+    argv = ["ask", "Is my order refundable?", "--provider", "openai", "--base-url", fake_llm.url]
+    argv += ["--mode", "json", "--today", "2026-10-13"]  # no order named: lookups stay open
+    result = runner.invoke(app, argv, env={"OPENAI_API_KEY": KEY})
     assert result.exit_code == 0, result.stderr
     assert [offered(s) for s in schemas(fake_llm)][1:] == [
         ["lookup_order", "refund_policy", "ask_user", "final"],
@@ -185,3 +187,26 @@ def test_at_the_step_limit_the_schema_allows_only_the_answer(fake_llm: FakeLLM) 
         ["lookup_order", "refund_policy", "ask_user", "final"],
         ["final"],
     ]
+
+
+def test_lookups_are_narrowed_to_the_orders_the_customer_named_and_not_yet_looked_up(
+    fake_llm: FakeLLM,
+) -> None:
+    import jsonschema
+
+    both = json.dumps({"type": "final", "answer": "A100 is refundable; A101 is not refundable."})
+    fake_llm.queue(openai_text(LOOKUP), openai_text(LOOKUP.replace("A100", "A101")))
+    fake_llm.queue(openai_text(both))
+    argv = ["ask", "Are orders A100 and a101 refundable?", "--provider", "openai"]
+    argv += ["--base-url", fake_llm.url, "--mode", "json", "--today", "2026-10-13"]
+    result = runner.invoke(app, argv, env={"OPENAI_API_KEY": KEY})
+    assert result.exit_code == 0, result.stderr
+    first, second, third = schemas(fake_llm)
+    lookup = first["anyOf"][0]
+    assert lookup["properties"]["args"]["properties"]["order_code"] == {"enum": ["A100", "A101"]}
+    assert not jsonschema.Draft202012Validator(first).is_valid(
+        {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A10023456789"}}
+    )  # an invented code cannot be written
+    narrowed = second["anyOf"][0]["properties"]["args"]["properties"]["order_code"]
+    assert narrowed == {"enum": ["A101"]}
+    assert offered(third) == ["refund_policy", "ask_user", "final"]
