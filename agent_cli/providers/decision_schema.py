@@ -11,6 +11,8 @@ An argument named `order_code` is narrowed to the order codes the customer named
 the chat's earlier turns, replies to clarifying questions) that this run has not looked up yet:
 a small model otherwise copies the example from the tool's description, or invents a code. When
 every named order is looked up, that tool is not offered; when none is named, it is left as is.
+A clarifying question is offered only while the customer has named no order: asking which order
+cannot help once they have.
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ def step_schema(request: ModelRequest) -> dict[str, Any]:
     if request.final:
         return _FINAL
     branches = [_call_branch(spec) for spec in useful_tools(request)]
-    return {"type": "object", "anyOf": [*branches, _QUESTION, _FINAL]}
+    if _codes_to_look_up(request) is None:  # a question helps only when no order is named
+        branches.append(_QUESTION)
+    return {"type": "object", "anyOf": [*branches, _FINAL]}
 
 
 def useful_tools(request: ModelRequest) -> tuple[ToolSpec, ...]:
