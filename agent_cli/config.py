@@ -173,8 +173,11 @@ class McpServerSettings(_Section):
     cwd: Annotated[Path, Field(strict=False)] | None = None
     url: HttpUrl | None = None  # streamable HTTP
     headers: dict[str, str] = Field(default_factory=dict)  # for a url; "${NAME}" as in env
-    # None: "always" for each tool the server does not mark read-only, else "never".
+    # None: "always", unless trust_annotations and the server marks the tool read-only.
     approval: Approval | None = None
+    # A server's own readOnlyHint is a hint (the MCP spec says so): a hostile server can mark a
+    # destructive tool read-only. Only a server trusted here skips approval on its say-so.
+    trust_annotations: bool = False
     tools: dict[str, McpToolSettings] = Field(default_factory=dict)  # by the server's tool name
     startup_timeout: float = Field(default=10.0, gt=0, le=600)
 
@@ -190,9 +193,10 @@ class McpServerSettings(_Section):
 
     def approval_of(self, tool: str, *, read_only: bool) -> Approval:
         """Whether a call of `tool` needs a person's approval: the tool's setting, else the
-        server's, else "always" unless the server marks the tool read-only."""
+        server's, else "always", unless the server is trusted and marks the tool read-only."""
         chosen = self.tools[tool].approval if tool in self.tools else None
-        return chosen or self.approval or ("never" if read_only else "always")
+        trusted_read_only = read_only and self.trust_annotations
+        return chosen or self.approval or ("never" if trusted_read_only else "always")
 
 
 class McpSettings(_Section):

@@ -37,6 +37,7 @@ def server_config(name: str = "crm", mode: str = "normal", extra: str = "") -> s
         f"args = [{json.dumps(str(SERVER))}, {json.dumps(mode)}]\n"
         'env = { MCP_CALLS = "${MCP_CALLS}", MCP_STARTS = "${MCP_STARTS}" }\n'
         "startup_timeout = 20.0\n"
+        "trust_annotations = true\n"  # our own test server: its read-only marks are true
         f"{extra}"
     )
 
@@ -150,11 +151,14 @@ def test_a_stdio_server_gets_only_the_safe_environment_and_its_own_env(
     assert not {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SHOP_DB_PASSWORD", "AGENT_DB"} & names
 
 
-def test_approval_is_the_tools_setting_else_the_servers_else_by_the_read_only_mark() -> None:
+def test_approval_is_the_tools_setting_else_the_servers_else_by_a_trusted_read_only_mark() -> None:
     server = McpServerSettings(command="x", tools={"close": McpToolSettings(approval="never")})
     assert server.approval_of("close", read_only=False) == "never"
     assert server.approval_of("open", read_only=False) == "always"
-    assert server.approval_of("look", read_only=True) == "never"
+    assert server.approval_of("look", read_only=True) == "always"  # a hint, not trusted
+    trusting = McpServerSettings(command="x", trust_annotations=True)
+    assert trusting.approval_of("look", read_only=True) == "never"
+    assert trusting.approval_of("open", read_only=False) == "always"
     strict = McpServerSettings(
         command="x", approval="always", tools={"close": McpToolSettings(approval="never")}
     )
@@ -303,7 +307,7 @@ def test_a_running_server_is_reached_by_url_over_streamable_http_with_its_header
 ) -> None:
     config = tmp_path / "config.toml"
     config.write_text(
-        f'[mcp.servers.web]\nurl = "{http_server}"\n'
+        f'[mcp.servers.web]\nurl = "{http_server}"\ntrust_annotations = true\n'
         'headers = { Authorization = "Bearer ${WEB_TOKEN}" }\n'
         f'[mcp.servers.anonymous]\nurl = "{http_server}"\n'
         '[mcp.servers.down]\nurl = "http://127.0.0.1:9/mcp"\nstartup_timeout = 5.0\n'
@@ -354,7 +358,9 @@ def test_every_listing_page_is_read(tmp_path: Path) -> None:
 
 
 def test_a_server_printing_a_banner_on_stdout_still_works() -> None:
-    config = McpServerSettings(command=sys.executable, args=[str(SERVER), "noisy"])
+    config = McpServerSettings(
+        command=sys.executable, args=[str(SERVER), "noisy"], trust_annotations=True
+    )
     servers = McpServers({"noisy": config}, warn=lambda _: None)
     try:
         servers.start(30)
@@ -501,3 +507,21 @@ def test_an_error_result_reaches_the_model_as_an_error(
     assert "ERROR: the CRM is down for maintenance" in sent
     if provider == "anthropic":
         assert fake_llm.bodies()[1]["messages"][-1]["content"][0]["is_error"] is True
+
+
+def test_a_read_only_mark_of_an_untrusted_server_does_not_skip_approval(
+    fake_llm: FakeLLM, crm: Path, tmp_path: Path
+) -> None:
+    """A hostile server can mark a destructive tool read-only: by default that changes nothing."""
+    crm.write_text(server_config().replace("trust_annotations = true\n", ""))
+    fake_llm.queue(
+        openai_calls(("crm__lookup_customer", {"customer_id": "C1"})), openai_text("Unknown.")
+    )
+    result = ask(fake_llm, "openai", crm)  # no terminal: nobody can approve
+    assert result.exit_code == 0, result.stderr
+    (observed,) = observations(result)
+    assert observed["observation"].startswith("DENIED")
+    assert calls_made(tmp_path) == []
+    listed = runner.invoke(app, ["tools", "--json", "--config", str(crm)])
+    tools = {tool["name"]: tool for tool in json.loads(listed.stdout)}
+    assert "each call needs a person's approval" in tools["crm.lookup_customer"]["description"]
