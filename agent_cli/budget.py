@@ -17,6 +17,7 @@ from agent_cli.errors import (
     TokenBudgetExceeded,
 )
 from agent_cli.events import RunFinished, RunStatus
+from agent_cli.text import mask_secrets
 
 REPEATS_BEFORE_ERROR = 3  # the third identical call in a row is not run
 LONGEST_CYCLE = 3  # cycles of up to this many different calls (A,B,A,B...) are caught
@@ -187,7 +188,8 @@ class RunState:
             steps=self.steps,
             usage=self.usage,
             elapsed_ms=(self.clock() - self.started) * 1000,
-            error=error,
+            # A message may quote a URL with credentials in it (--base-url user:pass@host).
+            error=mask_secrets(error) if error else error,
             cost=self.cost(),
             incomplete=incomplete,
             findings=[] if status == "answered" else self.findings(),

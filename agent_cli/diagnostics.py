@@ -25,6 +25,7 @@ from agent_cli.providers.connect import channel_for
 from agent_cli.runlog import configured_log_path
 from agent_cli.runtime import ProviderOptions, mcp_servers
 from agent_cli.store import configured_path, open_configured
+from agent_cli.text import mask_secrets
 from agent_cli.ui import make_console, show_checks, show_settings
 
 DOCTOR_TIMEOUT_S = 10.0
@@ -89,7 +90,8 @@ def _describe(choice: ProviderChoice) -> str:
     how = " (chosen automatically)" if choice.automatic else ""
     if choice.kind == "offline":
         return f"offline playbook model{how}"
-    return f"{choice.name} ({choice.kind}) model {choice.model} at {choice.base_url}{how}"
+    at = mask_secrets(choice.base_url)  # credentials in a URL are a secret too
+    return f"{choice.name} ({choice.kind}) model {choice.model} at {at}{how}"
 
 
 def _store_check(settings: Settings) -> Check:
@@ -113,9 +115,10 @@ def _endpoint_check(choice: ProviderChoice, settings: Settings, key: str | None)
             "GET", path, deadline=time.monotonic() + DOCTOR_TIMEOUT_S, on_call=lambda _: None
         )
     except AgentError as exc:
-        return Check(False, "endpoint", f"{exc}")
+        return Check(False, "endpoint", mask_secrets(str(exc)))
     except Exception as exc:
-        return Check(False, "endpoint", f"no answer from {channel.base_url} ({type(exc).__name__})")
+        shown = mask_secrets(channel.base_url)
+        return Check(False, "endpoint", f"no answer from {shown} ({type(exc).__name__})")
     finally:
         channel.close()
     models = [m.get("id") for m in payload.get("data", []) if isinstance(m, dict)]
@@ -123,7 +126,7 @@ def _endpoint_check(choice: ProviderChoice, settings: Settings, key: str | None)
     return Check(
         True,
         "endpoint",
-        f"{channel.base_url} answered: {len(models)} models, {choice.model} {listed}",
+        f"{mask_secrets(channel.base_url)} answered: {len(models)} models, {choice.model} {listed}",
     )
 
 
@@ -141,7 +144,8 @@ def show_config(options: ProviderOptions, *, json_output: bool) -> None:
             rows.append((name, *_effective(name, value, sources.get(name, "default"))))
     rows += _provider_rows(choice)
     if json_output:
-        print(json.dumps([{"key": k, "value": v, "source": s} for k, v, s in rows], indent=2))
+        shown = [{"key": k, "value": _masked(v), "source": s} for k, v, s in rows]
+        print(json.dumps(shown, indent=2))
         return
     show_settings(make_console(), [(k, _show(v), s) for k, v, s in rows])
 
@@ -186,8 +190,15 @@ def mask(secret: str) -> str:
     return f"***{secret[-4:]}" if len(secret) >= 16 else "***"
 
 
+def _masked(value: object) -> object:
+    """A value as shown: credentials in a URL (`https://user:pass@host`) masked."""
+    return mask_secrets(value) if isinstance(value, str) else value
+
+
 def _show(value: object) -> str:
-    return "(none)" if value is None else json.dumps(value) if not isinstance(value, str) else value
+    if value is None:
+        return "(none)"
+    return mask_secrets(value) if isinstance(value, str) else json.dumps(value)
 
 
 def init_config(path: Path | None) -> None:

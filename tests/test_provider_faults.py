@@ -395,3 +395,31 @@ def test_a_reply_the_run_gives_up_on_is_hung_up_so_the_server_can_stop(
         assert time.monotonic() < deadline, "the server was left generating for nobody"
         time.sleep(0.05)
     assert fake_llm.abandoned == 1 and len(fake_llm.requests) == 1
+
+
+def test_credentials_in_the_base_url_are_never_shown_nor_recorded(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from agent_cli.cli import app
+
+    runner = CliRunner()
+    config = tmp_path / "config.toml"
+    config.write_text("[provider]\nmax_retries = 0\n")
+    trace = tmp_path / "t.jsonl"
+    base = ["--provider", "openai", "--base-url", "http://bob:hunter2pass@127.0.0.1:9/v1"]
+    base += ["--config", str(config)]
+    env = {"OPENAI_API_KEY": KEY}
+    asked = runner.invoke(
+        app, ["ask", "Is A100 refundable?", *base, "--trace", str(trace)], env=env
+    )
+    assert asked.exit_code == 1 and "Cannot reach http://bob:***@127.0.0.1:9" in asked.stderr
+    shown = [
+        asked,
+        runner.invoke(app, ["config", "show", *base], env=env),
+        runner.invoke(app, ["config", "show", "--json", *base], env=env),
+        runner.invoke(app, ["doctor", *base], env=env),
+    ]
+    for result in shown:
+        assert "hunter2pass" not in result.stdout + result.stderr
+    assert "hunter2pass" not in trace.read_text()
+    assert "bob:***@" in shown[2].stdout  # the rest of the URL still says where it points

@@ -25,9 +25,10 @@ EXIT_CODES_HELP = (
 
 def _fail(message: str) -> None:
     # Messages quote servers and models: a hostile one must not drive the terminal.
-    from agent_cli.text import clean_text
+    from agent_cli.text import clean_text, mask_secrets
 
-    print(f"agent: error: {clean_text(message)}", file=sys.stderr, flush=True)
+    # ... and may quote a URL with credentials in it (--base-url https://user:pass@host).
+    print(f"agent: error: {clean_text(mask_secrets(message))}", file=sys.stderr, flush=True)
 
 
 class AgentGroup(TyperGroup):
