@@ -22,6 +22,7 @@ from agent_cli.errors import UsageError
 from agent_cli.events import Event, RunFinished, RunStarted
 from agent_cli.schema import migrate, schema_version
 from agent_cli.seams import Exchange
+from agent_cli.text import mask_secrets
 from agent_cli.tracing import dumps_event
 
 UNFINISHED = "unfinished"  # the status of a run whose end was never recorded
@@ -349,7 +350,7 @@ class RunRecorder:
             session_id=self.session_id,
             kind=self.kind,
             started_at=started,
-            question=event.goal,
+            question=mask_secrets(event.goal),  # as the trace keeps it: secrets redacted
             provider=event.provider,
             model=event.model,
             status=UNFINISHED,

@@ -23,8 +23,9 @@ from typing import Any, BinaryIO, TextIO
 from pydantic import BaseModel
 
 from agent_cli.errors import TraceFileError
-from agent_cli.events import ApprovalDecided, Event, RunFinished, ToolObserved
+from agent_cli.events import ApprovalDecided, Event, RunFinished, RunStarted, ToolObserved
 from agent_cli.jsontext import JsonTextError, read_json
+from agent_cli.text import mask_secrets
 
 
 def event_record(event: Event, *, session_id: str | None = None) -> dict[str, Any]:
@@ -40,6 +41,8 @@ def event_record(event: Event, *, session_id: str | None = None) -> dict[str, An
     for item in dataclasses.fields(event):
         if item.name not in ("run_id", "ts"):
             record[item.name] = _jsonable(getattr(event, item.name))
+    if isinstance(event, RunStarted):  # a customer may paste a key or a password into it
+        record["goal"] = mask_secrets(event.goal)
     return record
 
 

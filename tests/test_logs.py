@@ -370,3 +370,19 @@ def test_since_includes_a_run_started_at_that_very_moment(tmp_path: Path) -> Non
     assert [r.run_id for r in log.runs(since=moment)] == ["cd" * 16]
     assert log.runs(since=moment + timedelta(milliseconds=1)) == []
     log.close()
+
+
+def test_a_secret_pasted_into_the_question_is_redacted_at_rest_but_reaches_the_model(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    question = "My order A100: can you refund it? My password=hunter2xyz and sk-live-abcdefgh1234"
+    fake_llm.queue(openai_text("I cannot use passwords; order A100 was not looked up."))
+    trace = tmp_path / "t.jsonl"
+    argv = ["ask", question, "--provider", "openai", "--base-url", fake_llm.url]
+    result = agent(*argv, "--trace", str(trace), "--no-grounding", env={"OPENAI_API_KEY": KEY})
+    assert result.exit_code == 0, result.stderr
+    assert question in json.dumps(fake_llm.bodies()[0])  # the model gets it as typed
+    stored = [trace.read_text(), json.dumps(logged()), agent("logs", "show", "--json").stdout]
+    for text in stored:
+        assert "hunter2xyz" not in text and "abcdefgh1234" not in text
+        assert "password=***" in text
