@@ -8,6 +8,7 @@ for appending, created owner-only (0600): an existing file is never overwritten.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import io
@@ -103,7 +104,7 @@ class TraceWriter:
             self._stream.flush()
             return
         try:
-            _write_all(self._stream, line.encode("utf-8"))  # type: ignore[arg-type]
+            _write_whole(self._stream, line.encode("utf-8"))  # type: ignore[arg-type]
             if isinstance(event, STEP_BOUNDARIES):  # on disk for sure, not only in the cache
                 os.fsync(self._stream.fileno())
         except OSError as exc:  # a full disk: at the first line, before any model call, or later
@@ -113,6 +114,26 @@ class TraceWriter:
             ) from None
 
 
+class _ShortWrite(OSError):
+    def __init__(self, written: int, wanted: int) -> None:
+        super().__init__(errno.ENOSPC, f"short write ({written} of {wanted} bytes)")
+        self.written = written
+
+
+def _write_whole(stream: BinaryIO, data: bytes) -> None:
+    """The line whole, or nothing of it: after a short write (a disk filling up) the file is
+    cut back to where the line began, so every reader still meets only complete lines. Not
+    when another writer appended meanwhile: their lines matter more than our half one."""
+    start = os.fstat(stream.fileno()).st_size
+    try:
+        _write_all(stream, data)
+    except _ShortWrite as short:
+        with contextlib.suppress(OSError):
+            if os.fstat(stream.fileno()).st_size == start + short.written:
+                os.ftruncate(stream.fileno(), start)
+        raise
+
+
 def _write_all(stream: BinaryIO, data: bytes) -> None:
     """One write(2) for the whole line (O_APPEND keeps lines whole between writers); a short
     write (a disk filling up) gets one more try for the rest, then is an error."""
@@ -120,7 +141,7 @@ def _write_all(stream: BinaryIO, data: bytes) -> None:
     if written < len(data):
         written += stream.write(data[written:]) or 0
     if written < len(data):
-        raise OSError(errno.ENOSPC, f"short write ({written} of {len(data)} bytes)")
+        raise _ShortWrite(written, len(data))
 
 
 def _unrecorded(event: Event) -> str:

@@ -95,10 +95,15 @@ def test_a_refund_the_trace_cannot_take_is_reported_with_its_id(
 def test_no_money_moves_when_the_approval_cannot_be_recorded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    result, _ = refund_with_full_disk(tmp_path, monkeypatch, b"approval_decided", short=True)
+    result, trace = refund_with_full_disk(tmp_path, monkeypatch, b"approval_decided", short=True)
     assert result.exit_code == 2
     assert "Cannot write the trace" in result.stderr and "short write" in result.stderr
     assert refunds() == []
+    # The half-written line was taken back: every line left is whole.
+    text = trace.read_text()
+    assert text.endswith("\n")
+    events = [json.loads(line)["event"] for line in text.splitlines()]
+    assert events[-1] == "approval_requested"
 
 
 def test_the_approval_is_synced_to_disk_before_the_refund_is_made(
