@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Generator
-from contextlib import AbstractContextManager, ExitStack, nullcontext
+from contextlib import AbstractContextManager, ExitStack, nullcontext, suppress
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -286,6 +286,21 @@ def drive(
             final = events.throw(stop)
             for sink in sinks:
                 sink(final)
+        except BrokenPipeError:  # stdout's reader left (`| head`): the run's record still ends
+            _end_quietly(events, sinks)
+            raise
+
+
+def _end_quietly(
+    events: Generator[Event, Reply, None], sinks: list[Callable[[Event], None]]
+) -> None:
+    """End the run as interrupted and hand its end record to every sink that can still take it
+    (the trace file, the run log), so no trace is left without its run_finished."""
+    final = events.throw(KeyboardInterrupt())
+    for sink in sinks:
+        with suppress(BrokenPipeError):  # the screen is gone; the records are not
+            sink(final)
+    events.close()
 
 
 def check_question(question: str, max_chars: int) -> str:

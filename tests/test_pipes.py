@@ -35,6 +35,22 @@ def test_a_reader_that_leaves_early_ends_the_run_quietly_with_141() -> None:
         assert agent.stderr is not None and agent.stderr.read() == b""
 
 
+def test_a_reader_that_leaves_early_leaves_the_trace_file_whole(tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    trace = Path(str(tmp_path)) / "t.jsonl"
+    argv = [sys.executable, "-m", "agent_cli", "ask", "Is order A100 refundable?", "--dry-run"]
+    agent = subprocess.Popen(
+        [*argv, "--trace", str(trace)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert agent.stdout is not None
+    agent.stdout.close()  # `| head -c 0`
+    assert agent.wait(timeout=30) == 141
+    last = json.loads(trace.read_text().splitlines()[-1])
+    assert last["event"] == "run_finished" and last["status"] == "interrupted"
+
+
 def test_piped_chat_exits_1_when_a_turn_failed() -> None:
     ok = runner.invoke(app, ["chat", "--dry-run"], input="Is A100 refundable?\n")
     assert ok.exit_code == 0
