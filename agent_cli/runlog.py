@@ -23,7 +23,7 @@ from agent_cli.events import Event, RunFinished, RunStarted
 from agent_cli.schema import migrate, schema_version
 from agent_cli.seams import Exchange
 from agent_cli.text import mask_secrets
-from agent_cli.tracing import dumps_event
+from agent_cli.tracing import dumps_event, private
 
 UNFINISHED = "unfinished"  # the status of a run whose end was never recorded
 BUSY_WAIT_S = 2.0  # another agent writing the log at the same moment
@@ -144,6 +144,12 @@ class RunLog:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             with contextlib.suppress(FileExistsError):  # another agent was first
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        with contextlib.suppress(OSError):  # a log left readable by others is made private
+            handle = os.open(path, os.O_RDONLY)
+            try:
+                private(handle)
+            finally:
+                os.close(handle)
         connection = sqlite3.connect(
             path, isolation_level=None, timeout=BUSY_WAIT_S, check_same_thread=False
         )

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -152,15 +153,27 @@ def _unrecorded(event: Event) -> str:
 
 
 def open_trace_file(path: Path) -> BinaryIO:
-    """Open `path` unbuffered for appending, created 0600; TraceFileError if it cannot be."""
+    """Open `path` unbuffered for appending, created 0600 (an existing file of ours that others
+    could read is made 0600 too: it holds customers' questions); TraceFileError if it cannot
+    be opened."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        private(fd)
         return os.fdopen(fd, "ab", buffering=0)
     except OSError as exc:
         raise TraceFileError(
             f"Cannot write the trace file {path}: {exc.strerror or exc}; "
             "choose another --trace path"
         ) from None
+
+
+def private(fd: int) -> None:
+    """Make a regular file we own readable by its owner only (a FIFO or a device is left as it
+    is; so is another user's file, which we cannot change)."""
+    info = os.fstat(fd)
+    if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, 0o600)
 
 
 MAX_RECORD_DEPTH = 100  # a record nests a model's arguments (at most 64 deep) a few levels down

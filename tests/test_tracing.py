@@ -132,3 +132,25 @@ def test_run_finished_record_carries_usage_and_error() -> None:
     assert record["usage"] == {"input_tokens": 3, "output_tokens": 4}
     assert record["elapsed_ms"] == 12.346
     assert record["ts"] == "1970-01-01T00:00:01.500+00:00"
+
+
+def test_a_trace_file_or_run_log_left_readable_by_others_is_made_private(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    from typer.testing import CliRunner
+
+    from agent_cli.cli import app
+
+    trace, log = tmp_path / "t.jsonl", tmp_path / "runs.db"
+    trace.write_text("")
+    trace.chmod(0o644)
+    argv = ["ask", "Is A100 refundable?", "--script", str(tmp_path / "s.json")]
+    (tmp_path / "s.json").write_text('[{"type": "final", "answer": "Nothing to look up."}]')
+    first = CliRunner().invoke(app, [*argv, "--trace", str(trace)], env={"AGENT_LOG": str(log)})
+    assert first.exit_code == 0, first.stderr
+    assert stat.S_IMODE(trace.stat().st_mode) == 0o600
+    log.chmod(0o644)
+    again = CliRunner().invoke(app, argv, env={"AGENT_LOG": str(log)})
+    assert again.exit_code == 0, again.stderr
+    assert stat.S_IMODE(os.stat(log).st_mode) == 0o600
