@@ -82,7 +82,7 @@ def _mcp_checks(settings: Settings) -> Iterator[Check]:
     finally:
         servers.close()
     for report in servers.reports:
-        skipped = "".join(f"; {line}" for line in report.skipped)
+        skipped = "".join(f"; {line}" for line in report.skips())
         yield Check(report.ok, f"MCP server {report.name}", f"{report.detail}{skipped}")
 
 

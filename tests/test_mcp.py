@@ -349,10 +349,13 @@ def test_agent_tools_lists_server_tools_and_doctor_checks_each_server(crm: Path)
 
 def test_every_listing_page_is_read(tmp_path: Path) -> None:
     config = McpServerSettings(command=sys.executable, args=[str(SERVER), "many"])
-    servers = McpServers({"big": config}, warn=lambda _: None)
+    warnings: list[str] = []
+    servers = McpServers({"big": config}, warn=warnings.append)
     try:
         servers.start(30)
-        assert len(servers.tools) == 6 + 150
+        # 6 + 150 tools on two pages: all read, 128 offered, the rest counted in one warning
+        assert len(servers.tools) == 128
+        assert "MCP server big: 28 more tools not offered: at most 128 from one server" in warnings
     finally:
         servers.close()
 
@@ -525,3 +528,19 @@ def test_a_read_only_mark_of_an_untrusted_server_does_not_skip_approval(
     listed = runner.invoke(app, ["tools", "--json", "--config", str(crm)])
     tools = {tool["name"]: tool for tool in json.loads(listed.stdout)}
     assert "each call needs a person's approval" in tools["crm.lookup_customer"]["description"]
+
+
+def test_a_flood_of_skipped_tools_is_a_few_warnings_and_a_count() -> None:
+    from agent_cli.tools.mcp_servers import ServerReport
+
+    report = ServerReport(
+        "crm", True, "3 tools", tuple(f"tool t{n} skipped" for n in range(10_000))
+    )
+    assert report.skips() == [
+        "tool t0 skipped",
+        "tool t1 skipped",
+        "tool t2 skipped",
+        "and 9,997 more like these",
+    ]
+    few = ServerReport("crm", True, "3 tools", ("a", "b", "c", "d"))
+    assert few.skips() == ["a", "b", "c", "d"]  # a count would save nothing

@@ -48,6 +48,7 @@ logging.getLogger("mcp").propagate = False
 
 MAX_LISTING_PAGES = 20
 SHUTDOWN_WAIT_S = 3.0
+MAX_WARNINGS = 3  # skipped tools warned about one by one, per server
 HTTP_HINTS = {
     401: " (unauthorized: check its headers)",
     403: " (forbidden: check its headers)",
@@ -68,6 +69,14 @@ class ServerReport:
     ok: bool
     detail: str  # "3 tools in 1.2 s", or why it failed
     skipped: tuple[str, ...] = ()  # one line per tool that is not offered
+
+    def skips(self) -> list[str]:
+        """The skipped lines worth showing: the first few, then one that counts the rest (a
+        hostile server's 10,000 bad names are not 10,000 warnings)."""
+        if len(self.skipped) <= MAX_WARNINGS + 1:
+            return list(self.skipped)
+        rest = len(self.skipped) - MAX_WARNINGS
+        return [*self.skipped[:MAX_WARNINGS], f"and {rest:,} more like these"]
 
 
 @dataclass(eq=False)
@@ -176,7 +185,7 @@ class McpServers:
                     f"MCP server {report.name} {report.detail}; its tools are not offered "
                     "(agent doctor checks it)"
                 )
-            for line in report.skipped:
+            for line in report.skips():
                 self._warn(f"MCP server {report.name}: {line}")
 
     def _late(self, server: _Server, timeout: float) -> ServerReport:

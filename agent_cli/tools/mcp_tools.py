@@ -30,6 +30,7 @@ MAX_NAME = 64  # NAME.tool, as the provider APIs limit a function's name
 MAX_DESCRIPTION = 1_000
 MAX_RESULT_CHARS = 100_000  # a first cut, before the loop's own: what a trace line may hold
 MAX_STDERR_LINE = 200
+MAX_TOOLS_PER_SERVER = 128  # a server listing 10,000 tools would send megabytes per request
 
 
 def offer(
@@ -51,6 +52,12 @@ def offer(
         for name in settings.tools
         if name not in listed
     ]
+    if len(offered) > MAX_TOOLS_PER_SERVER:
+        skipped.append(
+            f"{len(offered) - MAX_TOOLS_PER_SERVER:,} more tools not offered: at most "
+            f"{MAX_TOOLS_PER_SERVER} from one server"
+        )
+        offered = offered[:MAX_TOOLS_PER_SERVER]
     return offered, skipped
 
 
