@@ -618,3 +618,42 @@ def test_eval_lookups_compute_their_facts_as_of_the_cases_date(tmp_path: Path) -
     assert result.exit_code == 0, result.stderr
     (trace,) = runs.rglob("a100.jsonl")
     assert "refundable_now=yes as_of=2026-10-13 (delivered 12 days ago" in trace.read_text()
+
+
+def test_a_report_never_replaces_a_link_a_fifo_the_orders_or_the_log(tmp_path: Path) -> None:
+    db = tmp_path / "orders.db"  # AGENT_DB, set by conftest
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    cases = write(tmp_path, ONE_CASE)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    link = tmp_path / "link.html"
+    link.symlink_to(victim)
+    fifo = tmp_path / "fifo.html"
+    os.mkfifo(fifo)
+    for target, says in (
+        (link, "a symbolic link"),
+        (fifo, "not a regular file"),
+        (db, "that is the order database"),
+    ):
+        result = evaluate(str(cases), "--dry-run", "--report", str(target))
+        assert result.exit_code == 2, result.stderr
+        assert says in result.stderr and result.stdout == ""  # refused before any case ran
+    assert victim.read_text() == "keep me"
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    from agent_cli.runlog import RunLog
+
+    log = tmp_path / "runs.db"
+    RunLog.open(log).close()
+    refused = evaluate(str(cases), "--dry-run", "--report", str(log), env={"AGENT_LOG": str(log)})
+    assert refused.exit_code == 2 and "that is the run log" in refused.stderr
+
+
+def test_a_report_is_written_whole_and_replaces_an_old_one(tmp_path: Path) -> None:
+    report = tmp_path / "report.html"
+    report.write_text("an old report")
+    assert (
+        evaluate(str(write(tmp_path, ONE_CASE)), "--dry-run", "--report", str(report)).exit_code
+        == 0
+    )
+    assert report.read_text().startswith("<!DOCTYPE html") or "<html" in report.read_text()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".report")] == []

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+import tempfile
 import uuid
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -18,7 +20,9 @@ from agent_cli.evaluation.report import render_report
 from agent_cli.evaluation.runner import Contender, check_tools, plan_jobs, run_jobs
 from agent_cli.evaluation.summary import result_json, summarize
 from agent_cli.outcomes import CaseResult, ModelSummary
+from agent_cli.runlog import configured_log_path
 from agent_cli.runtime import RunOptions, choose_model, run_recorder, warn
+from agent_cli.store import configured_path
 from agent_cli.ui.console import make_console
 from agent_cli.ui.eval_view import EvalView, show_check, show_check_summary
 
@@ -163,8 +167,8 @@ def _default_concurrency(contenders: tuple[Contender, ...]) -> int:
 
 def _prepare_outputs(options: EvalOptions) -> None:
     """Fail on an unusable --report or --record path before the first case, not after."""
-    if options.report is not None and not options.report.parent.is_dir():
-        raise UsageError(f"--report {options.report}: no such directory {options.report.parent}")
+    if options.report is not None:
+        _check_report_target(options.report, options.run.settings())
     if options.record is not None:
         try:
             options.record.mkdir(parents=True, exist_ok=True)
@@ -176,10 +180,39 @@ def _sorted(results: list[CaseResult], order: dict[tuple[str, str, int], int]) -
     return sorted(results, key=lambda r: order.get((r.model, r.case, r.repeat), 0))
 
 
+def _check_report_target(path: Path, settings: Settings) -> None:
+    """A report replaces a file: never through a link, never a FIFO or a device, never the
+    order database or the run log."""
+    if not path.parent.is_dir():
+        raise UsageError(f"--report {path}: no such directory {path.parent}")
+    if path.is_symlink():
+        raise UsageError(f"--report {path}: a symbolic link; name the file itself")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--report {path}: not a regular file (a FIFO, device or directory)")
+    protected = {
+        "the order database": configured_path(settings.store.path),
+        "the run log": configured_log_path(settings.log.path),
+    }
+    for what, kept in protected.items():
+        if path.exists() and kept.exists() and path.samefile(kept):
+            raise UsageError(f"--report {path}: that is {what}; choose another file")
+
+
 def _write_report(path: Path, results: list[CaseResult], summaries: list[ModelSummary]) -> None:
+    """Written whole or not at all: a temporary file beside it, then renamed over it."""
+    html = render_report(results, summaries, title="agent eval")
+    draft: str | None = None
     try:
-        path.write_text(render_report(results, summaries, title="agent eval"), encoding="utf-8")
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+        ) as handle:
+            draft = handle.name
+            handle.write(html)
+        os.replace(draft, path)
     except OSError as exc:
+        if draft is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(draft)
         raise UsageError(f"--report {path}: {exc.strerror or exc}") from None
 
 
