@@ -156,15 +156,28 @@ def open_trace_file(path: Path) -> BinaryIO:
     """Open `path` unbuffered for appending, created 0600 (an existing file of ours that others
     could read is made 0600 too: it holds customers' questions); TraceFileError if it cannot
     be opened."""
+    # Never through a link, never into a FIFO or a device (O_NONBLOCK: opening a FIFO with
+    # no reader fails at once instead of waiting for one; --json is how to trace to stdout).
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        private(fd)
-        return os.fdopen(fd, "ab", buffering=0)
+        fd = os.open(path, flags, 0o600)
     except OSError as exc:
+        why = {
+            errno.ELOOP: "a symbolic link",
+            errno.ENXIO: "not a regular file (a FIFO or a device)",  # a FIFO with no reader
+        }.get(exc.errno or 0, exc.strerror or str(exc))
         raise TraceFileError(
-            f"Cannot write the trace file {path}: {exc.strerror or exc}; "
-            "choose another --trace path"
+            f"Cannot write the trace file {path}: {why}; choose another --trace path"
         ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise TraceFileError(
+            f"Cannot write the trace file {path}: not a regular file (a FIFO or a device); "
+            "choose another --trace path"
+        )
+    os.set_blocking(fd, True)
+    private(fd)
+    return os.fdopen(fd, "ab", buffering=0)
 
 
 def private(fd: int) -> None:

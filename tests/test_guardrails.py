@@ -327,16 +327,31 @@ def test_trace_files_are_fsynced_at_step_boundaries(
     assert len(synced) == kinds.count("observation") + kinds.count("run_finished") == 3
 
 
-@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-def test_a_full_disk_is_refused_before_the_first_model_call(fake_llm: FakeLLM) -> None:
+def test_a_full_disk_is_refused_before_the_first_model_call(
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_cli import commands
+
+    from .test_trace_disk import FillingDisk
+
+    full = lambda path: FillingDisk(path, b"run_started", short=False)  # noqa: E731
+    monkeypatch.setattr(commands, "open_trace_file", full)
+    trace = str(tmp_path / "t.jsonl")
     result = runner.invoke(
         app,
-        ["ask", "q", "--provider", "openai", "--base-url", fake_llm.url, "--trace", "/dev/full"],
+        ["ask", "q", "--provider", "openai", "--base-url", fake_llm.url, "--trace", trace],
         env={"OPENAI_API_KEY": KEY},
     )
     assert result.exit_code == 2
     assert "Cannot write the trace: No space left on device" in result.stderr
     assert fake_llm.requests == []
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_device_is_no_trace_file() -> None:
+    result = runner.invoke(app, ["ask", "q", "--dry-run", "--trace", "/dev/full"])
+    assert result.exit_code == 2
+    assert "/dev/full: not a regular file (a FIFO or a device)" in result.stderr
 
 
 def test_two_runs_on_one_trace_file_never_interleave_inside_a_line(tmp_path: Path) -> None:

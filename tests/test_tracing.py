@@ -154,3 +154,24 @@ def test_a_trace_file_or_run_log_left_readable_by_others_is_made_private(tmp_pat
     again = CliRunner().invoke(app, argv, env={"AGENT_LOG": str(log)})
     assert again.exit_code == 0, again.stderr
     assert stat.S_IMODE(os.stat(log).st_mode) == 0o600
+
+
+def test_a_trace_is_never_written_through_a_link_or_into_a_fifo(tmp_path: Path) -> None:
+    import os
+
+    from typer.testing import CliRunner
+
+    from agent_cli.cli import app
+
+    victim = tmp_path / "orders.csv"
+    victim.write_text("keep me")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(victim)
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    for target, says in ((link, "a symbolic link"), (fifo, "not a regular file")):
+        argv = ["ask", "Is A100 refundable?", "--dry-run", "--trace", str(target)]
+        result = CliRunner().invoke(app, argv)
+        assert result.exit_code == 2, result.stderr
+        assert f"Cannot write the trace file {target}: {says}" in result.stderr
+    assert victim.read_text() == "keep me"
