@@ -159,6 +159,11 @@ def open_trace_file(path: Path) -> BinaryIO:
     # Never through a link, never into a FIFO or a device (O_NONBLOCK: opening a FIFO with
     # no reader fails at once instead of waiting for one; --json is how to trace to stdout).
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK
+    if _is_database(path):  # lines appended to the order store or the run log would break it
+        raise TraceFileError(
+            f"Cannot write the trace file {path}: it is a SQLite database (the order store or "
+            "the run log?); choose another --trace path"
+        )
     try:
         fd = os.open(path, flags, 0o600)
     except OSError as exc:
@@ -178,6 +183,16 @@ def open_trace_file(path: Path) -> BinaryIO:
     os.set_blocking(fd, True)
     private(fd)
     return os.fdopen(fd, "ab", buffering=0)
+
+
+def _is_database(path: Path) -> bool:
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        with path.open("rb") as handle:
+            return handle.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def private(fd: int) -> None:

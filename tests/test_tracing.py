@@ -175,3 +175,8 @@ def test_a_trace_is_never_written_through_a_link_or_into_a_fifo(tmp_path: Path) 
         assert result.exit_code == 2, result.stderr
         assert f"Cannot write the trace file {target}: {says}" in result.stderr
     assert victim.read_text() == "keep me"
+    db = Path(os.environ["AGENT_DB"])  # the order store: lines appended would break it
+    before = db.read_bytes()
+    result = CliRunner().invoke(app, ["ask", "A100?", "--dry-run", "--trace", str(db)])
+    assert result.exit_code == 2 and "it is a SQLite database" in result.stderr
+    assert db.read_bytes() == before
