@@ -360,6 +360,19 @@ def test_every_listing_page_is_read(tmp_path: Path) -> None:
         servers.close()
 
 
+def test_at_most_256_tools_are_taken_from_all_servers_in_the_configs_order() -> None:
+    config = McpServerSettings(command=sys.executable, args=[str(SERVER), "many"])
+    warnings: list[str] = []
+    servers = McpServers({"one": config, "two": config, "three": config}, warn=warnings.append)
+    try:
+        servers.start(60)
+        assert len(servers.tools) == 256
+        assert [t.server for t in servers.tools] == ["one"] * 128 + ["two"] * 128
+        assert "128 more MCP tools not offered: at most 256 from all servers together" in warnings
+    finally:
+        servers.close()
+
+
 def test_a_server_printing_a_banner_on_stdout_still_works() -> None:
     config = McpServerSettings(
         command=sys.executable, args=[str(SERVER), "noisy"], trust_annotations=True

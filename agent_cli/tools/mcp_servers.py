@@ -49,6 +49,7 @@ logging.getLogger("mcp").propagate = False
 MAX_LISTING_PAGES = 20
 SHUTDOWN_WAIT_S = 3.0
 MAX_WARNINGS = 3  # skipped tools warned about one by one, per server
+MAX_TOOLS_IN_ALL = 256  # from every server together; each gives at most MAX_TOOLS_PER_SERVER
 HTTP_HINTS = {
     401: " (unauthorized: check its headers)",
     403: " (forbidden: check its headers)",
@@ -179,6 +180,7 @@ class McpServers:
             self.reports = [self._late(server, timeout) for server in self._servers.values()]
         finally:
             work.cancel()
+        self._cap_tools()
         for report in self.reports:
             if not report.ok:
                 self._warn(
@@ -187,6 +189,18 @@ class McpServers:
                 )
             for line in report.skips():
                 self._warn(f"MCP server {report.name}: {line}")
+
+    def _cap_tools(self) -> None:
+        """The servers' tools in the order the config names the servers (they start in any
+        order), at most MAX_TOOLS_IN_ALL of them; one warning counts the rest."""
+        order = {name: index for index, name in enumerate(self._servers)}
+        self.tools.sort(key=lambda tool: order.get(tool.server, len(order)))
+        if len(self.tools) > MAX_TOOLS_IN_ALL:
+            self._warn(
+                f"{len(self.tools) - MAX_TOOLS_IN_ALL:,} more MCP tools not offered: at most "
+                f"{MAX_TOOLS_IN_ALL} from all servers together"
+            )
+            del self.tools[MAX_TOOLS_IN_ALL:]
 
     def _late(self, server: _Server, timeout: float) -> ServerReport:
         if server.client is not None and server.failure is None:
