@@ -18,7 +18,14 @@ from __future__ import annotations
 import re
 
 from agent_cli.decisions import Step
-from agent_cli.verdicts import CODE, Verdict, find_order_codes, fold, stated_verdicts
+from agent_cli.verdicts import (
+    CODE,
+    Verdict,
+    find_order_codes,
+    fold,
+    read_computed,
+    stated_verdicts,
+)
 
 LOOKUP_TOOL = "lookup_order"
 MAX_CODES_NAMED = 10
@@ -86,12 +93,6 @@ def _unnamed(history: tuple[Step, ...]) -> str | None:
     )
 
 
-_COMPUTED = re.compile(r"^refundable_now=(yes|no|unknown) as_of=\S+ \((.*)\)$", re.MULTILINE)
-_COMPUTED_VERDICTS: dict[str, Verdict | None] = {
-    "yes": "refundable",
-    "no": "not_refundable",
-    "unknown": None,
-}
 _SAID = {"refundable": "refundable", "not_refundable": "not refundable", "not_found": "not found"}
 
 
@@ -104,10 +105,10 @@ def computed_verdicts(history: tuple[Step, ...]) -> dict[str, tuple[Verdict, str
         code = fold(str(step.call.args.get("order_code", ""))).upper()
         if step.observation.startswith("NOT_FOUND"):
             computed[code] = ("not_found", "no order has that code")
-        elif (found := _COMPUTED.search(step.observation)) is not None:
-            verdict = _COMPUTED_VERDICTS[found.group(1)]
+        elif (found := read_computed(step.observation)) is not None:
+            verdict, why = found
             if verdict is not None:
-                computed[code] = (verdict, found.group(2))
+                computed[code] = (verdict, why)
             else:
                 computed.pop(code, None)
     return computed

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from datetime import date
 from typing import Literal
 
 Verdict = Literal["refundable", "not_refundable", "not_found"]
@@ -100,3 +101,26 @@ def _wording(clause: str) -> tuple[bool, Verdict | None]:
         if pattern.search(clause):
             return True, verdict
     return False, None
+
+
+# What `lookup_order` computes, in its own line: written and read here only, so the tool and the
+# grounding check cannot drift apart.
+_COMPUTED = re.compile(r"^refundable_now=(yes|no|unknown) as_of=\S+ \((.*)\)$", re.MULTILINE)
+_COMPUTED_VERDICTS: dict[str, Verdict | None] = {
+    "yes": "refundable",
+    "no": "not_refundable",
+    "unknown": None,
+}
+
+
+def computed_line(verdict: Literal["yes", "no", "unknown"], as_of: date, why: str) -> str:
+    """`refundable_now=yes|no|unknown as_of=DATE (why)`."""
+    return f"refundable_now={verdict} as_of={as_of.isoformat()} ({why})"
+
+
+def read_computed(observation: str) -> tuple[Verdict | None, str] | None:
+    """The verdict a lookup's computed line states (None: unknown) and why; None without one."""
+    found = _COMPUTED.search(observation)
+    if found is None:
+        return None
+    return _COMPUTED_VERDICTS[found.group(1)], found.group(2)

@@ -50,19 +50,20 @@ def step_schema(request: ModelRequest) -> dict[str, Any]:
     """The decisions this step may take, as one JSON schema (an object, whichever branch)."""
     if request.final:
         return _FINAL
-    branches = [_call_branch(spec) for spec in useful_tools(request)]
-    if _codes_to_look_up(request) is None:  # a question helps only when no order is named
+    codes = _codes_to_look_up(request)
+    branches = [_call_branch(spec) for spec in useful_tools(request, codes)]
+    if codes is None:  # a question helps only while no order is named
         branches.append(_QUESTION)
     return {"type": "object", "anyOf": [*branches, _FINAL]}
 
 
-def useful_tools(request: ModelRequest) -> tuple[ToolSpec, ...]:
-    """The tools worth offering at this step, arguments narrowed (see the module's docstring)."""
+def useful_tools(request: ModelRequest, codes: list[str] | None) -> tuple[ToolSpec, ...]:
+    """The tools worth offering at this step, `order_code` narrowed to `codes` (None: the
+    customer named no order) (see the module's docstring)."""
     history = request.history
     if _repeating(history):
         return ()
     answered = {_key(step) for step in history if step.call is not None and not step.is_error}
-    codes = _codes_to_look_up(request)
     useful = []
     for spec in request.tools:
         if _takes_nothing(spec) and (spec.name, "{}") in answered:

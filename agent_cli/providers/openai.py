@@ -63,8 +63,11 @@ class OpenAIOptions:
 
 # The next plainer way to ask for JSON when a server refuses one: the decision schema as OpenAI
 # (and llama.cpp's server, vLLM, Ollama) take it, as llama-cpp-python takes it, then JSON alone.
-_PLAINER = {"json_schema": "json_object_schema", "json_object_schema": "json_object"}
-_PLAINER["json_object"] = "none"
+_PLAINER = {
+    "json_schema": "json_object_schema",
+    "json_object_schema": "json_object",
+    "json_object": "none",
+}
 _SHOWN = {"json_object_schema": "json_object with a schema"}
 
 

@@ -10,12 +10,13 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
 from agent_cli.store import ORDER_CODE_PATTERN, Order, OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolArgs
+from agent_cli.verdicts import computed_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +47,12 @@ def refundable_now(order: Order, policy: RefundPolicy, today: date, refunded: in
     as `refundable_now=yes|no|unknown as_of=DATE (why)`. Caps and approval still apply; the
     refund tool checks everything again when money moves."""
     verdict, why = _refund_rule(order, policy, today, refunded)
-    return f"refundable_now={verdict} as_of={today.isoformat()} ({why})"
+    return computed_line(verdict, today, why)
 
 
-def _refund_rule(order: Order, policy: RefundPolicy, today: date, refunded: int) -> tuple[str, str]:
+def _refund_rule(
+    order: Order, policy: RefundPolicy, today: date, refunded: int
+) -> tuple[Literal["yes", "no", "unknown"], str]:
     if order.status not in policy.refundable_statuses:
         allowed = " or ".join(policy.refundable_statuses)
         return "no", f"status {order.status}; only {allowed} orders qualify"
