@@ -128,9 +128,14 @@ class ProviderSettings(_Section):
     read_timeout: float = Field(default=60.0, gt=0, le=3_600)
     max_retries: int = Field(default=2, ge=0, le=10)
     max_retry_wait: float = Field(default=60.0, ge=0, le=3_600)
-    response_format: Literal["json_schema", "json_object_schema", "json_object", "none"] = (
-        "json_schema"
-    )
+    response_format: Literal[
+        "json_schema",
+        "json_object_schema",
+        "json_object",
+        "none",
+        "llama_cpp_json_schema",
+        "vllm_structured_outputs",
+    ] = "json_schema"
     stream: bool = True  # replies as server-sent events, shown as they arrive (--no-stream)
 
 

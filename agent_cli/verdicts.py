@@ -124,3 +124,44 @@ def read_computed(observation: str) -> tuple[Verdict | None, str] | None:
     if found is None:
         return None
     return _COMPUTED_VERDICTS[found.group(1)], found.group(2)
+
+
+_JAPANESE_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def is_japanese(text: str) -> bool:
+    return _JAPANESE_CHARS.search(text) is not None
+
+
+# The amount on a lookup's first line (`order=A100 status=DELIVERED total=250000 currency=JPY`).
+_AMOUNT = re.compile(r"^order=\S+ status=\S+ total=(\d+) currency=([A-Z]{3})\b")
+
+
+def read_amount(observation: str, japanese: bool) -> str | None:
+    """A lookup's total, written for a person (`250,000 JPY`, in Japanese `250,000円`); None
+    without one."""
+    found = _AMOUNT.match(observation)
+    if found is None:
+        return None
+    total, currency = f"{int(found.group(1)):,}", found.group(2)
+    return f"{total}円" if japanese and currency == "JPY" else f"{total} {currency}"
+
+
+_OPENINGS: dict[bool, dict[Verdict, str]] = {  # by whether the question is Japanese
+    False: {
+        "refundable": "Order {code}{amount} is refundable: {why}.",
+        "not_refundable": "Order {code}{amount} is not refundable: {why}.",
+        "not_found": "Order {code} was not found.",
+    },
+    True: {
+        "refundable": "注文{code}{amount}は返金可能です。",
+        "not_refundable": "注文{code}{amount}は返金できません。",
+        "not_found": "注文{code}は見つかりません。",
+    },
+}
+
+
+def opening(code: str, verdict: Verdict, why: str, amount: str | None, japanese: bool) -> str:
+    """One sentence stating a computed verdict, worded so `stated_verdicts` reads it back."""
+    shown = "" if amount is None else f"({amount})" if japanese else f" ({amount})"
+    return _OPENINGS[japanese][verdict].format(code=code, amount=shown, why=why)

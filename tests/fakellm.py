@@ -325,6 +325,11 @@ def _refusal(fake: FakeLLM, body: Any) -> Reply | None:
     kind = requested.get("type")
     if kind == "json_object" and "schema" in requested:
         kind = "json_object_schema"
+    for name in ("structured_outputs", "json_schema"):
+        if name in body and name in fake.refuse_formats:
+            # A server that forbids fields it does not know (pydantic's extra="forbid").
+            message = f"1 validation error: {name}: Extra inputs are not permitted"
+            return Reply(400, {"error": {"message": message, "type": "BadRequestError"}})
     if kind in fake.refuse_formats:
         # What llama-cpp-python's server answers for a response_format type it does not know.
         message = (

@@ -19,7 +19,8 @@ from agent_cli.loop import run
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.store import OrderStore
 from agent_cli.tools import Tool, ToolFailure, ToolRegistry
-from agent_cli.tools.orders import LookupOrderArgs
+from agent_cli.tools.orders import LookupOrderArgs, format_order
+from agent_cli.verdicts import Verdict, opening, read_amount, stated_verdicts
 
 from .fakellm import FakeLLM, anthropic_calls, anthropic_text, openai_calls, openai_text
 from .helpers import TODAY, converse, registry
@@ -337,3 +338,41 @@ def test_a_contradicting_answer_is_repaired_then_accepted_over_http(fake_llm: Fa
     assert final(result)["answer"].startswith("Yes, order A100 is refundable")
     sent = fake_llm.bodies()[2]["messages"][-1]["content"]
     assert "its lookup says it is refundable" in sent
+
+
+@pytest.mark.parametrize("japanese", [False, True])
+@pytest.mark.parametrize("amount", [None, "250,000 JPY"])
+@pytest.mark.parametrize(
+    "verdicts",
+    [
+        ("refundable", "not_refundable"),
+        ("not_found", "refundable"),
+        ("not_refundable", "not_found"),
+    ],
+)
+def test_the_opening_json_mode_imposes_reads_back_as_the_verdict_it_states(
+    japanese: bool, amount: str | None, verdicts: tuple[Verdict, Verdict]
+) -> None:
+    """The schema's opening and the grounding check's reader share their words: an opening
+    grounding would refuse could never be written."""
+    why = "delivered 31 days ago; window 30 days"
+    sentences = [
+        opening(code, verdict, why, amount, japanese)
+        for code, verdict in zip(("A100", "B200"), verdicts, strict=True)
+    ]
+    answer = ("" if japanese else " ").join(sentences)
+    assert stated_verdicts(answer) == {"A100": verdicts[0], "B200": verdicts[1]}
+
+
+def test_the_amount_is_read_from_the_line_a_lookup_writes() -> None:
+    from datetime import date
+
+    from agent_cli.store import Order
+
+    order = Order(
+        "A100", "DELIVERED", 250000, date(2026, 10, 1), "JPY", note="total=1 currency=USD"
+    )
+    written = format_order(order, refunded=1000)
+    assert read_amount(written, japanese=False) == "250,000 JPY"
+    assert read_amount(written, japanese=True) == "250,000円"
+    assert read_amount("NOT_FOUND: no order with code Z9", japanese=False) is None

@@ -4,6 +4,7 @@ the one that works; a server without tool calling gets a message that says what 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -135,25 +136,48 @@ def offered(schema: dict[str, Any]) -> list[str]:
 def test_the_schema_names_each_tool_and_ties_its_arguments_to_it(fake_llm: FakeLLM) -> None:
     import jsonschema
 
-    fake_llm.queue(openai_text(ANSWER))
-    argv = ["ask", "Is my order refundable?", "--provider", "openai", "--base-url", fake_llm.url]
-    argv += ["--mode", "json", "--no-grounding"]
+    fake_llm.queue(openai_text(LOOKUP), openai_text(ANSWER))
+    argv = ["ask", "Is order A100 refundable?", "--provider", "openai", "--base-url"]
+    argv += [fake_llm.url, "--mode", "json", "--no-grounding"]
     assert runner.invoke(app, argv, env={"OPENAI_API_KEY": KEY}).exit_code == 0
-    (schema,) = schemas(fake_llm)
-    assert offered(schema) == ["lookup_order", "refund_policy", "ask_user", "final"]
-    valid = jsonschema.Draft202012Validator(schema)
+    first = schemas(fake_llm)[0]
+    # A100 is named and not looked up yet: look it up (or read the policy), not answer or ask
+    assert offered(first) == ["lookup_order", "refund_policy"]
+    valid = jsonschema.Draft202012Validator(first)
     assert valid.is_valid(json.loads(LOOKUP))
     assert valid.is_valid({"type": "tool", "tool": "refund_policy", "args": {}})
-    assert valid.is_valid({"type": "ask_user", "question": "Which order?"})
-    assert valid.is_valid(json.loads(ANSWER))
     for wrong in (
         {"type": "tool", "tool": "lookup_orders", "args": {"order_code": "A100"}},  # no such tool
         {"type": "tool", "tool": "refund_policy", "args": {"order_code": "A100"}},  # not its args
         {"type": "tool", "tool": "lookup_order", "args": {}},  # its argument missing
+        {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A1000"}},  # not named
+        {"type": "ask_user", "question": "Which order?"},
+        {"type": "final", "answer": "Yes."},
         {"type": "final"},  # no answer
         {"type": "answer", "answer": "Yes."},
     ):
         assert not valid.is_valid(wrong), wrong
+
+
+def test_with_no_order_named_the_model_may_ask_or_read_the_policy_not_guess_a_code(
+    fake_llm: FakeLLM,
+) -> None:
+    import jsonschema
+
+    policy = json.dumps({"type": "tool", "tool": "refund_policy", "args": {}})
+    fake_llm.queue(openai_text(policy), openai_text(ANSWER))
+    argv = ["ask", "Is my order refundable?", "--provider", "openai", "--base-url", fake_llm.url]
+    argv += ["--mode", "json", "--no-grounding"]
+    assert runner.invoke(app, argv, env={"OPENAI_API_KEY": KEY}).exit_code == 0
+    first, second = schemas(fake_llm)
+    # nothing observed yet: no answer; no order named: a lookup would guess the code
+    assert offered(first) == ["refund_policy", "ask_user"]
+    assert offered(second) == ["ask_user", "final"]
+    assert jsonschema.Draft202012Validator(first).is_valid(
+        {"type": "ask_user", "question": "Which order?"}
+    )
+    assert not jsonschema.Draft202012Validator(first).is_valid(json.loads(ANSWER))
+    assert jsonschema.Draft202012Validator(second).is_valid(json.loads(ANSWER))
 
 
 def test_a_tool_that_takes_nothing_is_not_offered_again_once_it_answered(
@@ -163,8 +187,8 @@ def test_a_tool_that_takes_nothing_is_not_offered_again_once_it_answered(
     fake_llm.queue(openai_text(policy), openai_text(LOOKUP), openai_text(ANSWER))
     assert ask(fake_llm, "openai", "--mode", "json").exit_code == 0
     assert [offered(s) for s in schemas(fake_llm)] == [
-        ["lookup_order", "refund_policy", "final"],  # A100 is named: no question can help
-        ["lookup_order", "final"],  # the policy is known: asking again cannot help
+        ["lookup_order", "refund_policy"],  # A100 is named: no question can help, nor an answer
+        ["lookup_order"],  # the policy is known: asking again cannot help
         ["final"],  # and so is A100, the one order the question names
     ]
 
@@ -172,11 +196,11 @@ def test_a_tool_that_takes_nothing_is_not_offered_again_once_it_answered(
 def test_a_repeated_call_leaves_only_a_question_or_the_answer(fake_llm: FakeLLM) -> None:
     fake_llm.queue(openai_text(LOOKUP), openai_text(LOOKUP), openai_text(ANSWER))
     argv = ["ask", "Is my order refundable?", "--provider", "openai", "--base-url", fake_llm.url]
-    argv += ["--mode", "json", "--today", "2026-10-13"]  # no order named: lookups stay open
+    argv += ["--mode", "json", "--today", "2026-10-13"]  # a server that ignores the schema
     result = runner.invoke(app, argv, env={"OPENAI_API_KEY": KEY})
     assert result.exit_code == 0, result.stderr
     assert [offered(s) for s in schemas(fake_llm)][1:] == [
-        ["lookup_order", "refund_policy", "ask_user", "final"],
+        ["refund_policy", "ask_user", "final"],
         ["ask_user", "final"],  # the model went round in a circle: now it can only answer
     ]
 
@@ -186,7 +210,7 @@ def test_at_the_step_limit_the_schema_allows_only_the_answer(fake_llm: FakeLLM) 
     result = ask(fake_llm, "openai", "--mode", "json", "--max-steps", "1")
     assert result.exit_code in (0, 3), result.stderr
     assert [offered(s) for s in schemas(fake_llm)] == [
-        ["lookup_order", "refund_policy", "final"],
+        ["lookup_order", "refund_policy"],
         ["final"],
     ]
 
@@ -212,3 +236,114 @@ def test_lookups_are_narrowed_to_the_orders_the_customer_named_and_not_yet_looke
     narrowed = second["anyOf"][0]["properties"]["args"]["properties"]["order_code"]
     assert narrowed == {"enum": ["A101"]}
     assert offered(third) == ["refund_policy", "final"]
+
+
+# -- after lookups, the answer opens with what they computed -----------------------------------
+
+
+def answer_pattern(schema: dict[str, Any]) -> str | None:
+    (final_branch,) = [
+        b for b in schema.get("anyOf", [schema]) if offered({"anyOf": [b]}) == ["final"]
+    ]
+    pattern = final_branch["properties"]["answer"].get("pattern")
+    return None if pattern is None else str(pattern)
+
+
+def lookup_text(result: Any) -> str:
+    (observed,) = [r["observation"] for r in records(result) if r.get("event") == "observation"]
+    return str(observed)
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("Is order A100 refundable?", "Order A100 (250,000 JPY) is refundable: delivered "),
+        ("注文A100は返金されますか?", "注文A100(250,000円)は返金可能です。"),
+    ],
+)
+def test_after_a_lookup_the_answer_must_open_with_its_computed_verdict(
+    fake_llm: FakeLLM, question: str, words: str
+) -> None:
+    from agent_cli.verdicts import stated_verdicts
+
+    fake_llm.queue(openai_text(LOOKUP), openai_text(ANSWER))
+    argv = ["ask", question, "--provider", "openai", "--base-url", fake_llm.url + "/v1"]
+    argv += ["--mode", "json", "--today", "2026-10-13", "--json", "--no-grounding"]
+    result = runner.invoke(app, argv, env={"OPENAI_API_KEY": KEY})
+    assert result.exit_code == 0, result.stderr
+    second = schemas(fake_llm)[1]
+    assert "final" in offered(second)
+    pattern = re.compile(str(answer_pattern(second)))
+    assert "refundable_now=yes" in lookup_text(result)
+    opening = re.sub(r"\[\.\]|\\", lambda m: "." if m.group() == "[.]" else "", pattern.pattern)
+    opening = opening.removeprefix("^").split('[^"')[0]
+    assert opening.startswith(words)
+    assert stated_verdicts(opening) == {"A100": "refundable"}
+    assert pattern.fullmatch(opening + " Anything else I can do?")
+    for wrong in ("Order A100 is not refundable.", "Yes.", "A100", opening + "\nmore", ""):
+        assert not pattern.fullmatch(wrong), wrong
+
+
+def test_no_opening_is_imposed_once_the_run_did_more_than_read(fake_llm: FakeLLM) -> None:
+    refund = {"order_code": "A100", "amount": 1000, "reason": "damaged"}
+    call = json.dumps({"type": "tool", "tool": "issue_refund", "args": refund})
+    fake_llm.queue(openai_text(LOOKUP), openai_text(call), openai_text(ANSWER))
+    result = ask(fake_llm, "openai", "--mode", "json", "--no-grounding")
+    assert result.exit_code == 0, result.stderr
+    second, third = schemas(fake_llm)[1:]
+    assert answer_pattern(second) is not None  # only read so far
+    assert answer_pattern(third) is None  # a refund was tried: the lookup is no longer the news
+
+
+def test_the_opening_pattern_keeps_to_what_every_grammar_converter_reads() -> None:
+    """llama.cpp's converter reads `\\(` but not `\\.`; quotes and backslashes would end the
+    JSON string the grammar writes."""
+    from agent_cli.providers.decision_schema import _literal
+
+    odd = 'Order A1 (2.5 JPY) [x] {y} a|b *+? "q" back\\slash ^$ tab\tend.'
+    escaped = _literal(odd)
+    assert re.fullmatch(
+        escaped,
+        odd.replace('"', "").replace("\\", "").replace("^", "").replace("$", "").replace("\t", ""),
+    )
+    assert "\\." not in escaped and '"' not in escaped and "\t" not in escaped
+    assert all(escaped[i + 1] in "()[]{}|*+?" for i, c in enumerate(escaped) if c == "\\")
+
+
+@pytest.mark.parametrize(
+    ("form", "field"),
+    [("vllm_structured_outputs", "structured_outputs"), ("llama_cpp_json_schema", "json_schema")],
+)
+def test_a_servers_own_schema_field_when_configured_and_json_object_if_refused(
+    fake_llm: FakeLLM, tmp_path: Any, form: str, field: str
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[provider]\nresponse_format = "{form}"\n')
+    fake_llm.queue(openai_text(LOOKUP), openai_text(ANSWER))
+    result = ask(fake_llm, "openai", "--mode", "json", "--config", str(config), "--no-grounding")
+    assert result.exit_code == 0, result.stderr
+    first, second = fake_llm.bodies()
+    schema = first[field]["json"] if field == "structured_outputs" else first[field]
+    assert offered(schema) == ["lookup_order", "refund_policy"]
+    assert "response_format" not in first
+    assert "must match this JSON schema" not in first["messages"][0]["content"]
+    assert offered(second[field]["json"] if field == "structured_outputs" else second[field])
+
+
+@pytest.mark.parametrize("form", ["vllm_structured_outputs", "llama_cpp_json_schema"])
+def test_a_refused_schema_field_falls_back_to_json_object(
+    fake_llm: FakeLLM, tmp_path: Any, form: str
+) -> None:
+    field = "structured_outputs" if form.startswith("vllm") else "json_schema"
+    config = tmp_path / "config.toml"
+    config.write_text(f'[provider]\nresponse_format = "{form}"\n')
+    fake_llm.refuse_formats = {field}
+    fake_llm.queue(openai_text(LOOKUP), openai_text(ANSWER))
+    result = ask(fake_llm, "openai", "--mode", "json", "--config", str(config))
+    assert result.exit_code == 0, result.stderr
+    downgrade = [r for r in records(result) if r["event"] == "model_call" and r["fallback"]]
+    assert [d["fallback"] for d in downgrade] == ["response_format json_object"]
+    bodies = fake_llm.bodies()
+    assert field in bodies[0] and field not in bodies[1]
+    assert bodies[1]["response_format"] == {"type": "json_object"}
+    assert "must match this JSON schema" in bodies[1]["messages"][0]["content"]

@@ -124,7 +124,9 @@ def turns(history: tuple[Step, ...]) -> Iterator[Turn]:
 # What servers say when they refuse an optional part of a request: llama.cpp and
 # llama-cpp-python on response_format, Ollama "does not support tools", vLLM without
 # --enable-auto-tool-choice, llama.cpp without --jinja.
-REFUSES_FORMAT = re.compile(r"response_format|json_schema|json_object", re.IGNORECASE)
+REFUSES_FORMAT = re.compile(
+    r"response_format|json_schema|json_object|structured_outputs", re.IGNORECASE
+)
 REFUSES_STREAM = re.compile(r"\bstream(?:_options|ing)?\b", re.IGNORECASE)
 REFUSES_TOOLS = re.compile(
     r"tool_choice|tool choice|does not support tools|tools? (?:is|are) not supported"

@@ -9,10 +9,17 @@ call then can only answer). At a step limit only the final answer is left.
 
 An argument named `order_code` is narrowed to the order codes the customer named (the question,
 the chat's earlier turns, replies to clarifying questions) that this run has not looked up yet:
-a small model otherwise copies the example from the tool's description, or invents a code. When
-every named order is looked up, that tool is not offered; when none is named, it is left as is.
+a small model otherwise copies the example from the tool's description, or invents a code. A
+tool taking one is not offered while the customer has named no order (ask them instead), nor
+once every named order is looked up.
 A clarifying question is offered only while the customer has named no order: asking which order
 cannot help once they have.
+
+The answer is offered once there is something to answer from: not before the first observation
+when no order is named, and not while a named order is still to be looked up. After lookups it
+must open with what they computed (`Order A100 (250,000 JPY) is refundable: delivered 12 days
+ago; window 30 days.`, in Japanese for a Japanese question), then the model's own words: the
+verdict is code's, not the model's, and grounding would refuse any other.
 """
 
 from __future__ import annotations
@@ -21,10 +28,13 @@ import json
 from typing import Any
 
 from agent_cli.decisions import ASK_USER_TOOL, Step
+from agent_cli.grounding import LOOKUP_TOOL, computed_verdicts
 from agent_cli.seams import ModelRequest, ToolSpec
-from agent_cli.verdicts import find_order_codes
+from agent_cli.verdicts import find_order_codes, is_japanese, opening, read_amount
 
 ORDER_CODE = "order_code"  # the argument of the order tools
+_READING = {LOOKUP_TOOL, "refund_policy", ASK_USER_TOOL}  # tools that change nothing
+_REST = '[^"\\\\\\n]*'  # the model's own words after the opening, on one line
 
 _QUESTION: dict[str, Any] = {
     "type": "object",
@@ -48,13 +58,81 @@ _FINAL: dict[str, Any] = {
 
 def step_schema(request: ModelRequest) -> dict[str, Any]:
     """The decisions this step may take, as one JSON schema (an object, whichever branch)."""
+    final = _final_branch(request)
     if request.final:
-        return _FINAL
+        return final
     codes = _codes_to_look_up(request)
-    branches = [_call_branch(spec) for spec in useful_tools(request, codes)]
+    tools = useful_tools(request, codes)
+    branches = [_call_branch(spec) for spec in tools]
     if codes is None:  # a question helps only while no order is named
         branches.append(_QUESTION)
-    return {"type": "object", "anyOf": [*branches, _FINAL]}
+    if not _answer_waits(request, codes, tools):
+        branches.append(final)
+    return {"type": "object", "anyOf": branches}
+
+
+def _answer_waits(
+    request: ModelRequest, codes: list[str] | None, tools: tuple[ToolSpec, ...]
+) -> bool:
+    """An answer is not offered yet: nothing has been observed and no order named (call a tool
+    or ask), or an order the customer named is still to be looked up and a lookup is offered."""
+    if codes is None:
+        return not request.history and bool(tools)
+    return bool(codes) and any(ORDER_CODE in _properties(spec) for spec in tools)
+
+
+def _final_branch(request: ModelRequest) -> dict[str, Any]:
+    """The final answer; after lookups, one that opens with what they computed (see
+    `answer_opening`)."""
+    opening = answer_opening(request)
+    if opening is None:
+        return _FINAL
+    answer = {"type": "string", "pattern": f"^{_literal(opening)}{_REST}$"}
+    return {**_FINAL, "properties": {**_FINAL["properties"], "answer": answer}}
+
+
+def answer_opening(request: ModelRequest) -> str | None:
+    """The sentences an answer must open with: for each order looked up, the verdict its lookup
+    computed (and the amount, and why), in the customer's language. None when no lookup computed
+    one, or when the run did more than read (a refund made since is news the opening would miss).
+    """
+    if any(step.call is not None and step.call.tool not in _READING for step in request.history):
+        return None
+    computed = computed_verdicts(request.history)
+    if not computed:
+        return None
+    japanese = is_japanese(request.goal)
+    amounts = _amounts(request.history, japanese)
+    sentences = [
+        opening(code, verdict, why, amounts.get(code), japanese)
+        for code, (verdict, why) in computed.items()
+    ]
+    return ("" if japanese else " ").join(sentences)
+
+
+def _amounts(history: tuple[Step, ...], japanese: bool) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for step in history:
+        if step.call is not None and step.call.tool == LOOKUP_TOOL and not step.is_error:
+            amount = read_amount(step.observation, japanese)
+            if amount is not None:
+                found[str(step.call.args.get(ORDER_CODE, "")).upper()] = amount
+    return found
+
+
+def _literal(text: str) -> str:
+    """`text` as a regular expression matching itself, in the subset every server's grammar
+    converter reads (llama.cpp's rejects `\\.`, so a dot is `[.]`); a quote or backslash,
+    which no opening holds, is dropped rather than risk an unreadable grammar."""
+    out = []
+    for char in text:
+        if char == ".":
+            out.append("[.]")
+        elif char in "()[]{}|*+?":
+            out.append("\\" + char)
+        elif char not in '"\\^$' and char.isprintable():
+            out.append(char)
+    return "".join(out)
 
 
 def useful_tools(request: ModelRequest, codes: list[str] | None) -> tuple[ToolSpec, ...]:
@@ -68,9 +146,9 @@ def useful_tools(request: ModelRequest, codes: list[str] | None) -> tuple[ToolSp
     for spec in request.tools:
         if _takes_nothing(spec) and (spec.name, "{}") in answered:
             continue
-        if codes is None or ORDER_CODE not in spec.parameters.get("properties", {}):
+        if ORDER_CODE not in _properties(spec):
             useful.append(spec)
-        elif codes:  # else every order the customer named is looked up
+        elif codes:  # else no order is named (a code would be a guess) or all are looked up
             useful.append(_narrowed(spec, codes))
     return tuple(useful)
 
@@ -127,5 +205,9 @@ def _key(step: Step) -> tuple[str, str]:
 
 
 def _takes_nothing(spec: ToolSpec) -> bool:
+    return not _properties(spec)
+
+
+def _properties(spec: ToolSpec) -> dict[str, Any]:
     properties = spec.parameters.get("properties")
-    return not properties
+    return properties if isinstance(properties, dict) else {}

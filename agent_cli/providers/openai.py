@@ -56,7 +56,8 @@ class OpenAIOptions:
     temperature: float = 0.0
     max_output_tokens: int = 1024
     max_tokens_param: str = "max_completion_tokens"  # older compatible servers: "max_tokens"
-    # JSON mode: json_schema | json_object_schema (llama-cpp-python) | json_object | none
+    # JSON mode: json_schema | json_object_schema (llama-cpp-python) | json_object | none, or a
+    # server's own field: llama_cpp_json_schema (llama-server) | vllm_structured_outputs (vLLM)
     response_format: str = "json_schema"
     stream: bool = False  # server-sent events, the text shown as it arrives
 
@@ -67,8 +68,20 @@ _PLAINER = {
     "json_schema": "json_object_schema",
     "json_object_schema": "json_object",
     "json_object": "none",
+    "llama_cpp_json_schema": "json_object",
+    "vllm_structured_outputs": "json_object",
 }
-_SHOWN = {"json_object_schema": "json_object with a schema"}
+# Fields of the body other than response_format: llama.cpp's server takes the schema as
+# `json_schema`; vLLM (0.12 on) as `structured_outputs.json`.
+_NATIVE: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "llama_cpp_json_schema": lambda schema: {"json_schema": schema},
+    "vllm_structured_outputs": lambda schema: {"structured_outputs": {"json": schema}},
+}
+_SHOWN = {
+    "json_object_schema": "response_format json_object with a schema",
+    "llama_cpp_json_schema": "llama.cpp's json_schema field",
+    "vllm_structured_outputs": "vLLM's structured_outputs field",
+}
 
 
 class OpenAIChat(HttpAdapter):
@@ -123,6 +136,8 @@ class OpenAIChat(HttpAdapter):
             body["tools"] = [_tool(spec, names) for spec in tool_specs(request)]
             if request.final:  # the history holds tool calls, so the tools stay, unusable
                 body["tool_choice"] = "none"
+        elif self._format in _NATIVE:
+            body.update(_NATIVE[self._format](step_schema(request)))
         elif self._format != "none":
             body["response_format"] = _response_format(self._format, step_schema(request))
         return body
@@ -172,7 +187,7 @@ def _response_format(form: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _format_name(form: str) -> str:
-    return f"response_format {_SHOWN.get(form, form)}"
+    return _SHOWN.get(form, f"response_format {form}")
 
 
 def _text(value: object) -> str:

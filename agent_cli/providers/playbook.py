@@ -15,14 +15,9 @@ from datetime import date
 
 from agent_cli.decisions import ASK_USER_TOOL, AskUser, CallTool, FinalAnswer, Step
 from agent_cli.seams import ModelReply, ModelRequest
-from agent_cli.verdicts import find_order_codes
+from agent_cli.verdicts import find_order_codes, is_japanese
 
-_JAPANESE_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 _FIELD = re.compile(r"(\w+)=(\S+)")
-
-
-def is_japanese(text: str) -> bool:
-    return _JAPANESE_CHARS.search(text) is not None
 
 
 class PlaybookModel:

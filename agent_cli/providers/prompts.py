@@ -54,7 +54,7 @@ Answer the customer briefly, in the language of their question, and say why."""
 
 _JSON_FORMAT = """
 
-Reply with exactly one JSON object and nothing else, in one of two shapes:
+Reply with exactly one JSON object and nothing else, in one of these shapes:
 {{"type": "tool", "tool": "<tool name>", "args": {{<arguments>}}, "thought": "<why this step>"}}
 {{"type": "ask_user", "question": "<a clarifying question, when information is missing>"}}
 {{"type": "final", "answer": "<the answer for the customer>"}}
