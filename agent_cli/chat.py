@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
+from agent_cli import interrupts
 from agent_cli.answerers import verdict_from
 from agent_cli.config import Settings
 from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
@@ -205,14 +206,16 @@ class Session:
                 sinks.insert(0, self.log)
             drive(events, sinks, waiting=run_view.waiting, respond=self.reply, approve=self.approve)
         except Interrupted as exc:
-            if exc.exit_code == 143:  # SIGTERM ends the session, not just the turn
-                raise
+            if exc.exit_code == 143 or interrupts.terminated():  # SIGTERM ends the session
+                raise Interrupted(terminated=True) from None
+            interrupts.release()  # the session goes on: the next Ctrl-C acts again
             self.view.error(str(exc))
         except AgentError as exc:
             self.view.error(str(exc))
         except KeyboardInterrupt as interrupt:
             if isinstance(interrupt, Terminated):
                 raise Interrupted(terminated=True) from None
+            interrupts.release()
             self.view.error("Interrupted")
         finished = outcome[-1] if outcome else None
         if finished is not None and finished.status == "answered" and finished.answer:
@@ -252,6 +255,7 @@ class Session:
             raise
         except KeyboardInterrupt:
             self.view.newline()
+            interrupts.release()  # answered: the run goes on, and the next Ctrl-C stops it
             return Verdict(False, "operator", "Ctrl-C at the approval prompt")
         return verdict_from(line)
 

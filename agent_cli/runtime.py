@@ -4,6 +4,7 @@ and `drive`, which feeds a run's events to their consumers. Shared by `agent ask
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from collections.abc import Callable, Generator
@@ -13,12 +14,13 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent_cli import interrupts
 from agent_cli.answerers import Approver, Responder, nobody, refuse
 from agent_cli.budget import Limits, Price, RefundCounter
 from agent_cli.config import Settings, choose_provider, load_settings
 from agent_cli.dates import stated_today
 from agent_cli.errors import UsageError
-from agent_cli.events import ApprovalRequested, Event, QuestionAsked
+from agent_cli.events import ApprovalRequested, Event, QuestionAsked, RunFinished
 from agent_cli.grounding import ground_answer
 from agent_cli.loop import run
 from agent_cli.providers.playbook import PlaybookModel
@@ -267,28 +269,88 @@ def drive(
     and the approver's verdict on each approval back into the loop. A Ctrl-C while a sink, the
     responder or the approver runs is passed into the loop, which records the run as
     interrupted and raises Interrupted."""
+    with interrupts.driving():
+        _deliver(events, sinks, waiting, respond, approve)
+
+
+def _deliver(
+    events: Generator[Event, Reply, None],
+    sinks: list[Callable[[Event], None]],
+    waiting: Callable[[], AbstractContextManager[object]],
+    respond: Responder,
+    approve: Approver,
+) -> None:
     reply: Reply = None
     while True:
-        with waiting():
-            try:
-                event = events.send(reply)  # send(None) is next()
-            except StopIteration:
-                return
-        reply = None
         try:
+            event = _next_event(events, sinks, waiting, reply)
+        except StopIteration:
+            return
+        reply = None if event is None else _hand_on(event, events, sinks, respond, approve)
+
+
+def _next_event(
+    events: Generator[Event, Reply, None],
+    sinks: list[Callable[[Event], None]],
+    waiting: Callable[[], AbstractContextManager[object]],
+    reply: Reply,
+) -> Event | None:
+    """The loop's next event; None when a Ctrl-C came (before the loop ran, or after it
+    yielded) and was passed into the loop, whose end record the sinks now have."""
+    event: Event | None = None
+    try:
+        with waiting():
+            event = events.send(reply)  # send(None) is next()
+    except KeyboardInterrupt as stop:
+        if inspect.getgeneratorstate(events) == inspect.GEN_CLOSED:
+            raise  # the loop ended on it: its record is written
+        _interrupted(events, sinks, stop, pending=event)
+        return None
+    return event
+
+
+def _hand_on(
+    event: Event,
+    events: Generator[Event, Reply, None],
+    sinks: list[Callable[[Event], None]],
+    respond: Responder,
+    approve: Approver,
+) -> Reply:
+    """Give `event` to every sink; the reply to a question or an approval request."""
+    handed = 0
+    try:
+        for sink in sinks:
+            sink(event)
+            handed += 1
+        if isinstance(event, QuestionAsked):
+            return respond(event.question)
+        if isinstance(event, ApprovalRequested):
+            return approve(event)
+    except KeyboardInterrupt as stop:  # Terminated (SIGTERM) stays Terminated: exit 143
+        if isinstance(event, RunFinished):  # too late to interrupt: finish its record
+            for sink in sinks[handed:]:
+                sink(event)
+        else:
+            _interrupted(events, sinks, stop)
+    except BrokenPipeError:  # stdout's reader left (`| head`): the run's record still ends
+        _end_quietly(events, sinks)
+        raise
+    return None
+
+
+def _interrupted(
+    events: Generator[Event, Reply, None],
+    sinks: list[Callable[[Event], None]],
+    stop: KeyboardInterrupt,
+    pending: Event | None = None,
+) -> None:
+    """Pass a Ctrl-C into the loop; hand the event it had yielded but not yet handed on (if
+    any), then the end record the loop yields now, to every sink."""
+    final = events.throw(stop)
+    for event in (pending, final):
+        if event is not None:
             for sink in sinks:
                 sink(event)
-            if isinstance(event, QuestionAsked):
-                reply = respond(event.question)
-            elif isinstance(event, ApprovalRequested):
-                reply = approve(event)
-        except KeyboardInterrupt as stop:  # Terminated (SIGTERM) stays Terminated: exit 143
-            final = events.throw(stop)
-            for sink in sinks:
-                sink(final)
-        except BrokenPipeError:  # stdout's reader left (`| head`): the run's record still ends
-            _end_quietly(events, sinks)
-            raise
 
 
 def _end_quietly(

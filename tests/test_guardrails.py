@@ -521,3 +521,32 @@ def test_an_observation_is_cut_only_past_its_limit(size: int, whole: bool) -> No
         assert observed.observation == "x" * 2_000
     else:
         assert observed.observation == "x" * 2_000 + "\n[... 1 more characters cut]"
+
+
+@pytest.mark.parametrize(
+    ("signals", "gap_s", "code"),
+    [
+        ((signal.SIGINT, signal.SIGINT), 0.0, 130),
+        ((signal.SIGINT, signal.SIGINT), 0.005, 130),
+        ((signal.SIGINT, signal.SIGINT, signal.SIGINT, signal.SIGINT), 0.001, 130),
+        ((signal.SIGINT, signal.SIGTERM), 0.005, 143),
+        ((signal.SIGTERM, signal.SIGINT), 0.005, 143),
+    ],
+)
+def test_signals_in_quick_succession_leave_exactly_one_end_record(
+    fake_llm: FakeLLM, tmp_path: Path, signals: tuple[int, ...], gap_s: float, code: int
+) -> None:
+    """The first signal ends the run; the rest wait until its end record is written."""
+    trace = tmp_path / "t.jsonl"
+    process = start_a_slow_run(fake_llm, trace)
+    for number in signals:
+        process.send_signal(number)
+        time.sleep(gap_s)
+    _, stderr = process.communicate(timeout=60)
+    assert "Traceback" not in stderr
+    # A signal after the interpreter began to exit kills it: a shell reports 128 + the signal,
+    # the code the agent exits with itself.
+    assert process.returncode in (code, 128 - code), stderr
+    kinds = [r["event"] for r in records(trace.read_text())]
+    assert kinds.count("run_finished") == 1 and kinds[-1] == "run_finished"
+    assert records(trace.read_text())[-1]["status"] == "interrupted"

@@ -13,7 +13,8 @@ from typing import Any
 import typer
 from typer.core import TyperArgument, TyperGroup
 
-from agent_cli.errors import AgentError, Terminated
+from agent_cli import interrupts
+from agent_cli.errors import AgentError, Interrupted
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 answered; 1 runtime error; 2 usage or configuration error; "
@@ -78,21 +79,10 @@ def _name_values(command: Any) -> None:
         _name_values(sub)
 
 
-_terminated = False
-
-
-def _on_sigterm(signum: int, frame: object) -> None:
-    """SIGTERM unwinds like Ctrl-C (so every run records `interrupted`), then exits 143."""
-    global _terminated  # noqa: PLW0603 - a signal handler can only talk through module state
-    _terminated = True
-    raise Terminated
-
-
 def _guarded(call: Any) -> int:
-    global _terminated  # noqa: PLW0603
-    _terminated = False
+    interrupts.reset()
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        signal.signal(signal.SIGTERM, interrupts.on_sigterm)
     try:
         return _exit_code(call)
     finally:
@@ -105,7 +95,7 @@ def _exit_code(call: Any) -> int:  # noqa: PLR0911 - one return per kind of endi
         result = call()
     except AgentError as exc:
         _fail(str(exc))
-        return exc.exit_code
+        return _code_of(exc)
     except typer.Abort:
         _fail("aborted")
         return 1
@@ -124,10 +114,16 @@ def _exit_code(call: Any) -> int:  # noqa: PLR0911 - one return per kind of endi
             raise
         _fail(f"internal error ({type(exc).__name__}: {exc}); set AGENT_DEBUG=1 for details")
         return 1
-    if _terminated:  # outside a run Typer turns it into a plain exit: say what happened
+    if interrupts.terminated():  # outside a run Typer turns it into a plain exit: say so
         _fail("Terminated (SIGTERM)")
         return 143
     return result if isinstance(result, int) else 0
+
+
+def _code_of(exc: AgentError) -> int:
+    if isinstance(exc, Interrupted) and interrupts.terminated():
+        return 143  # a SIGTERM held while a Ctrl-C's run was ending still decides
+    return exc.exit_code
 
 
 def _silence_stdout() -> None:
