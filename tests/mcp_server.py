@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import time
 from typing import Any
@@ -65,6 +67,18 @@ TOOLS = [
     types.Tool(
         name="fail",
         description="Answer with an error result.",
+        input_schema={"type": "object"},
+        annotations=READ_ONLY,
+    ),
+    types.Tool(
+        name="huge",
+        description="Answer with a text of `mb` megabytes.",
+        input_schema={"type": "object", "properties": {"mb": {"type": "number"}}},
+        annotations=READ_ONLY,
+    ),
+    types.Tool(
+        name="stubborn",
+        description="Ignore SIGTERM, start a child in the same process group, then block.",
         input_schema={"type": "object"},
         annotations=READ_ONLY,
     ),
@@ -123,11 +137,26 @@ async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.Cal
             os._exit(3)
         case "fail":
             return text("the CRM is down for maintenance", error=True)
+        case "huge":
+            return text("HUGE" + "a" * int(float(arguments.get("mb", 50)) * 1024 * 1024))
+        case "stubborn":
+            stubborn()
         case "show_env" if arguments["name"] == "*":  # every name the server was given
             return text(" ".join(sorted(os.environ)))
         case "show_env":
             return text(os.environ.get(arguments["name"], "(unset)"))
     return text(f"no tool {params.name}", error=True)
+
+
+def stubborn() -> None:
+    """Ignore SIGTERM, leave a child in this process group (its pid in $MCP_CHILDREN), and block
+    the whole server: not even the end of stdin is read."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    if path := os.environ.get("MCP_CHILDREN"):
+        with open(path, "a", encoding="utf-8") as children:
+            children.write(f"{child.pid}\n")
+    time.sleep(3600)
 
 
 SERVER = Server("test-crm", on_list_tools=list_tools, on_call_tool=call_tool)

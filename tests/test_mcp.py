@@ -3,6 +3,8 @@ the model calls as NAME.tool through both wire formats, and every way such a ser
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import socket
@@ -15,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
@@ -217,6 +221,62 @@ def test_a_hanging_tool_is_an_error_observation_bounded_by_the_run_deadline(
     assert finished(result)["status"] == "timeout"
 
 
+def dead(pid: int) -> bool:
+    """Gone, or a zombie waiting to be reaped: it runs no more."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+def test_a_server_that_ignores_sigterm_is_killed_with_its_process_group(
+    fake_llm: FakeLLM, crm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_CHILDREN", str(tmp_path / "children"))
+    config = tmp_path / "stubborn.toml"
+    config.write_text(
+        server_config().replace("MCP_STARTS = ", 'MCP_CHILDREN = "${MCP_CHILDREN}", MCP_STARTS = ')
+    )
+    fake_llm.queue(openai_calls(("crm__stubborn", {})), openai_text("Never reached."))
+    began = time.monotonic()
+    result = ask(fake_llm, "openai", config, "--timeout", "8")
+    took = time.monotonic() - began
+    assert result.exit_code == 3, result.stderr
+    (observed,) = observations(result)
+    assert observed["observation"].startswith("ERROR: crm.stubborn did not answer within")
+    server = int((tmp_path / "starts").read_text().split()[0])
+    child = int((tmp_path / "children").read_text().split()[0])
+    deadline = time.monotonic() + 10
+    while not (dead(server) and dead(child)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert dead(server), "the server outlived the run"
+    assert dead(child), "its child outlived the run"
+    assert took < 8 + 30  # bounded (the margin is for a busy machine, not a measure)
+
+
+def test_a_50_mb_result_is_not_read_whole_it_becomes_an_error_saying_how_it_began(
+    fake_llm: FakeLLM, crm: Path
+) -> None:
+    fake_llm.queue(openai_calls(("crm__huge", {"mb": 50})), openai_text("Too big."))
+    result = ask(fake_llm, "openai", crm, "--timeout", "60")
+    assert result.exit_code == 0, result.stderr
+    (observed,) = observations(result)
+    text = observed["observation"]
+    assert text.startswith("ERROR: crm.huge failed: its answer was over 4 MB and was not read")
+    assert "it began: HUGEaaaa" in text and len(text) < 2_000
+    assert finished(result)["status"] == "answered"
+
+
+def test_a_result_under_the_cap_is_read_and_cut_as_usual(fake_llm: FakeLLM, crm: Path) -> None:
+    fake_llm.queue(openai_calls(("crm__huge", {"mb": 1})), openai_text("Read it."))
+    result = ask(fake_llm, "openai", crm, "--timeout", "60")
+    assert result.exit_code == 0, result.stderr
+    (observed,) = observations(result)
+    assert observed["observation"].startswith("HUGEaaaa")
+    assert finished(result)["status"] == "answered"
+
+
 def test_a_crashed_server_is_an_error_observation_and_its_last_words_are_kept(
     fake_llm: FakeLLM, crm: Path
 ) -> None:
@@ -343,7 +403,7 @@ def test_agent_tools_lists_server_tools_and_doctor_checks_each_server(crm: Path)
     assert "crm.lookup_customer" in table.stdout and "\x1b" not in table.stdout
     checked = runner.invoke(app, ["doctor", "--config", str(crm)])
     assert checked.exit_code == 1
-    assert "MCP server crm" in checked.stdout and "6 tools" in checked.stdout
+    assert "MCP server crm" in checked.stdout and "8 tools" in checked.stdout
     assert "MCP server gone" in checked.stdout and "exited before it was ready" in checked.stdout
 
 
@@ -353,9 +413,9 @@ def test_every_listing_page_is_read(tmp_path: Path) -> None:
     servers = McpServers({"big": config}, warn=warnings.append)
     try:
         servers.start(30)
-        # 6 + 150 tools on two pages: all read, 128 offered, the rest counted in one warning
+        # 8 + 150 tools on two pages: all read, 128 offered, the rest counted in one warning
         assert len(servers.tools) == 128
-        assert "MCP server big: 28 more tools not offered: at most 128 from one server" in warnings
+        assert "MCP server big: 30 more tools not offered: at most 128 from one server" in warnings
     finally:
         servers.close()
 
@@ -557,3 +617,63 @@ def test_a_flood_of_skipped_tools_is_a_few_warnings_and_a_count() -> None:
     ]
     few = ServerReport("crm", True, "3 tools", ("a", "b", "c", "d"))
     assert few.skips() == ["a", "b", "c", "d"]  # a count would save nothing
+
+
+def _capped(chunks: list[bytes], cap: int) -> bytes:
+    """What the SDK reads from a server that wrote `chunks`, through CappedLines."""
+    import anyio
+
+    from agent_cli.tools.mcp_processes import CappedLines
+
+    class Chunks(anyio.abc.ByteReceiveStream):
+        def __init__(self) -> None:
+            self.left = list(chunks)
+
+        async def receive(self, max_bytes: int = 65536) -> bytes:
+            if not self.left:
+                raise anyio.EndOfStream
+            return self.left.pop(0)
+
+        async def aclose(self) -> None:
+            pass
+
+    async def read_all() -> bytes:
+        stream, out = CappedLines(Chunks(), cap), b""
+        with contextlib.suppress(anyio.EndOfStream):
+            while True:
+                out += await stream.receive()
+        return out
+
+    return anyio.run(read_all)
+
+
+def _reply(request_id: int, text: str, *, id_last: bool = False) -> bytes:
+    result = {"content": [{"type": "text", "text": text}]}
+    if id_last:  # the TypeScript SDK writes the result first
+        return json.dumps({"result": result, "jsonrpc": "2.0", "id": request_id}).encode() + b"\n"
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode() + b"\n"
+
+
+@given(cuts=st.lists(st.integers(min_value=0, max_value=3_000), max_size=12))
+@settings(max_examples=60, deadline=None)
+def test_capped_lines_pass_short_lines_whole_and_replace_long_ones_however_split(
+    cuts: list[int],
+) -> None:
+    short, long_head, long_tail, no_id = (
+        _reply(1, "ok"),
+        _reply(2, "x" * 1_500),
+        _reply(3, "y" * 1_500, id_last=True),
+        b'{"jsonrpc": "2.0", "method": "notify", "params": {"p": "' + b"z" * 1_500 + b'"}}\n',
+    )
+    written = short + long_head + no_id + long_tail + short
+    bounds = sorted({0, len(written), *(c % (len(written) + 1) for c in cuts)})
+    chunks = [written[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+    lines = _capped(chunks, cap=1_000).splitlines()
+    assert lines[0] == short.strip() and lines[-1] == short.strip()
+    second, third = (json.loads(line) for line in lines[1:3])
+    assert len(lines) == 4  # the long line with no id is dropped: nothing waits for it
+    assert second["id"] == 2 and third["id"] == 3
+    for replaced, letter in ((second, "x"), (third, "y")):
+        message = replaced["error"]["message"]
+        assert message.startswith("its answer was over 1,000 bytes and was not read")
+        assert f"it began: {letter * 10}" in message and len(message) < 1_000

@@ -39,6 +39,7 @@ from mcp.shared.exceptions import MCPError
 from agent_cli.config import McpServerSettings
 from agent_cli.seams import Observation
 from agent_cli.text import mask_secrets, valid_text
+from agent_cli.tools import mcp_processes
 from agent_cli.tools.mcp_tools import MAX_STDERR_LINE, McpTool, observation_of, offer, one_line
 
 # The SDK logs its servers' failures; with no handler at all Python would print them on stderr,
@@ -46,8 +47,11 @@ from agent_cli.tools.mcp_tools import MAX_STDERR_LINE, McpTool, observation_of, 
 logging.getLogger("mcp").addHandler(logging.NullHandler())
 logging.getLogger("mcp").propagate = False
 
+mcp_processes.install()
+
 MAX_LISTING_PAGES = 20
 SHUTDOWN_WAIT_S = 3.0
+STOP_GRACE_S = 0.5  # after stdin closes, before SIGTERM; as long again before SIGKILL
 MAX_WARNINGS = 3  # skipped tools warned about one by one, per server
 MAX_TOOLS_IN_ALL = 256  # from every server together; each gives at most MAX_TOOLS_PER_SERVER
 HTTP_HINTS = {
@@ -164,6 +168,7 @@ class McpServers:
         self._thread.start()
         self.tools: list[McpTool] = []
         self.reports: list[ServerReport] = []
+        self._groups: set[int] = set()  # the process groups of its stdio servers
 
     @property
     def unavailable(self) -> dict[str, str]:
@@ -240,6 +245,7 @@ class McpServers:
     async def _hold(self, server: _Server, ready: asyncio.Future[list[types.Tool]]) -> None:
         """The server's connection, from start to `close`: the SDK's contexts must be entered
         and left in one task."""
+        mcp_processes.OWNER.set(self._groups)  # this task's context: its server's process
         try:
             async with contextlib.AsyncExitStack() as stack:
                 client = await stack.enter_async_context(Client(await server.transport(stack)))
@@ -297,27 +303,38 @@ class McpServers:
         return Observation(f"ERROR: {name} failed: {one_line(exc.message)}", True)
 
     def close(self) -> None:
-        """Stop every server (a stdio one is terminated by the SDK) and the thread, within a
-        few seconds whatever the servers do."""
-
-        async def stop_all() -> None:
-            holders = [s.holder for s in self._servers.values() if s.holder is not None]
-            for server in self._servers.values():
-                server.stop.set()
-            if holders:
-                _, late = await asyncio.wait(holders, timeout=SHUTDOWN_WAIT_S)
-                for holder in late:
-                    holder.cancel()
-
+        """Stop every server and the thread, within about a second whatever the servers do: a
+        server is told to stop (its stdin closed, or its HTTP session ended), given
+        STOP_GRACE_S, then its process group gets SIGTERM and, as long again later, SIGKILL."""
         if self._loop.is_running():
-            stopping = asyncio.run_coroutine_threadsafe(stop_all(), self._loop)
-            with contextlib.suppress(Exception):  # closing must not fail, nor wait long
-                stopping.result(SHUTDOWN_WAIT_S + 1)
+            self._run_briefly(self._stop_all, STOP_GRACE_S)
+            mcp_processes.stop_groups(self._groups, STOP_GRACE_S)
+            self._run_briefly(self._end_holders, SHUTDOWN_WAIT_S)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(SHUTDOWN_WAIT_S)
+        mcp_processes.kill_groups(self._groups)
         for server in self._servers.values():
             if server.stderr is not None:
                 server.stderr.close()
+
+    def _run_briefly(self, work: Callable[[float], Any], seconds: float) -> None:
+        running = asyncio.run_coroutine_threadsafe(work(seconds), self._loop)
+        with contextlib.suppress(Exception):  # closing must not fail, nor wait long
+            running.result(seconds + 1)
+
+    async def _stop_all(self, seconds: float) -> None:
+        for server in self._servers.values():
+            server.stop.set()
+        holders = [s.holder for s in self._servers.values() if s.holder is not None]
+        if holders:
+            await asyncio.wait(holders, timeout=seconds)
+
+    async def _end_holders(self, seconds: float) -> None:
+        holders = [s.holder for s in self._servers.values() if s.holder is not None]
+        if holders:
+            _, late = await asyncio.wait(holders, timeout=seconds)
+            for holder in late:
+                holder.cancel()
 
 
 async def list_all(client: Client) -> list[types.Tool]:
