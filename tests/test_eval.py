@@ -312,6 +312,36 @@ def test_a_wrong_answer_fails_and_min_pass_sets_the_exit_code(tmp_path: Path) ->
     assert evaluate(str(cases), "--script", str(right), "--json").exit_code == 0
 
 
+def test_a_pattern_that_backtracks_for_ever_fails_its_case_and_eval_goes_on(
+    tmp_path: Path,
+) -> None:
+    """`(a+)+$` against 40 a's and a `!` would take longer than anyone waits: the search runs
+    in a child process with a time limit, and the case fails saying why."""
+    evil = ONE_CASE + "answer_matches = ['(a+)+$']\n"
+    cases = write(tmp_path, evil + ONE_CASE.replace('"a100"', '"plain"'))
+    answer = "Order A100 is refundable. " + "a" * 40 + "!"
+    scripted = script(tmp_path, LOOKUP_A100, {"type": "final", "answer": answer})
+    result = evaluate(str(cases), "--script", str(scripted), "--json", "--min-pass", "0")
+    assert result.exit_code == 0, result.stderr
+    evil_case, plain_case = (r for r in lines(result) if r["event"] == "case")
+    assert evil_case["failures"] == [
+        {
+            "kind": "answer",
+            "message": "matching /(a+)+$/ took over 5 s (catastrophic backtracking); "
+            "simplify the pattern",
+        }
+    ]
+    assert plain_case["passed"] is True
+
+
+def test_patterns_are_still_searched_after_one_timed_out() -> None:
+    from agent_cli.evaluation import matching
+
+    assert matching.search("^(a+)+$", "a" * 40 + "!", timeout_s=0.5) is None
+    assert matching.search(r"250,000", "refund 250,000 JPY") is True
+    assert matching.search(r"^\d+$", "12 apples") is False
+
+
 def test_min_pass_accepts_a_fraction(tmp_path: Path) -> None:
     text = (
         ONE_CASE + '\n[[cases]]\nid = "z"\nquestion = "Is Z999 refundable?"\n'

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from agent_cli.evaluation import matching
 from agent_cli.evaluation.cases import EvalCase
 from agent_cli.events import Event
 from agent_cli.outcomes import Failure, RunRecord, ToolRun
@@ -25,11 +26,7 @@ def judge(case: EvalCase, run: RunRecord) -> tuple[Failure, ...]:
     failures = list(_status(case, run))
     if run.status == "answered" and run.answer is not None:
         failures += _verdicts(case, run)
-        failures += [
-            Failure("answer", f"the answer does not match /{pattern.pattern}/")
-            for pattern in case.answer_matches
-            if not pattern.search(run.answer)
-        ]
+        failures += _matches(case, run.answer)
     called = {tool.tool for tool in run.tools}
     failures += [
         Failure("must_call", f"{name} was never called")
@@ -44,6 +41,24 @@ def judge(case: EvalCase, run: RunRecord) -> tuple[Failure, ...]:
     if case.max_steps is not None and run.steps > case.max_steps:
         failures.append(Failure("steps", f"{run.steps} steps; the case allows {case.max_steps}"))
     return tuple(failures)
+
+
+def _matches(case: EvalCase, answer: str) -> list[Failure]:
+    """A failure for each pattern the answer does not match, or that took too long to try."""
+    failures = []
+    for pattern in case.answer_matches:
+        found = matching.search(pattern.pattern, answer)
+        if found is None:
+            failures.append(
+                Failure(
+                    "answer",
+                    f"matching /{pattern.pattern}/ took over {matching.SEARCH_TIMEOUT_S:g} s "
+                    "(catastrophic backtracking); simplify the pattern",
+                )
+            )
+        elif not found:
+            failures.append(Failure("answer", f"the answer does not match /{pattern.pattern}/"))
+    return failures
 
 
 def _status(case: EvalCase, run: RunRecord) -> list[Failure]:
