@@ -677,3 +677,23 @@ def test_capped_lines_pass_short_lines_whole_and_replace_long_ones_however_split
         message = replaced["error"]["message"]
         assert message.startswith("its answer was over 1,000 bytes and was not read")
         assert f"it began: {letter * 10}" in message and len(message) < 1_000
+
+
+def test_only_the_malformed_tools_of_a_listing_are_skipped_each_named(tmp_path: Path) -> None:
+    raw = Path(__file__).with_name("raw_mcp_server.py")
+    config = McpServerSettings(command=sys.executable, args=[str(raw)], trust_annotations=True)
+    warnings: list[str] = []
+    servers = McpServers({"raw": config}, warn=warnings.append)
+    try:
+        servers.start(30)
+        assert sorted(tool.name for tool in servers.tools) == ["raw.also_good", "raw.good"]
+        assert servers.unavailable == {}
+        said = "\n".join(warnings)
+        assert "MCP server raw: tool number 2 skipped: name: Input should be a valid string" in said
+        assert "tool 'no_schema' skipped: inputSchema: Field required" in said
+        assert "tool 'odd_description' skipped: description:" in said
+        assert "tool number 5 skipped: the tool: Input should be a valid dictionary" in said
+        called = servers.call("raw", "good", {"q": "x"}, time.monotonic() + 30)
+        assert called.text == "ok from good"
+    finally:
+        servers.close()

@@ -7,11 +7,12 @@ thread) leaves a server that ignores SIGTERM running. So every server spawned is
 its group: `stop_groups` ends each one still alive after a short grace (SIGTERM, then SIGKILL),
 and at exit whatever is left is killed.
 
-A server's stdout is read through `CappedLines`: a message (one line) longer than MAX_LINE_BYTES
-is not read whole. Its first bytes are kept, the rest skipped as it arrives, and an error reply to
-the same request id takes its place, saying how it began: a 50 MB result becomes an `ERROR:`
-observation at once, not a read that copies the growing line again for every chunk until the run
-times out.
+A server's stdout is read through `CappedLines`. A tool listing has any tool the SDK would refuse
+taken out (and named in its `_meta`), so one malformed tool does not cost the server all of
+them. A message (one line) longer than MAX_LINE_BYTES is not read whole: its first bytes are
+kept, the rest skipped as it arrives, and an error reply to the same request id takes its place,
+saying how it began. A 50 MB result becomes an `ERROR:` observation at once, not a read that
+copies the growing line again for every chunk until the run times out.
 
 This hooks the SDK's spawning function (`mcp.client.stdio._create_platform_compatible_process`),
 which is not public: if a later SDK renames it, servers still run, with only the SDK's own limits.
@@ -32,8 +33,11 @@ from typing import Any
 import anyio
 import mcp.client.stdio as sdk_stdio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+from mcp import types
+from pydantic import ValidationError
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
+SKIPPED_META = "agent-cli/skipped"  # where a listing says which tools were taken out
 KEPT_BYTES = 4_096  # of an over-long line's start and end: where its request id is
 SHOWN_CHARS = 500  # of its first text, in the error that replaces it
 _ID = rb'"id"\s*:\s*(-?\d+|"[^"\\]{0,100}")'
@@ -183,7 +187,7 @@ class CappedLines(ByteReceiveStream):
             else:
                 self._line += part
             if end >= 0:
-                out += self._replaced() if self._skipping else self._line
+                out += self._replaced() if self._skipping else without_bad_tools(self._line)
                 self._line, self._tail, self._skipping = bytearray(), b"", False
         return bytes(out)
 
@@ -201,6 +205,43 @@ class CappedLines(ByteReceiveStream):
         request = json.loads(found.group(1))
         reply = {"jsonrpc": "2.0", "id": request, "error": error}
         return json.dumps(reply).encode() + b"\n"
+
+
+def without_bad_tools(line: bytes | bytearray) -> bytes:
+    """A tool listing with the tools the SDK could not read taken out, each named in the
+    result's `_meta` (SKIPPED_META): the SDK would refuse the whole listing, and the server with
+    it, for one bad tool. Any other line is passed as it is."""
+    if b'"tools"' not in line or b'"result"' not in line:
+        return bytes(line)
+    try:
+        message = json.loads(line)
+        tools = message["result"]["tools"]
+    except (ValueError, TypeError, KeyError):
+        return bytes(line)
+    if not isinstance(tools, list):
+        return bytes(line)
+    kept, skipped = [], []
+    for number, tool in enumerate(tools, 1):
+        try:
+            types.Tool.model_validate(tool)
+        except ValidationError as exc:
+            skipped.append(_why_unreadable(number, tool, exc))
+        else:
+            kept.append(tool)
+    if not skipped:
+        return bytes(line)
+    meta = message["result"].get("_meta")
+    message["result"]["_meta"] = {**(meta if isinstance(meta, dict) else {}), SKIPPED_META: skipped}
+    message["result"]["tools"] = kept
+    return json.dumps(message).encode() + b"\n"
+
+
+def _why_unreadable(number: int, tool: object, exc: ValidationError) -> str:
+    name = tool.get("name") if isinstance(tool, dict) else None
+    called = f"{name!r}" if isinstance(name, str) else f"number {number}"
+    problem = exc.errors()[0]
+    where = ".".join(str(part) for part in problem["loc"]) or "the tool"
+    return f"tool {called[:80]} skipped: {where}: {problem['msg']}"
 
 
 def first_text(line: bytes) -> str:

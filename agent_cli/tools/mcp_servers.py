@@ -60,6 +60,7 @@ HTTP_HINTS = {
     404: " (not found: check its url, often ending /mcp)",
 }
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_Listing = tuple[list[types.Tool], list[str]]  # the tools, and the unreadable ones taken out
 
 
 class ServerUnavailable(Exception):
@@ -225,10 +226,10 @@ class McpServers:
 
     async def _start(self, server: _Server, timeout: float) -> ServerReport:
         began = time.monotonic()
-        ready: asyncio.Future[list[types.Tool]] = self._loop.create_future()
+        ready: asyncio.Future[_Listing] = self._loop.create_future()
         server.holder = asyncio.create_task(self._hold(server, ready))
         try:
-            listing = await asyncio.wait_for(asyncio.shield(ready), timeout)
+            listing, unreadable = await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
             server.holder.cancel()
             server.failure = f"did not start within {timeout:g} s{server.last_words()}"
@@ -237,12 +238,13 @@ class McpServers:
             server.failure = f"{start_failure(exc)}{server.last_words()}"
             return ServerReport(server.name, False, server.failure)
         offered, skipped = offer(server.name, server.settings, listing, self)
+        skipped = [*unreadable, *skipped]
         self.tools.extend(offered)
         elapsed = time.monotonic() - began
         detail = f"{len(offered)} tools in {elapsed:.1f} s"
         return ServerReport(server.name, True, detail, tuple(skipped))
 
-    async def _hold(self, server: _Server, ready: asyncio.Future[list[types.Tool]]) -> None:
+    async def _hold(self, server: _Server, ready: asyncio.Future[_Listing]) -> None:
         """The server's connection, from start to `close`: the SDK's contexts must be entered
         and left in one task."""
         mcp_processes.OWNER.set(self._groups)  # this task's context: its server's process
@@ -337,17 +339,22 @@ class McpServers:
                 holder.cancel()
 
 
-async def list_all(client: Client) -> list[types.Tool]:
-    """Every page of the server's tool listing (a bounded number of pages)."""
+async def list_all(client: Client) -> tuple[list[types.Tool], list[str]]:
+    """Every page of the server's tool listing (a bounded number of pages), and a line for
+    each tool taken out of it as unreadable (see `mcp_processes.without_bad_tools`)."""
     tools: list[types.Tool] = []
+    unreadable: list[str] = []
     cursor: str | None = None
     for _ in range(MAX_LISTING_PAGES):
         page = await client.list_tools(cursor=cursor)
         tools.extend(page.tools)
+        skipped = (page.meta or {}).get(mcp_processes.SKIPPED_META)
+        if isinstance(skipped, list):
+            unreadable += [str(line) for line in skipped]
         cursor = page.next_cursor
         if cursor is None:
             break
-    return tools
+    return tools, unreadable
 
 
 def start_failure(exc: BaseException) -> str:
