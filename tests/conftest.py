@@ -39,6 +39,12 @@ def _loopback_only(self: socket.socket, address: object) -> None:
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate(tmp_path, monkeypatch)
+
+
+def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A home, an order database and an environment of the test's own: never the user's (a
+    fixture of a wider scope than a test's calls this itself)."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))

@@ -277,10 +277,16 @@ def test_a_config_nested_5000_deep_is_exit_2_naming_it(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def trace_records(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    """A real trace of a dry run that looks up two orders."""
-    path = tmp_path_factory.mktemp("trace") / "runs.jsonl"
+    """A real trace of a dry run that looks up two orders (in a home of its own: a module's
+    fixture runs before each test's isolation)."""
+    from .conftest import isolate
+
+    folder = tmp_path_factory.mktemp("trace")
+    path = folder / "runs.jsonl"
     argv = ["ask", "Are A100 and A101 refundable?", "--dry-run", "--today", "2026-10-13"]
-    assert runner.invoke(app, [*argv, "--trace", str(path), "-q"]).exit_code == 0
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate(folder, monkeypatch)
+        assert runner.invoke(app, [*argv, "--trace", str(path), "-q"]).exit_code == 0
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
