@@ -1,7 +1,7 @@
 """Who answers what a run asks: a person at the terminal (a question at `reply>`, an approval
 at `[y/N]`), or nobody. Nobody means fail closed: a question goes unanswered (the run ends
-needs_input) and an approval is denied by rule. Only `y` or `yes` approves, and only the exact
-call shown."""
+needs_input) and an approval is denied by rule, or waits in the approval queue for a person
+elsewhere. Only `y` or `yes` approves, and only the exact call shown."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from agent_cli.events import ApprovalRequested
-from agent_cli.seams import FAIL_CLOSED, Verdict
+from agent_cli.seams import FAIL_CLOSED, QUEUE, Verdict
 from agent_cli.text import clean_text
 
 Responder = Callable[[str], "str | None"]
@@ -27,6 +27,12 @@ Approver = Callable[[ApprovalRequested], Verdict]
 def refuse(request: ApprovalRequested) -> Verdict:
     """The approver when no one can be asked: every approval is denied (fail closed)."""
     return FAIL_CLOSED
+
+
+def wait_in_queue(request: ApprovalRequested) -> Verdict:
+    """The approver when no one is at this terminal: the action waits in the approval queue
+    for a person elsewhere, if it can wait (a refund can), else it is denied."""
+    return QUEUE
 
 
 def terminal_responder(*, show_question: bool, stream: TextIO) -> Responder:
@@ -64,9 +70,10 @@ def _prompted_line(prompt: str, stream: TextIO) -> str | None:
 
 def terminal_approver(*, stream: TextIO) -> Approver:
     """Ask at the terminal; only `y` or `yes` approves, and only this exact call. Without a
-    terminal on stdin, nobody can approve: denied by rule."""
+    terminal on stdin, nobody here can approve: the action waits in the approval queue (or,
+    when it cannot wait, is denied by rule)."""
     if not sys.stdin.isatty():
-        return refuse
+        return wait_in_queue
 
     def approve(request: ApprovalRequested) -> Verdict:
         line = _prompted_line(f"Approve {clean_text(request.summary)}? [y/N] ", stream)

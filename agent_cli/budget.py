@@ -84,6 +84,7 @@ class RunState:
     last_usage: Usage = field(default_factory=Usage)
     history: tuple[Step, ...] = ()
     waited_for_person: float = 0.0  # seconds spent on questions and approvals
+    queued: list[int] = field(default_factory=list)  # approval queue items this run made
     call_ids: set[str] = field(default_factory=set)  # every call id used in this run
     _recent_calls: list[tuple[str, str]] = field(default_factory=list)  # (tool, args) newest last
 
@@ -192,7 +193,7 @@ class RunState:
             error=mask_secrets(error) if error else error,
             cost=self.cost(),
             incomplete=incomplete,
-            findings=[] if status == "answered" else self.findings(),
+            findings=[] if status in ("answered", "pending_approval") else self.findings(),
         )
 
 

@@ -25,7 +25,7 @@ from agent_cli.events import ApprovalRequested, Event, RunFinished
 from agent_cli.logs import opened_log
 from agent_cli.runlog import configured_log_path
 from agent_cli.runtime import RunOptions, Runtime, check_question, drive, open_runtime, run_recorder
-from agent_cli.seams import FAIL_CLOSED, Exchange, Verdict
+from agent_cli.seams import QUEUE, Exchange, Verdict
 from agent_cli.text import clean_text
 from agent_cli.tracing import TraceWriter, open_trace_file
 from agent_cli.ui import RunView, make_console, show_tools
@@ -218,7 +218,8 @@ class Session:
             interrupts.release()
             self.view.error("Interrupted")
         finished = outcome[-1] if outcome else None
-        if finished is not None and finished.status == "answered" and finished.answer:
+        answered = finished is not None and finished.status in ("answered", "pending_approval")
+        if finished is not None and answered and finished.answer:
             self.memory.add(line, finished.answer)
             return True
         return False
@@ -248,7 +249,7 @@ class Session:
     def approve(self, request: ApprovalRequested) -> Verdict:
         """Only a person at a terminal approves; piped lines never do (fail closed)."""
         if not self.lines.interactive:
-            return FAIL_CLOSED
+            return QUEUE  # piped lines never approve: a person elsewhere may
         try:
             line = self.lines.read(f"approve {clean_text(request.summary)}? [y/N] ")
         except Terminated:

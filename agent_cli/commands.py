@@ -17,8 +17,8 @@ from pathlib import Path
 from agent_cli.answerers import terminal_approver, terminal_responder
 from agent_cli.budget import RefundCounter
 from agent_cli.config import load_settings
-from agent_cli.errors import OrderNotFound, UsageError
-from agent_cli.events import Event
+from agent_cli.errors import OrderNotFound, PendingApproval, UsageError
+from agent_cli.events import ApprovalDecided, Event
 from agent_cli.runtime import (
     LazyStore,
     RunOptions,
@@ -66,6 +66,8 @@ def ask_once(options: AskOptions) -> None:
         if options.run.trace:  # opened before the first model call: a bad path fails early
             trace = stack.enter_context(open_trace_file(options.run.trace))
             sinks.append(TraceWriter(trace).write)
+        queued: list[int] = []
+        sinks.append(lambda event: _note_queued(event, queued))
         if options.json_output:
             sinks.append(TraceWriter(sys.stdout).write)
             drive(
@@ -74,12 +76,20 @@ def ask_once(options: AskOptions) -> None:
                 respond=terminal_responder(show_question=True, stream=sys.stderr),
                 approve=terminal_approver(stream=sys.stderr),
             )
-            return
-        view = RunView(make_console(), quiet=options.run.quiet)
-        events = runtime.events(question, on_text=view.stream)
-        respond = terminal_responder(show_question=options.run.quiet, stream=sys.stdout)
-        approve = terminal_approver(stream=sys.stdout)
-        drive(events, [*sinks, view.show], waiting=view.waiting, respond=respond, approve=approve)
+        else:
+            view = RunView(make_console(), quiet=options.run.quiet)
+            events = runtime.events(question, on_text=view.stream)
+            respond = terminal_responder(show_question=options.run.quiet, stream=sys.stdout)
+            approve = terminal_approver(stream=sys.stdout)
+            sinks += [view.show]
+            drive(events, sinks, waiting=view.waiting, respond=respond, approve=approve)
+    if queued:
+        raise PendingApproval(queued)
+
+
+def _note_queued(event: Event, queued: list[int]) -> None:
+    if isinstance(event, ApprovalDecided) and event.queued is not None:
+        queued.append(event.queued)
 
 
 def _question_text(given: str | None, limit: int) -> str:
@@ -157,16 +167,29 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
     from agent_cli.order_files import normalise_code
 
     code = normalise_code(code)
+    from agent_cli import approval_queue
+    from agent_cli.ui.approvals_view import show_approvals
+
     with _opened_store(config) as store:
         order = store.get(code)
         refunds = store.refunds(code)
+        waiting = approval_queue.listed(store, order=code)
     if order is None:
         raise OrderNotFound(f"No order with code {code}; see 'agent orders list'")
+    now = approval_queue.now_utc()
     if json_output:
-        payload = {**order_json(order), "refunds": [dataclasses.asdict(r) for r in refunds]}
+        payload = {
+            **order_json(order),
+            "refunds": [dataclasses.asdict(r) for r in refunds],
+            "approvals": [{**dataclasses.asdict(a), "state": a.state(now)} for a in waiting],
+        }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return
-    show_order(make_console(), order, refunds)
+    console = make_console()
+    show_order(console, order, refunds)
+    if waiting:
+        console.print("approval queue (agent approvals show ID):")
+        show_approvals(console, waiting, now)
 
 
 def init_orders(*, sample: bool, config: Path | None) -> None:

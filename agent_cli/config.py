@@ -75,6 +75,9 @@ class RefundSettings(_Section):
     max_amount: int = Field(default=50_000, ge=1, le=10**12)  # per refund
     max_per_run: int = Field(default=1, ge=0, le=100)
     max_per_session: int = Field(default=5, ge=0, le=10_000)
+    # With nobody at the run's terminal to approve it, a refund waits this long in the approval
+    # queue (`agent approvals`); 0: it is denied, as with the queue off.
+    queue_hours: float = Field(default=72.0, ge=0, le=24 * 366)
 
 
 class StoreSettings(_Section):

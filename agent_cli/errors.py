@@ -49,6 +49,7 @@ class AgentError(Exception):
     """Base of every deliberate agent-cli error."""
 
     exit_code = 1
+    label = "error"  # how the CLI introduces its message: "agent: error: ..."
 
 
 class UsageError(AgentError):
@@ -167,6 +168,21 @@ class RunLogError(AgentError):
 
 class OrderNotFound(AgentError):
     """No order has the code the user asked for."""
+
+
+class PendingApproval(AgentError):
+    """The run answered, and left an action waiting in the approval queue."""
+
+    exit_code = 5
+    status = "pending_approval"
+    label = "note"  # not a failure: the run answered
+
+    def __init__(self, items: list[int]) -> None:
+        shown = ", ".join(f"#{item}" for item in items)
+        super().__init__(
+            f"Answered; {len(items)} refund(s) await approval ({shown}): see them with "
+            f"'agent approvals list', decide with 'agent approvals approve {items[0]}' or 'deny'"
+        )
 
 
 class NeedsInput(AgentError):

@@ -15,6 +15,7 @@ TRACE_SCHEMA_VERSION = 1
 
 RunStatus = Literal[
     "answered",
+    "pending_approval",  # answered, with an action waiting in the approval queue
     "needs_input",
     "max_steps",
     "timeout",
@@ -123,6 +124,7 @@ class ApprovalDecided(Event):
     approved: bool
     by: Literal["operator", "rule"]
     reason: str
+    queued: int | None = None  # the approval queue's item, when it waits there
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

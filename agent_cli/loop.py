@@ -130,7 +130,7 @@ def run(
     except Exception as exc:  # a failure nobody foresaw is still an ending, and recorded
         yield state.finish("error", error=f"internal error ({type(exc).__name__}: {exc})")
         raise
-    yield state.finish("answered", answer=answer)
+    yield state.finish("pending_approval" if state.queued else "answered", answer=answer)
 
 
 # Stops after which one more (tool-less) call is worth making; not for time or money.
@@ -175,7 +175,7 @@ def _react(context: _Context, state: RunState) -> Generator[Event, Reply, str]:
                     yield _refuse_answer(answer, problem, number, state)
                 case CallTool() as call:
                     state.check_deadline()
-                    step, rejected = yield from _act(call, number, context.toolbox, state)
+                    step, rejected = yield from _act(call, number, context, state)
                     steps.append(step)
                     if rejected:
                         yield _repair(step.observation, "call", number, state)
@@ -359,7 +359,7 @@ def _repair(problem: str, cause: RepairCause, number: int, state: RunState) -> R
 
 
 def _act(
-    call: CallTool, number: int, toolbox: Toolbox, state: RunState
+    call: CallTool, number: int, context: _Context, state: RunState
 ) -> Generator[Event, Reply, tuple[Step, bool]]:
     """Run one call (asking for approval when the tool needs it); the flag says the call itself
     was rejected (a repair)."""
@@ -370,9 +370,9 @@ def _act(
         observation = Observation(repeat, is_error=True)
     else:
         time_left = max(state.deadline - state.clock(), 0.0)
-        result = toolbox.invoke(call.tool, dict(call.args), time_left=time_left)
+        result = context.toolbox.invoke(call.tool, dict(call.args), time_left=time_left)
         if isinstance(result, ApprovalNeeded):
-            observation = yield from _approve(call, result, number, state)
+            observation = yield from _approve(call, result, number, state, context.goal)
         else:
             observation = result
     text = state.cut(valid_text(observation.text))
@@ -392,7 +392,7 @@ def _act(
 
 
 def _approve(
-    call: CallTool, needed: ApprovalNeeded, number: int, state: RunState
+    call: CallTool, needed: ApprovalNeeded, number: int, state: RunState, goal: str
 ) -> Generator[Event, Reply, Observation]:
     """Ask for a verdict on exactly this call; anything but an approving Verdict denies it."""
     asked = state.clock()
@@ -406,6 +406,12 @@ def _approve(
     )
     state.person_answered(since=asked)
     verdict = answer if isinstance(answer, Verdict) else FAIL_CLOSED
+    if verdict.queue and needed.queue is None:  # this action cannot wait: nobody approved it
+        verdict = FAIL_CLOSED
+    queued = needed.queue(state.run_id, goal) if verdict.queue and needed.queue else None
+    item = queued.queued if queued is not None else None
+    if item is not None:
+        state.queued.append(item)
     yield ApprovalDecided(
         run_id=state.run_id,
         ts=state.wall(),
@@ -414,7 +420,10 @@ def _approve(
         approved=verdict.approved,
         by=verdict.by,
         reason=verdict.reason,
+        queued=item,
     )
+    if queued is not None:
+        return queued
     if not verdict.approved:
         why = verdict.reason or "the operator said no"
         return Observation(f"DENIED: {needed.summary} was not approved: {why}", is_error=True)

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Generator
 from contextlib import AbstractContextManager, ExitStack, nullcontext, suppress
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -204,11 +204,32 @@ def build_tools(
         from agent_cli.tools.refunds import RefundDesk, RefundLimits, refund_tool  # noqa: PLC0415
 
         limits = RefundLimits(refunds.max_amount, refunds.max_per_run, refunds.max_per_session)
-        desk = RefundDesk(store, policy_of(settings), limits, counter, dry_run)
+        desk = RefundDesk(
+            store,
+            policy_of(settings),
+            limits,
+            counter,
+            dry_run,
+            queue_for=timedelta(hours=refunds.queue_hours) if refunds.queue_hours else None,
+            proposer=operator_name(),
+        )
         tools.append(refund_tool(desk))
     if mcp is None:
         return ToolRegistry(tools)
     return ToolRegistry([*tools, *mcp.tools], unavailable=mcp.unavailable)
+
+
+def operator_name() -> str:
+    """Who is at this terminal, for the approval queue's records: $AGENT_OPERATOR, else the
+    OS user."""
+    import getpass  # noqa: PLC0415
+
+    if named := os.environ.get("AGENT_OPERATOR", "").strip():
+        return clean_text(named)[:80]
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container)
+        return f"uid {os.getuid()}"
 
 
 INSTALL_MCP = "pip install 'agent-cli[mcp]' (in a checkout: pip install -e '.[mcp]')"

@@ -31,6 +31,7 @@ class Observation:
     is_error: bool = False
     detail: str | None = None  # internal detail for the trace; never shown to the model
     rejected: bool = False  # the call itself was invalid (unknown tool, bad arguments): a repair
+    queued: int | None = None  # the approval queue's item this call now waits as
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +50,13 @@ class ModelCall:
 @dataclass(frozen=True, slots=True)
 class ApprovalNeeded:
     """What a tool returns for an action that passed its checks but needs a person's yes:
-    `summary` says exactly what would happen; `commit` does it (and checks again)."""
+    `summary` says exactly what would happen; `commit` does it (and checks again); `queue`, when
+    the action can wait for a person elsewhere, records it as pending (given the run id and the
+    question) and says so."""
 
     summary: str
     commit: Callable[[], Observation]
+    queue: Callable[[str, str], Observation] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +66,11 @@ class Verdict:
     approved: bool
     by: Literal["operator", "rule"]
     reason: str = ""
+    queue: bool = False  # not now: into the approval queue, when the action can wait
 
 
 FAIL_CLOSED = Verdict(False, "rule", "no one could be asked (no terminal); denied")
+QUEUE = Verdict(False, "rule", "no one at this terminal could approve it: queued", queue=True)
 
 # A check of a final answer against the run's history: None when it is acceptable, else the
 # problem, which the model is told (the grounding check).

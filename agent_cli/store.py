@@ -12,7 +12,7 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -48,6 +48,31 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
             idempotency_key TEXT NOT NULL UNIQUE
         )""",
         "CREATE INDEX refunds_by_order ON refunds (order_code)",
+    ),
+    (
+        # The approval queue: actions that wait for a person elsewhere (approval_queue.py).
+        """CREATE TABLE approvals (
+            id INTEGER PRIMARY KEY,
+            tool TEXT NOT NULL,
+            order_code TEXT NOT NULL,
+            amount INTEGER NOT NULL CHECK (amount > 0),
+            reason TEXT NOT NULL,
+            refund_key TEXT NOT NULL,
+            judged TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            question TEXT NOT NULL,
+            proposed_by TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'failed')),
+            decided_by TEXT,
+            decided_at TEXT,
+            outcome TEXT,
+            refund_id INTEGER
+        )""",
+        "CREATE INDEX approvals_by_order ON approvals (order_code)",
+        "CREATE INDEX approvals_by_status ON approvals (status)",
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -311,27 +336,51 @@ class OrderStore:
         refunded so far)` runs inside the transaction on the order as it is now and may raise
         RefundRefused. An order refunded in full becomes REFUNDED, in the same transaction."""
         with self._transaction():
-            if (existing := self.find_refund(key)) is not None:
-                return RefundRecorded(existing, created=False)
-            order = self.get(code)
-            if order is None:
-                raise RefundRefused(f"no order with code {code}")
-            refunded = self.refunded_total(code)
-            if check is not None:
-                check(order, refunded)
-            remaining = order.total - refunded
-            if amount > remaining:
-                raise RefundRefused(f"only {remaining} {order.currency} of {code} is refundable")
-            now = datetime.now(UTC).isoformat(timespec="seconds")
-            cursor = self._db.execute(
-                "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (code, amount, reason, now, key),
-            )
-            if amount == remaining:
-                self._db.execute("UPDATE orders SET status = 'REFUNDED' WHERE code = ?", (code,))
-            refund = Refund(int(cursor.lastrowid or 0), code, amount, reason, now)
+            return self.record_refund_locked(code, amount, reason, key=key, check=check)
+
+    def record_refund_locked(
+        self,
+        code: str,
+        amount: int,
+        reason: str,
+        *,
+        key: str,
+        check: Callable[[Order, int], None] | None = None,
+    ) -> RefundRecorded:
+        """`record_refund`, inside a transaction the caller holds (`transaction()`)."""
+        if (existing := self.find_refund(key)) is not None:
+            return RefundRecorded(existing, created=False)
+        order = self.get(code)
+        if order is None:
+            raise RefundRefused(f"no order with code {code}")
+        refunded = self.refunded_total(code)
+        if check is not None:
+            check(order, refunded)
+        remaining = order.total - refunded
+        if amount > remaining:
+            raise RefundRefused(f"only {remaining} {order.currency} of {code} is refundable")
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        cursor = self._db.execute(
+            "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (code, amount, reason, now, key),
+        )
+        if amount == remaining:
+            self._db.execute("UPDATE orders SET status = 'REFUNDED' WHERE code = ?", (code,))
+        refund = Refund(int(cursor.lastrowid or 0), code, amount, reason, now)
         return RefundRecorded(refund, created=True)
+
+    # For approval_queue.py, which keeps its table in this database and its writes in this
+    # store's transactions (a refund and its approval commit together).
+    def transaction(self) -> AbstractContextManager[None]:
+        return self._transaction()
+
+    def query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
+        return self._query(sql, params)
+
+    def execute(self, sql: str, params: tuple[object, ...] = ()) -> int:
+        """A write inside `transaction()`; the new row's id, for an insert."""
+        return int(self._db.execute(sql, params).lastrowid or 0)
 
     def _upsert(self, orders: Iterable[Order]) -> None:
         self._db.executemany(

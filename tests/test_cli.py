@@ -211,6 +211,7 @@ def test_orders_list_and_show() -> None:
         "customer": "Sato Haruki",
         "note": "Please gift-wrap.",
         "refunds": [],
+        "approvals": [],
     }
     human = agent("orders", "show", "A100").stdout
     assert "note      Please gift-wrap." in human and "refunds   none" in human

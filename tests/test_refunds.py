@@ -244,7 +244,7 @@ def test_refunds_are_off_unless_enabled(tmp_path: Path) -> None:
     assert "issue_refund" in [t["name"] for t in tools]
 
 
-def test_without_a_terminal_every_refund_is_denied(tmp_path: Path) -> None:
+def test_without_a_terminal_and_with_the_queue_off_every_refund_is_denied(tmp_path: Path) -> None:
     script = refund_script(tmp_path, "A100")
     trace = tmp_path / "t.jsonl"
     delivered_recently("A100")
@@ -258,7 +258,7 @@ def test_without_a_terminal_every_refund_is_denied(tmp_path: Path) -> None:
             "--today",
             "2026-10-13",
             "--config",
-            str(refunds_config(tmp_path)),
+            str(refunds_config(tmp_path, "queue_hours = 0\n")),
             "--trace",
             str(trace),
         ],

@@ -119,7 +119,7 @@ def refund_trace(tmp_path: Path) -> tuple[Path, Path]:
 
     delivered_recently("A100")
     config = tmp_path / "config.toml"
-    config.write_text("[refunds]\nenabled = true\n", encoding="utf-8")
+    config.write_text("[refunds]\nenabled = true\nqueue_hours = 0\n", encoding="utf-8")
     refund = {"order_code": "A100", "amount": 1000, "reason": "broken"}
     script = tmp_path / "script.json"
     script.write_text(

@@ -3,17 +3,17 @@
 This package is the only one that imports Typer, and holds the one error boundary
 (`boundary.py`): every AgentError (and any Typer usage error) becomes one line on stderr and a
 documented exit code, never a traceback. The commands (`runs.py`: ask, chat, eval, replay;
-`admin.py`: doctor, config, tools, orders, logs) import the heavy modules inside their bodies, so
-`agent --help` pays only for Typer.
+`admin.py`: doctor, config, tools, orders, logs; `approvals.py`: the approval queue) import
+the heavy modules inside their bodies, so `agent --help` pays only for Typer.
 """
 
 from __future__ import annotations
 
-from agent_cli.cli import admin, runs
-from agent_cli.cli.apps import app, config_app, logs_app, orders_app
+from agent_cli.cli import admin, approvals, runs
+from agent_cli.cli.apps import app, approvals_app, config_app, logs_app, orders_app
 from agent_cli.cli.help import add_help
 
 __all__ = ["app"]
 
-_COMMANDS = (runs, admin)  # imported for what they add to the apps
-add_help(app, orders_app, config_app, logs_app)
+_COMMANDS = (runs, admin, approvals)  # imported for what they add to the apps
+add_help(app, orders_app, approvals_app, config_app, logs_app)

@@ -23,6 +23,11 @@ orders_app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(orders_app, name="orders")
+approvals_app = typer.Typer(
+    help="The approval queue: refunds that wait for a person (list, show, approve, deny).",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(approvals_app, name="approvals")
 config_app = typer.Typer(
     help="Inspect the configuration.", context_settings={"help_option_names": ["-h", "--help"]}
 )

@@ -24,12 +24,12 @@ EXIT_CODES_HELP = (
 )
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, label: str = "error") -> None:
     # Messages quote servers and models: a hostile one must not drive the terminal.
     from agent_cli.text import clean_text, mask_secrets
 
     # ... and may quote a URL with credentials in it (--base-url https://user:pass@host).
-    print(f"agent: error: {clean_text(mask_secrets(message))}", file=sys.stderr, flush=True)
+    print(f"agent: {label}: {clean_text(mask_secrets(message))}", file=sys.stderr, flush=True)
 
 
 class AgentGroup(TyperGroup):
@@ -94,7 +94,7 @@ def _exit_code(call: Any) -> int:  # noqa: PLR0911 - one return per kind of endi
     try:
         result = call()
     except AgentError as exc:
-        _fail(str(exc))
+        _fail(str(exc), exc.label)
         return _code_of(exc)
     except typer.Abort:
         _fail("aborted")

@@ -166,9 +166,16 @@ class ToolRegistry:
 
 def _execute(name: str, action: Action) -> Observation | ApprovalNeeded:
     result = _guarded(name, action)
-    if isinstance(result, ApprovalNeeded):  # its commit gets the same protection
-        commit = result.commit
-        return ApprovalNeeded(result.summary, lambda: _observation(_guarded(name, commit)))
+    if isinstance(result, ApprovalNeeded):  # its commit and queueing get the same protection
+        commit, queue = result.commit, result.queue
+        guarded_queue = None
+        if queue is not None:
+            guarded_queue = lambda run, question: _observation(  # noqa: E731
+                _guarded(name, lambda: queue(run, question))
+            )
+        return ApprovalNeeded(
+            result.summary, lambda: _observation(_guarded(name, commit)), guarded_queue
+        )
     return result
 
 

@@ -14,13 +14,16 @@ the system date.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
+from agent_cli import approval_queue
+from agent_cli.approval_queue import Approval, Recheck, judged_json
 from agent_cli.budget import RefundCounter
 from agent_cli.seams import ApprovalNeeded, Observation
 from agent_cli.store import ORDER_CODE_PATTERN, Order, OrderStore, RefundRefused
@@ -57,6 +60,8 @@ class RefundDesk:
     counter: RefundCounter
     dry_run: bool
     clock: Callable[[], date] = date.today
+    queue_for: timedelta | None = None  # how long a queued refund waits; None: never queued
+    proposer: str = ""  # who proposes (recorded on a queued refund)
 
     def propose(self, args: IssueRefundArgs) -> ApprovalNeeded:
         store = self.open_store()
@@ -72,40 +77,50 @@ class RefundDesk:
             f"refund {args.amount:,} {order.currency} on order {order.code} "
             f"(reason: {args.reason.strip()!r}; delivered {delivered}, judged on {today})"
         )
-        return ApprovalNeeded(summary, lambda: self._commit(order, args))
+        can_wait = self.queue_for is not None and not self.dry_run
+        queue = (
+            (lambda run, question: self._queue(order, args, run, question)) if can_wait else None
+        )
+        return ApprovalNeeded(summary, lambda: self._commit(order, args), queue)
+
+    def _queue(
+        self, order: Order, args: IssueRefundArgs, run_id: str, question: str
+    ) -> Observation:
+        """Into the approval queue: a person decides later (`agent approvals`)."""
+        assert self.queue_for is not None
+        proposal = approval_queue.Proposal(
+            order,
+            args.amount,
+            args.reason.strip(),
+            refund_key(args),
+            run_id,
+            question,
+            self.proposer,
+            self.queue_for,
+        )
+        item = approval_queue.queue(self.open_store(), proposal)
+        what = f"{args.amount:,} {order.currency} on order {order.code}"
+        return Observation(
+            f"QUEUED: the refund of {what} awaits a person's approval as #{item.id} (until "
+            f"{item.expires_at}); nothing is refunded yet. Tell the customer it is pending.",
+            queued=item.id,
+        )
 
     def _check(self, order: Order, args: IssueRefundArgs, today: date, refunded: int) -> None:
         """Raise Denied naming the first rule the call breaks."""
-        limits, currency = self.limits, order.currency
+        limits = self.limits
         if self.counter.run >= limits.max_per_run:
             raise Denied(f"the limit of {limits.max_per_run} refund(s) per run is reached")
         if self.counter.session >= limits.max_per_session:
             raise Denied(f"the limit of {limits.max_per_session} refund(s) per session is reached")
-        if args.amount > limits.max_amount:
-            raise Denied(
-                f"{args.amount:,} {currency} is above the cap of {limits.max_amount:,} per "
-                "refund; a larger refund needs a supervisor, outside this tool"
-            )
-        if order.status not in self.policy.refundable_statuses:
-            allowed = " or ".join(self.policy.refundable_statuses)
-            raise Denied(f"order {order.code} is {order.status}; only {allowed} orders qualify")
-        self._check_window(order, today)
-        remaining = order.total - refunded
-        if remaining <= 0:
-            raise Denied(f"order {order.code} is already refunded in full")
-        if args.amount > remaining:
-            raise Denied(f"only {remaining:,} {currency} of order {order.code} is still refundable")
-
-    def _check_window(self, order: Order, today: date) -> None:
-        if order.delivered_at is None:
-            raise Denied(f"order {order.code} has no delivery date")
-        days = (today - order.delivered_at).days
-        window = self.policy.window_days
-        if not 0 <= days <= window:
-            raise Denied(
-                f"order {order.code} was delivered {order.delivered_at.isoformat()}, "
-                f"{days} days before {today}, outside the {window}-day window"
-            )
+        check_rules(
+            order,
+            args.amount,
+            policy=self.policy,
+            max_amount=limits.max_amount,
+            today=today,
+            refunded=refunded,
+        )
 
     def _commit(self, proposed: Order, args: IssueRefundArgs) -> Observation:
         what = f"{args.amount:,} {proposed.currency} on order {proposed.code}"
@@ -114,7 +129,7 @@ class RefundDesk:
 
         def still_allowed(order: Order, refunded: int) -> None:
             """Inside the store's transaction: the order as it is now, every rule again."""
-            if changed := _changes(proposed, order):
+            if changed := changes(proposed, order):
                 raise RefundRefused(
                     f"order {order.code} changed since the approval prompt ({changed}); "
                     "nothing was refunded; ask again"
@@ -140,7 +155,78 @@ class RefundDesk:
         return Observation(f"REFUNDED: refund #{recorded.refund.id} of {what} recorded")
 
 
-def _changes(before: Order, now: Order) -> str:
+def recheck_queued(policy: RefundPolicy, max_amount: int, clock: Callable[[], date]) -> Recheck:
+    """The rules a queued refund must still pass when a person approves it, on the order as it
+    is then: unchanged since it was judged, and every rule of a refund on the system date."""
+
+    def recheck(item: Approval, order: Order, refunded: int) -> None:
+        if judged_json(order) != item.judged:
+            judged = Order(order.code, **_judged_fields(item.judged))
+            raise RefundRefused(
+                f"order {order.code} changed since it was queued ({changes(judged, order)})"
+            )
+        try:
+            check_rules(
+                order,
+                item.amount,
+                policy=policy,
+                max_amount=max_amount,
+                today=clock(),
+                refunded=refunded,
+            )
+        except Denied as exc:
+            raise RefundRefused(str(exc)) from None
+
+    return recheck
+
+
+def _judged_fields(judged: str) -> dict[str, Any]:
+    fields: dict[str, Any] = json.loads(judged)
+    delivered = fields.pop("delivered_at")
+    fields["delivered_at"] = date.fromisoformat(delivered) if delivered else None
+    return fields
+
+
+def check_rules(
+    order: Order,
+    amount: int,
+    *,
+    policy: RefundPolicy,
+    max_amount: int,
+    today: date,
+    refunded: int,
+) -> None:
+    """The rules of every refund, wherever it is decided (here, or from the approval queue):
+    raise Denied naming the first one it breaks."""
+    currency = order.currency
+    if amount > max_amount:
+        raise Denied(
+            f"{amount:,} {currency} is above the cap of {max_amount:,} per "
+            "refund; a larger refund needs a supervisor, outside this tool"
+        )
+    if order.status not in policy.refundable_statuses:
+        allowed = " or ".join(policy.refundable_statuses)
+        raise Denied(f"order {order.code} is {order.status}; only {allowed} orders qualify")
+    _check_window(order, policy, today)
+    remaining = order.total - refunded
+    if remaining <= 0:
+        raise Denied(f"order {order.code} is already refunded in full")
+    if amount > remaining:
+        raise Denied(f"only {remaining:,} {currency} of order {order.code} is still refundable")
+
+
+def _check_window(order: Order, policy: RefundPolicy, today: date) -> None:
+    if order.delivered_at is None:
+        raise Denied(f"order {order.code} has no delivery date")
+    days = (today - order.delivered_at).days
+    if not 0 <= days <= policy.window_days:
+        raise Denied(
+            f"order {order.code} was delivered {order.delivered_at.isoformat()}, "
+            f"{days} days before {today}, outside the {policy.window_days}-day window"
+        )
+
+
+def changes(before: Order, now: Order) -> str:
     """What about an order matters to a refund and differs between two reads of it."""
     fields = ("status", "total", "currency", "delivered_at")
     return ", ".join(

@@ -100,6 +100,10 @@ class RunView:
         self._note_line(f"needs approval: {event.summary}", event.step, "⚠", "yellow")
 
     def _approval_decided(self, event: ApprovalDecided) -> None:
+        if event.queued is not None:
+            line = f"queued as #{event.queued}: no one here could approve it"
+            self._note_line(line, event.step, "⏳", "yellow")
+            return
         verdict = "approved" if event.approved else "denied"
         who = "the operator" if event.by == "operator" else "rule"
         why = f": {event.reason}" if event.reason else ""
@@ -203,7 +207,9 @@ class RunView:
             parts.append(f"model {_duration(self._model_ms)}")
         if event.cost is not None:
             parts.append(f"cost {event.cost:.4f}")
-        if event.status != "answered":
+        if event.status == "pending_approval":
+            parts.append("awaiting approval: agent approvals list")
+        elif event.status != "answered":
             parts.append(f"stopped: {event.status}")
         style = "dim" if event.status == "answered" else "yellow"
         self.console.print(Text(" · ".join(parts), style=style))

@@ -1,0 +1,111 @@
+"""`agent approvals list | show | approve | deny`: the queue from any terminal with access to the
+order store. Deciding takes the store's write lock per item, so two people (or processes)
+approving the same item at once make one refund: the second finds it closed."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import date, datetime
+from pathlib import Path
+
+from agent_cli import approval_queue
+from agent_cli.approval_queue import Approval, Decided
+from agent_cli.config import load_settings
+from agent_cli.errors import AgentError, UsageError
+from agent_cli.runtime import operator_name, policy_of
+from agent_cli.store import OrderStore, open_configured
+from agent_cli.tools.refunds import recheck_queued
+from agent_cli.ui.approvals_view import show_approval, show_approvals
+from agent_cli.ui.console import make_console
+
+STATES = ("pending", "approved", "denied", "expired", "failed")
+
+
+class ApprovalNotFound(AgentError):
+    exit_code = 1
+
+
+class NotApproved(AgentError):
+    """At least one item was not approved (expired, refused at commit, closed already)."""
+
+    exit_code = 1
+
+
+def list_approvals(
+    *, state: str | None, order: str | None, json_output: bool, config: Path | None
+) -> None:
+    if state is not None and state not in STATES:
+        raise UsageError(f"--state {state!r} is not a state; use {', '.join(STATES)}")
+    now = approval_queue.now_utc()
+    with _store(config) as store:
+        items = approval_queue.listed(store, order=order.upper() if order else None)
+    items = [item for item in items if state is None or item.state(now) == state]
+    if json_output:
+        print(json.dumps([_json(item, now) for item in items], indent=2, ensure_ascii=False))
+        return
+    show_approvals(make_console(), items, now)
+
+
+def show_approval_command(item: int, *, json_output: bool, config: Path | None) -> None:
+    with _store(config) as store:
+        found = approval_queue.get(store, item)
+    if found is None:
+        raise ApprovalNotFound(f"No approval #{item}; see 'agent approvals list'")
+    now = approval_queue.now_utc()
+    if json_output:
+        print(json.dumps(_json(found, now), indent=2, ensure_ascii=False))
+        return
+    show_approval(make_console(), found, now)
+
+
+def decide(
+    items: list[int], *, approve: bool, reason: str | None, by: str | None, config: Path | None
+) -> None:
+    """Approve (commit) or deny each item in turn; one line per item; exit 1 if any was not
+    done as asked."""
+    settings = load_settings(config)
+    recheck = recheck_queued(policy_of(settings), settings.refunds.max_amount, date.today)
+    who = by or operator_name()
+    missed = 0
+    with _store(config) as store:
+        for item in items:
+            if approve:
+                decided = approval_queue.approve(store, item, by=who, recheck=recheck)
+            else:
+                decided = approval_queue.deny(
+                    store, item, by=who, reason=reason or "no reason given"
+                )
+            missed += not _report(item, decided, approve)
+    if missed:
+        verb = "approved" if approve else "denied"
+        raise NotApproved(f"{missed} of {len(items)} item(s) were not {verb}; see the lines above")
+
+
+def _report(item: int, decided: Decided | None, approve: bool) -> bool:
+    """Print what happened to one item; True when it was done as asked."""
+    if decided is None:
+        print(f"#{item}: no such item", file=sys.stderr)
+        return False
+    found = decided.item
+    if not decided.changed:
+        print(f"#{item}: already {found.status} ({found.outcome}); nothing done", file=sys.stderr)
+        return False
+    print(f"#{item}: {found.status}: {found.outcome}")
+    return found.status == ("approved" if approve else "denied")
+
+
+@contextmanager
+def _store(config: Path | None) -> Iterator[OrderStore]:
+    store = open_configured(load_settings(config).store.path)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _json(item: Approval, now: datetime) -> dict[str, object]:
+    return {**dataclasses.asdict(item), "state": item.state(now)}

@@ -1,0 +1,72 @@
+"""`agent approvals list | show | approve | deny`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from agent_cli.cli.apps import approvals_app
+from agent_cli.cli.options import ConfigOption
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+ItemsArgument = Annotated[list[int], typer.Argument(help="Item numbers, e.g. 7 8 9.")]
+AsOption = Annotated[
+    str | None,
+    typer.Option("--as", help="Who decides (default: $AGENT_OPERATOR, else the OS user)."),
+]
+
+
+@approvals_app.command(name="list")
+def approvals_list(
+    state: Annotated[
+        str | None,
+        typer.Option(help="Only items in this state: pending, approved, denied, expired, failed."),
+    ] = None,
+    order: Annotated[str | None, typer.Option(help="Only items of this order.")] = None,
+    json_output: JsonOption = False,
+    config: ConfigOption = None,
+) -> None:
+    """List the queue, oldest first (piped: one tab-separated line per item)."""
+    from agent_cli.approval_commands import list_approvals
+
+    list_approvals(state=state, order=order, json_output=json_output, config=config)
+
+
+@approvals_app.command(name="show")
+def approvals_show(
+    item: Annotated[int, typer.Argument(help="The item number.")],
+    json_output: JsonOption = False,
+    config: ConfigOption = None,
+) -> None:
+    """Show one item: the refund, the order as it was judged, the run and its question, who
+    proposed and who decided. Exit code 1 if there is no such item."""
+    from agent_cli.approval_commands import show_approval_command
+
+    show_approval_command(item, json_output=json_output, config=config)
+
+
+@approvals_app.command(name="approve")
+def approvals_approve(
+    items: ItemsArgument, by: AsOption = None, config: ConfigOption = None
+) -> None:
+    """Commit each item's refund, after checking every rule again on the order as it is now.
+
+    Exit code 1 if any item was not approved (expired, refused at commit, or closed already).
+    """
+    from agent_cli.approval_commands import decide
+
+    decide(items, approve=True, reason=None, by=by, config=config)
+
+
+@approvals_app.command(name="deny")
+def approvals_deny(
+    items: ItemsArgument,
+    reason: Annotated[str | None, typer.Option(help="Why, kept on the item.")] = None,
+    by: AsOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Close each item without a refund. Exit code 1 if any was closed already."""
+    from agent_cli.approval_commands import decide
+
+    decide(items, approve=False, reason=reason, by=by, config=config)

@@ -1,0 +1,189 @@
+"""The approval queue: a run with nobody to approve a refund queues it and ends
+pending_approval (exit 5); any other process decides it later, once, after checking every rule
+again on the order as it is then."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner, Result
+
+from agent_cli.cli import app
+
+from .helpers import delivered_recently
+
+runner = CliRunner()
+
+
+def config(tmp_path: Path, extra: str = "") -> Path:
+    path = tmp_path / "c.toml"
+    path.write_text(f"[refunds]\nenabled = true\nmax_amount = 50000\n{extra}")
+    return path
+
+
+def queue_a_refund(tmp_path: Path, amount: int = 1000, reason: str = "damaged") -> Result:
+    """`agent ask` with no terminal (CliRunner's stdin is not one): the refund is queued."""
+    delivered_recently("A100")
+    script = tmp_path / "s.json"
+    refund = {"order_code": "A100", "amount": amount, "reason": reason}
+    decisions = [
+        {"type": "tool", "tool": "issue_refund", "args": refund},
+        {"type": "final", "answer": "Your refund is pending approval."},
+    ]
+    script.write_text(json.dumps(decisions))
+    argv = ["ask", "Refund A100, it arrived broken", "--script", str(script)]
+    argv += ["--config", str(config(tmp_path)), "--trace", str(tmp_path / "t.jsonl")]
+    return runner.invoke(app, argv, env={"AGENT_OPERATOR": "night-bot"})
+
+
+def agent_process(*args: str) -> subprocess.Popen[str]:
+    """The agent in a process of its own, as a second operator would run it."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "agent_cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
+
+
+def order_a100() -> dict[str, Any]:
+    return dict(json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout))
+
+
+def items() -> list[dict[str, Any]]:
+    return list(json.loads(runner.invoke(app, ["approvals", "list", "--json"]).stdout))
+
+
+def test_a_headless_run_queues_the_refund_and_another_process_approves_it(
+    tmp_path: Path,
+) -> None:
+    result = queue_a_refund(tmp_path)
+    assert result.exit_code == 5, result.stderr
+    assert "agent: note: Answered; 1 refund(s) await approval (#1)" in result.stderr
+    records = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    decided = next(r for r in records if r["event"] == "approval_decided")
+    assert (decided["approved"], decided["queued"]) == (False, 1)
+    observed = next(r for r in records if r["event"] == "observation")
+    assert observed["observation"].startswith("QUEUED: the refund of 1,000 JPY on order A100")
+    assert records[-1]["status"] == "pending_approval"
+    assert records[-1]["answer"] == "Your refund is pending approval."
+    assert order_a100()["refunds"] == []  # nothing moved yet
+    (item,) = items()
+    assert item["state"] == "pending" and item["proposed_by"] == "night-bot"
+    assert item["question"] == "Refund A100, it arrived broken"
+    assert item["run_id"] == records[0]["run_id"]
+
+    lead = agent_process("approvals", "approve", "1", "--as", "lead")
+    out, err = lead.communicate(timeout=60)
+    assert lead.returncode == 0, err
+    assert out.startswith("#1: approved: refund #1 of 1,000 recorded")
+    shown = order_a100()
+    assert [r["amount"] for r in shown["refunds"]] == [1000]
+    (approved,) = shown["approvals"]
+    assert (approved["state"], approved["decided_by"], approved["refund_id"]) == (
+        "approved",
+        "lead",
+        1,
+    )
+
+
+def test_approving_twice_makes_one_refund(tmp_path: Path) -> None:
+    assert queue_a_refund(tmp_path).exit_code == 5
+    assert runner.invoke(app, ["approvals", "approve", "1"]).exit_code == 0
+    again = runner.invoke(app, ["approvals", "approve", "1"])
+    assert again.exit_code == 1
+    assert "#1: already approved" in again.stderr and "nothing done" in again.stderr
+    assert len(order_a100()["refunds"]) == 1
+
+
+def test_two_processes_approving_at_once_make_one_refund(tmp_path: Path) -> None:
+    assert queue_a_refund(tmp_path).exit_code == 5
+    both = [agent_process("approvals", "approve", "1") for _ in range(2)]
+    codes = sorted(p.wait(timeout=60) for p in both)
+    assert codes == [0, 1]
+    assert len(order_a100()["refunds"]) == 1
+
+
+def test_an_expired_item_cannot_be_approved(tmp_path: Path) -> None:
+    assert queue_a_refund(tmp_path).exit_code == 5
+    with sqlite3.connect(os.environ["AGENT_DB"]) as db:  # as if 72 hours had passed
+        db.execute("UPDATE approvals SET expires_at = '2000-01-01T00:00:00+00:00'")
+    assert items()[0]["state"] == "expired"
+    result = runner.invoke(app, ["approvals", "approve", "1"])
+    assert result.exit_code == 1
+    assert "#1: expired: expired at 2000-01-01T00:00:00+00:00; no refund" in result.stdout
+    assert order_a100()["refunds"] == []
+
+
+def test_an_order_changed_since_it_was_queued_is_refused_at_commit(tmp_path: Path) -> None:
+    assert queue_a_refund(tmp_path).exit_code == 5
+    with sqlite3.connect(os.environ["AGENT_DB"]) as db:  # cancelled meanwhile
+        db.execute("UPDATE orders SET status = 'CANCELLED' WHERE code = 'A100'")
+    result = runner.invoke(app, ["approvals", "approve", "1"])
+    assert result.exit_code == 1
+    assert "order A100 changed since it was queued (status DELIVERED -> CANCELLED)" in result.stdout
+    assert order_a100()["refunds"] == []
+    assert items()[0]["state"] == "failed"
+
+
+def test_a_refund_made_meanwhile_is_counted_at_commit(tmp_path: Path) -> None:
+    assert queue_a_refund(tmp_path, amount=50_000).exit_code == 5
+    with sqlite3.connect(os.environ["AGENT_DB"]) as db:  # most of it refunded another way
+        db.execute(
+            "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
+            " VALUES ('A100', 230000, 'by phone', '2026-01-01', 'phone-1')"
+        )
+    result = runner.invoke(app, ["approvals", "approve", "1"])
+    assert result.exit_code == 1
+    assert "only 20,000 JPY of order A100 is still refundable" in result.stdout
+    assert [r["amount"] for r in order_a100()["refunds"]] == [230000]
+
+
+def test_a_denied_item_is_closed_with_its_reason(tmp_path: Path) -> None:
+    assert queue_a_refund(tmp_path).exit_code == 5
+    denied = runner.invoke(app, ["approvals", "deny", "1", "--reason", "photo shows no damage"])
+    assert denied.exit_code == 0 and "#1: denied: denied: photo shows no damage" in denied.stdout
+    assert runner.invoke(app, ["approvals", "approve", "1"]).exit_code == 1
+    assert order_a100()["refunds"] == []
+    shown = runner.invoke(app, ["approvals", "show", "1", "--json"])
+    assert json.loads(shown.stdout)["outcome"] == "denied: photo shows no damage"
+
+
+def test_the_same_refund_proposed_twice_waits_as_one_item(tmp_path: Path) -> None:
+    assert queue_a_refund(tmp_path).exit_code == 5
+    assert queue_a_refund(tmp_path).exit_code == 5
+    assert len(items()) == 1
+
+
+def test_a_dry_run_never_queues(tmp_path: Path) -> None:
+    delivered_recently("A100")
+    script = tmp_path / "s.json"
+    refund = {"order_code": "A100", "amount": 1000, "reason": "damaged"}
+    script.write_text(
+        json.dumps(
+            [
+                {"type": "tool", "tool": "issue_refund", "args": refund},
+                {"type": "final", "answer": "ok"},
+            ]
+        )
+    )
+    argv = ["ask", "Refund A100", "--script", str(script), "--dry-run"]
+    result = runner.invoke(app, [*argv, "--config", str(config(tmp_path))])
+    assert result.exit_code == 0, result.stderr
+    assert items() == []
+
+
+def test_unknown_items_and_states_are_clear_errors() -> None:
+    missing = runner.invoke(app, ["approvals", "show", "99"])
+    assert missing.exit_code == 1 and "No approval #99" in missing.stderr
+    bad = runner.invoke(app, ["approvals", "list", "--state", "waiting"])
+    assert bad.exit_code == 2 and "--state 'waiting' is not a state" in bad.stderr
+    none = runner.invoke(app, ["approvals", "approve", "99"])
+    assert none.exit_code == 1 and "#99: no such item" in none.stderr
