@@ -16,9 +16,10 @@ from agent_cli import approval_queue
 from agent_cli.approval_queue import Approval, Decided
 from agent_cli.config import load_settings
 from agent_cli.errors import AgentError, UsageError
+from agent_cli.refund_rules import rule_for, unmet
 from agent_cli.runtime import operator_name, policy_of
 from agent_cli.store import OrderStore, open_configured
-from agent_cli.tools.refunds import recheck_queued
+from agent_cli.tools.refunds import recheck_queued, refund_facts
 from agent_cli.ui.approvals_view import show_approval, show_approvals
 from agent_cli.ui.console import make_console
 
@@ -109,3 +110,33 @@ def _store(config: Path | None) -> Iterator[OrderStore]:
 
 def _json(item: Approval, now: datetime) -> dict[str, object]:
     return {**dataclasses.asdict(item), "state": item.state(now)}
+
+
+def explain(code: str, amount: int, reason: str, *, json_output: bool, config: Path | None) -> None:
+    """`agent approvals explain CODE AMOUNT`: which refund rule would decide, and why each rule
+    before it does not apply; nothing is run or written."""
+    settings = load_settings(config)
+    rules = tuple(settings.refunds.rules)
+    with _store(config) as store:
+        order = store.get(code.upper())
+        if order is None:
+            raise ApprovalNotFound(f"No order with code {code.upper()}; see 'agent orders list'")
+        facts = refund_facts(
+            store, order, amount=amount, reason=reason, today=date.today(), rules=rules
+        )
+    ruling = rule_for(list(rules), facts)
+    checked = [
+        {"rule": rule.name, "decision": rule.decision, "unmet": unmet(rule, facts)}
+        for rule in rules
+    ]
+    if json_output:
+        payload = {"decision": ruling.decision, "rule": ruling.rule, "rules": checked}
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return
+    for line in checked:
+        if ruling.rule == line["rule"]:
+            print(f"{line['rule']}: applies -> {line['decision']}")
+            break
+        print(f"{line['rule']}: does not apply ({'; '.join(line['unmet'])})")
+    print(f"decision: {ruling.decision} ({ruling.why})")
+    print("(every refund also passes the checks in code first: status, window, caps, idempotency)")

@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from agent_cli.errors import ConfigError, InvalidApiKey, MissingApiKey
+from agent_cli.refund_rules import RefundRule
 
 OrderStatus = Literal["PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED"]
 ProviderKind = Literal["openai", "anthropic"]
@@ -78,6 +79,16 @@ class RefundSettings(_Section):
     # With nobody at the run's terminal to approve it, a refund waits this long in the approval
     # queue (`agent approvals`); 0: it is denied, as with the queue off.
     queue_hours: float = Field(default=72.0, ge=0, le=24 * 366)
+    # Refund rules as policy (refund_rules.py): the first that matches decides auto, ask, queue
+    # or deny; none: ask.
+    rules: list[RefundRule] = Field(default_factory=list, max_length=100)
+
+    @model_validator(mode="after")
+    def _rule_names_are_unique(self) -> RefundSettings:
+        names = [rule.name for rule in self.rules]
+        if twice := sorted({name for name in names if names.count(name) > 1}):
+            raise ValueError(f"refund rules must have distinct names; {twice[0]!r} is used twice")
+        return self
 
 
 class StoreSettings(_Section):

@@ -122,9 +122,10 @@ class ApprovalDecided(Event):
     step: int
     tool: str
     approved: bool
-    by: Literal["operator", "rule"]
+    by: Literal["operator", "rule", "policy"]
     reason: str
     queued: int | None = None  # the approval queue's item, when it waits there
+    rule: str | None = None  # the refund policy's rule, when it decided
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -394,18 +394,22 @@ def _act(
 def _approve(
     call: CallTool, needed: ApprovalNeeded, number: int, state: RunState, goal: str
 ) -> Generator[Event, Reply, Observation]:
-    """Ask for a verdict on exactly this call; anything but an approving Verdict denies it."""
-    asked = state.clock()
-    answer = yield ApprovalRequested(
-        run_id=state.run_id,
-        ts=state.wall(),
-        step=number,
-        tool=call.tool,
-        args=dict(call.args),
-        summary=needed.summary,
-    )
-    state.person_answered(since=asked)
-    verdict = answer if isinstance(answer, Verdict) else FAIL_CLOSED
+    """Ask for a verdict on exactly this call (unless a rule decided it already); anything but
+    an approving Verdict denies it."""
+    if needed.decided is not None:
+        verdict = needed.decided
+    else:
+        asked = state.clock()
+        answer = yield ApprovalRequested(
+            run_id=state.run_id,
+            ts=state.wall(),
+            step=number,
+            tool=call.tool,
+            args=dict(call.args),
+            summary=needed.summary,
+        )
+        state.person_answered(since=asked)
+        verdict = answer if isinstance(answer, Verdict) else FAIL_CLOSED
     if verdict.queue and needed.queue is None:  # this action cannot wait: nobody approved it
         verdict = FAIL_CLOSED
     queued = needed.queue(state.run_id, goal) if verdict.queue and needed.queue else None
@@ -421,6 +425,7 @@ def _approve(
         by=verdict.by,
         reason=verdict.reason,
         queued=item,
+        rule=verdict.rule,
     )
     if queued is not None:
         return queued

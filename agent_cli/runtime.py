@@ -212,6 +212,7 @@ def build_tools(
             dry_run,
             queue_for=timedelta(hours=refunds.queue_hours) if refunds.queue_hours else None,
             proposer=operator_name(),
+            rules=tuple(refunds.rules),
         )
         tools.append(refund_tool(desk))
     if mcp is None:

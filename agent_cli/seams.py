@@ -57,6 +57,7 @@ class ApprovalNeeded:
     summary: str
     commit: Callable[[], Observation]
     queue: Callable[[str, str], Observation] | None = None
+    decided: Verdict | None = None  # a rule decided already (refund policy): no one is asked
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +65,10 @@ class Verdict:
     """A decision on an ApprovalNeeded: by the operator, or by a rule (no terminal, a cap)."""
 
     approved: bool
-    by: Literal["operator", "rule"]
+    by: Literal["operator", "rule", "policy"]
     reason: str = ""
     queue: bool = False  # not now: into the approval queue, when the action can wait
+    rule: str | None = None  # the refund policy's rule that decided (by "policy")
 
 
 FAIL_CLOSED = Verdict(False, "rule", "no one could be asked (no terminal); denied")

@@ -319,6 +319,15 @@ class OrderStore:
         )
         return int(total)
 
+    def customer_refund_count(self, customer: str, since: datetime) -> int:
+        """Refunds recorded for the customer's orders since `since` (UTC)."""
+        rows = self._query(
+            "SELECT COUNT(*) FROM refunds JOIN orders ON orders.code = refunds.order_code"
+            " WHERE orders.customer = ? AND refunds.created_at >= ?",
+            (customer, since.isoformat(timespec="seconds")),
+        )
+        return int(rows[0][0])
+
     def find_refund(self, key: str) -> Refund | None:
         rows = self._query(_SELECT_REFUNDS + " WHERE idempotency_key = ?", (key,))
         return Refund(*rows[0]) if rows else None

@@ -162,18 +162,17 @@ def test_the_same_refund_proposed_twice_waits_as_one_item(tmp_path: Path) -> Non
     assert len(items()) == 1
 
 
-def test_a_dry_run_never_queues(tmp_path: Path) -> None:
+def refund_script(tmp_path: Path, answer: str) -> Path:
     delivered_recently("A100")
     script = tmp_path / "s.json"
     refund = {"order_code": "A100", "amount": 1000, "reason": "damaged"}
-    script.write_text(
-        json.dumps(
-            [
-                {"type": "tool", "tool": "issue_refund", "args": refund},
-                {"type": "final", "answer": "ok"},
-            ]
-        )
-    )
+    call = {"type": "tool", "tool": "issue_refund", "args": refund}
+    script.write_text(json.dumps([call, {"type": "final", "answer": answer}]))
+    return script
+
+
+def test_a_dry_run_never_queues(tmp_path: Path) -> None:
+    script = refund_script(tmp_path, "ok")
     argv = ["ask", "Refund A100", "--script", str(script), "--dry-run"]
     result = runner.invoke(app, [*argv, "--config", str(config(tmp_path))])
     assert result.exit_code == 0, result.stderr
@@ -187,3 +186,15 @@ def test_unknown_items_and_states_are_clear_errors() -> None:
     assert bad.exit_code == 2 and "--state 'waiting' is not a state" in bad.stderr
     none = runner.invoke(app, ["approvals", "approve", "99"])
     assert none.exit_code == 1 and "#99: no such item" in none.stderr
+
+
+def test_the_run_and_its_log_show_which_item_waits(tmp_path: Path) -> None:
+    script = refund_script(tmp_path, "It is pending.")
+    argv = ["ask", "Refund A100", "--script", str(script), "--config", str(config(tmp_path))]
+    shown = runner.invoke(app, argv)
+    assert shown.exit_code == 5
+    assert "queued as #1" in shown.stdout
+    assert "awaiting approval: agent approvals show 1" in shown.stdout
+    logged = runner.invoke(app, ["logs", "show"])
+    assert "queued as #1" in logged.stdout
+    assert "awaiting approval: agent approvals show 1" in logged.stdout

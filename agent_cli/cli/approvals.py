@@ -70,3 +70,18 @@ def approvals_deny(
     from agent_cli.approval_commands import decide
 
     decide(items, approve=False, reason=reason, by=by, config=config)
+
+
+@approvals_app.command(name="explain")
+def approvals_explain(
+    code: Annotated[str, typer.Argument(help="The order code, e.g. A100.")],
+    amount: Annotated[int, typer.Argument(help="The refund, in the order's currency.")],
+    reason: Annotated[str, typer.Option(help="The refund's reason.")] = "",
+    json_output: JsonOption = False,
+    config: ConfigOption = None,
+) -> None:
+    """Say which [[refunds.rules]] rule would decide a refund (auto, ask, queue or deny) and why
+    each earlier rule does not apply. Runs and writes nothing."""
+    from agent_cli.approval_commands import explain
+
+    explain(code, amount, reason, json_output=json_output, config=config)

@@ -174,7 +174,10 @@ def _execute(name: str, action: Action) -> Observation | ApprovalNeeded:
                 _guarded(name, lambda: queue(run, question))
             )
         return ApprovalNeeded(
-            result.summary, lambda: _observation(_guarded(name, commit)), guarded_queue
+            result.summary,
+            lambda: _observation(_guarded(name, commit)),
+            guarded_queue,
+            result.decided,
         )
     return result
 

@@ -17,7 +17,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
@@ -25,7 +25,8 @@ from pydantic import AfterValidator, Field
 from agent_cli import approval_queue
 from agent_cli.approval_queue import Approval, Recheck, judged_json
 from agent_cli.budget import RefundCounter
-from agent_cli.seams import ApprovalNeeded, Observation
+from agent_cli.refund_rules import RefundFacts, RefundRule, Ruling, rule_for
+from agent_cli.seams import ApprovalNeeded, Observation, Verdict
 from agent_cli.store import ORDER_CODE_PATTERN, Order, OrderStore, RefundRefused
 from agent_cli.tools import Denied, Tool, ToolArgs
 from agent_cli.tools.orders import RefundPolicy
@@ -62,6 +63,7 @@ class RefundDesk:
     clock: Callable[[], date] = date.today
     queue_for: timedelta | None = None  # how long a queued refund waits; None: never queued
     proposer: str = ""  # who proposes (recorded on a queued refund)
+    rules: tuple[RefundRule, ...] = ()  # refund rules as policy ([[refunds.rules]])
 
     def propose(self, args: IssueRefundArgs) -> ApprovalNeeded:
         store = self.open_store()
@@ -81,7 +83,15 @@ class RefundDesk:
         queue = (
             (lambda run, question: self._queue(order, args, run, question)) if can_wait else None
         )
-        return ApprovalNeeded(summary, lambda: self._commit(order, args), queue)
+        decided = policy_verdict(rule_for(list(self.rules), self._facts(store, order, args, today)))
+        return ApprovalNeeded(summary, lambda: self._commit(order, args), queue, decided)
+
+    def _facts(
+        self, store: OrderStore, order: Order, args: IssueRefundArgs, today: date
+    ) -> RefundFacts:
+        return refund_facts(
+            store, order, amount=args.amount, reason=args.reason, today=today, rules=self.rules
+        )
 
     def _queue(
         self, order: Order, args: IssueRefundArgs, run_id: str, question: str
@@ -153,6 +163,43 @@ class RefundDesk:
             return Observation(f"ALREADY DONE: refund #{recorded.refund.id} of {what} exists")
         self.counter.add()
         return Observation(f"REFUNDED: refund #{recorded.refund.id} of {what} recorded")
+
+
+def refund_facts(
+    store: OrderStore,
+    order: Order,
+    *,
+    amount: int,
+    reason: str,
+    today: date,
+    rules: tuple[RefundRule, ...],
+) -> RefundFacts:
+    """What the refund rules look at; the customer's earlier refunds counted only for the
+    periods the rules name."""
+    counts: dict[int, int] = {}
+    if order.customer is not None:
+        for days in {r.period_days for r in rules if r.max_refunds_before is not None}:
+            since = datetime.now(UTC) - timedelta(days=days)
+            counts[days] = store.customer_refund_count(order.customer, since)
+    return RefundFacts(
+        amount,
+        order.currency,
+        order.status,
+        order.customer,
+        order.delivered_at,
+        reason.strip(),
+        today,
+        counts,
+    )
+
+
+def policy_verdict(ruling: Ruling) -> Verdict | None:
+    """The verdict a refund rule gives (None: ask a person)."""
+    if ruling.decision == "ask":
+        return None
+    approved = ruling.decision == "auto"
+    queue = ruling.decision == "queue"
+    return Verdict(approved, "policy", ruling.why, queue=queue, rule=ruling.rule)
 
 
 def recheck_queued(policy: RefundPolicy, max_amount: int, clock: Callable[[], date]) -> Recheck:

@@ -46,6 +46,7 @@ class RunView:
         self._timed_steps: set[int] = set()
         self._step = 1  # the step the model is working on, for the spinner
         self._draft: list[str] = []  # the streamed text of the reply being written
+        self._queued: list[int] = []  # approval queue items this run made
         self._handlers: dict[type[Event], Callable[[Any], None]] = {
             RunStarted: self._started,
             ModelDecided: self._decided,
@@ -101,11 +102,12 @@ class RunView:
 
     def _approval_decided(self, event: ApprovalDecided) -> None:
         if event.queued is not None:
+            self._queued.append(event.queued)
             line = f"queued as #{event.queued}: no one here could approve it"
             self._note_line(line, event.step, "⏳", "yellow")
             return
         verdict = "approved" if event.approved else "denied"
-        who = "the operator" if event.by == "operator" else "rule"
+        who = {"operator": "the operator", "rule": "rule", "policy": "policy"}[event.by]
         why = f": {event.reason}" if event.reason else ""
         style = "green" if event.approved else "red"
         self._note_line(f"{verdict} by {who}{why}", event.step, "⚖", style)
@@ -208,7 +210,10 @@ class RunView:
         if event.cost is not None:
             parts.append(f"cost {event.cost:.4f}")
         if event.status == "pending_approval":
-            parts.append("awaiting approval: agent approvals list")
+            one = len(self._queued) == 1
+            parts.append(
+                f"awaiting approval: agent approvals {f'show {self._queued[0]}' if one else 'list'}"
+            )
         elif event.status != "answered":
             parts.append(f"stopped: {event.status}")
         style = "dim" if event.status == "answered" else "yellow"
