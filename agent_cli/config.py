@@ -101,6 +101,18 @@ class LogSettings(_Section):
     keep_runs: int = Field(default=10_000, ge=1, le=10_000_000)  # older runs are deleted
 
 
+class AgentSettings(_Section):
+    # The shop's own instructions (instructions.py), added to our rules, never in their place.
+    instructions: str | None = Field(default=None, max_length=8_000)
+    instructions_file: Annotated[Path, Field(strict=False)] | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> AgentSettings:
+        if self.instructions is not None and self.instructions_file is not None:
+            raise ValueError("set instructions or instructions_file, not both")
+        return self
+
+
 class ChatSettings(_Section):
     memory_turns: int = Field(default=10, ge=0, le=1_000)  # earlier exchanges the model sees
     memory_chars: int = Field(default=8_000, ge=0, le=1_000_000)  # ...and their total size
@@ -225,6 +237,7 @@ class McpSettings(_Section):
 
 
 class Settings(_Section):
+    agent: AgentSettings = Field(default_factory=AgentSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     store: StoreSettings = Field(default_factory=StoreSettings)

@@ -49,6 +49,8 @@ class RunStarted(Event):
     today: str
     tools: tuple[str, ...]
     grounding: bool = False  # answers must name only orders looked up in this run
+    instructions_sha256: str | None = None  # the shop's instructions in use (none: null)
+    instructions_chars: int = 0
     schema: int = TRACE_SCHEMA_VERSION
 
 

@@ -11,6 +11,7 @@ is recorded the same way.
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from collections.abc import Callable, Generator
@@ -78,6 +79,7 @@ def run(
     run_id: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     wall: Callable[[], float] = time.time,
+    instructions: str = "",
 ) -> Generator[Event, Reply, None]:
     """Run the loop on `goal`, yielding an event for everything that happens. A consumer
     answers a `QuestionAsked` with `send(reply)` and an `ApprovalRequested` with a Verdict.
@@ -94,6 +96,7 @@ def run(
         conversation,
         check_answer,
         on_text or no_text,
+        instructions,
     )
     try:
         yield RunStarted(
@@ -108,6 +111,10 @@ def run(
             tools=tuple(spec.name for spec in context.specs),
             remembered_turns=len(conversation),
             grounding=check_answer is not None,
+            instructions_sha256=hashlib.sha256(instructions.encode()).hexdigest()
+            if instructions
+            else None,
+            instructions_chars=len(instructions),
         )
         answer = yield from _react(context, state)
     except KeyboardInterrupt as interrupt:
@@ -149,6 +156,7 @@ class _Context:
     conversation: tuple[Exchange, ...]
     check_answer: AnswerCheck | None
     on_text: Callable[[TextDelta], None]
+    instructions: str = ""
 
     def answer_problem(self, answer: str, history: tuple[Step, ...]) -> str | None:
         return self.check_answer(answer, history) if self.check_answer else None
@@ -244,6 +252,7 @@ def _consult(
         context.conversation,
         final,
         context.on_text,
+        context.instructions,
     )
     try:
         reply = context.model.decide(request)

@@ -22,6 +22,7 @@ from agent_cli.dates import stated_today
 from agent_cli.errors import UsageError
 from agent_cli.events import ApprovalRequested, Event, QuestionAsked, RunFinished
 from agent_cli.grounding import ground_answer
+from agent_cli.instructions import shop_instructions
 from agent_cli.loop import run
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import load_script
@@ -74,6 +75,7 @@ class RunOptions:
     quiet: bool = False
     grounding: bool | None = None  # False: --no-grounding
     provider: ProviderOptions = field(default_factory=ProviderOptions)
+    instructions: Path | None = None  # --instructions FILE: the shop's, for this run
 
     def settings(self) -> Settings:
         limits = {
@@ -101,6 +103,7 @@ class Runtime:
     today_from_question: bool = False  # the playbook, when --today was not given
     mcp: McpServers | None = None  # the MCP servers started for it, stopped with its stack
     as_of: AsOf | None = None  # shared with its order tools: set to each run's date
+    instructions: str = ""  # the shop's own (instructions.py)
 
     def today_for(self, question: str) -> date:
         """The date a run on `question` is answered as of (recorded in `run_started.today`)."""
@@ -126,6 +129,7 @@ class Runtime:
             conversation=conversation,
             check_answer=ground_answer if self.limits.grounding else None,
             on_text=on_text,
+            instructions=self.instructions,
         )
 
 
@@ -141,6 +145,7 @@ def open_runtime(
     passes its `previous` runtime: the refund count and the MCP servers carry over."""
     settings = settings or options.settings()
     today = parse_today(options.today)
+    instructions = shop_instructions(settings, options.instructions).text
     model = choose_model(options, settings, stack)
     store = LazyStore(settings)
     stack.callback(store.close)
@@ -157,7 +162,9 @@ def open_runtime(
     )
     limits = limits_for(settings, model.model)
     from_question = options.today is None and isinstance(model, PlaybookModel)
-    return Runtime(settings, model, tools, limits, today, counter, from_question, servers, as_of)
+    return Runtime(
+        settings, model, tools, limits, today, counter, from_question, servers, as_of, instructions
+    )
 
 
 def limits_for(settings: Settings, model: str) -> Limits:

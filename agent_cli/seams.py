@@ -126,6 +126,7 @@ class ModelRequest:
     conversation: tuple[Exchange, ...] = ()  # earlier turns of a chat, oldest first
     final: bool = False  # a limit stopped the run: answer now from what is known, call no tool
     on_text: Callable[[TextDelta], None] = no_text  # a streaming provider's text, as it comes
+    instructions: str = ""  # the shop's own, placed before our rules in the system prompt
 
 
 @dataclass(frozen=True, slots=True, init=False)

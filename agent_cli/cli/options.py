@@ -51,6 +51,14 @@ MaxCostOption = Annotated[
 TodayOption = Annotated[
     str | None, typer.Option(help="Today's date for the model, YYYY-MM-DD (reproducible runs).")
 ]
+InstructionsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--instructions",
+        help="The shop's own instructions (tone, language, sign-off) from this file, for this "
+        "run; added before our rules, never in their place.",
+    ),
+]
 TraceOption = Annotated[Path | None, typer.Option(help="Append the JSON Lines trace to this file.")]
 NoStreamOption = Annotated[
     bool,

@@ -13,6 +13,7 @@ from agent_cli.cli.options import (
     BaseUrlOption,
     ConfigOption,
     DryRunOption,
+    InstructionsOption,
     MaxCostOption,
     MaxStepsOption,
     MaxTokensOption,
@@ -55,6 +56,7 @@ def ask(
         bool, typer.Option("--json", help="Print the trace events as JSON Lines on stdout only.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answer.")] = False,
+    instructions: InstructionsOption = None,
     config: ConfigOption = None,
 ) -> None:
     """Answer one question, showing every step live."""
@@ -75,6 +77,7 @@ def ask(
         provider=ProviderOptions(
             provider, model, base_url, mode, config, stream=False if no_stream else None
         ),
+        instructions=instructions,
     )
     ask_once(AskOptions(question, json_output, run_options))
 
@@ -101,6 +104,7 @@ def chat(
             "--continue", help="Resume the last chat session: its answered turns are remembered."
         ),
     ] = False,
+    instructions: InstructionsOption = None,
     config: ConfigOption = None,
 ) -> None:
     """Talk to the agent question after question; /help lists the commands.
@@ -125,6 +129,7 @@ def chat(
         provider=ProviderOptions(
             provider, model, base_url, mode, config, stream=False if no_stream else None
         ),
+        instructions=instructions,
     )
     raise typer.Exit(run_chat(options, resume=resume))
 
@@ -174,6 +179,13 @@ def eval_(
     min_pass: Annotated[
         float, typer.Option(help="Exit 3 unless every model passes this fraction of cases.")
     ] = 1.0,
+    instructions: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--instructions",
+            help="The shop's instructions from this file; repeat to compare them side by side.",
+        ),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Measure answer quality: run a case set on one or more models and judge every answer.
@@ -207,6 +219,7 @@ def eval_(
             report=report,
             record=record,
             min_pass=min_pass,
+            instructions=tuple(instructions or ()),
         )
     )
 

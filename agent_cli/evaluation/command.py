@@ -19,6 +19,7 @@ from agent_cli.evaluation.regress import check_json, check_traces, traces_in
 from agent_cli.evaluation.report import render_report
 from agent_cli.evaluation.runner import Contender, check_tools, plan_jobs, run_jobs
 from agent_cli.evaluation.summary import result_json, summarize
+from agent_cli.instructions import shop_instructions
 from agent_cli.outcomes import CaseResult, ModelSummary
 from agent_cli.runlog import configured_log_path
 from agent_cli.runtime import RunOptions, choose_model, run_recorder, warn
@@ -43,6 +44,7 @@ class EvalOptions:
     report: Path | None = None
     record: Path | None = None
     min_pass: float = 1.0
+    instructions: tuple[Path, ...] = ()  # --instructions, each file side by side
 
 
 def eval_command(options: EvalOptions) -> None:
@@ -141,8 +143,9 @@ def _cases(options: EvalOptions) -> tuple[EvalCase, ...]:
 
 
 def _contenders(options: EvalOptions) -> list[Contender]:
-    """One per --model (or the configured model), each checked as `agent ask` would: bad
-    settings and a missing key fail here, before any case runs."""
+    """One per --model (or the configured model) and --instructions file (or the configured
+    instructions), each checked as `agent ask` would: bad settings, unreadable instructions and
+    a missing key fail here, before any case runs."""
     contenders = []
     for model in options.models or (None,):
         provider = replace(options.run.provider, model=model or options.run.provider.model)
@@ -151,7 +154,10 @@ def _contenders(options: EvalOptions) -> list[Contender]:
         with ExitStack() as stack:
             built = choose_model(run, settings, stack)
             label = f"{built.provider}/{built.model}"
-        contenders.append(Contender(label, run, settings))
+        for path in options.instructions or (None,):
+            text = shop_instructions(settings, path).text
+            named = f"{label} + {path.name}" if len(options.instructions) > 1 and path else label
+            contenders.append(Contender(named, run, settings, text))
     return contenders
 
 

@@ -43,6 +43,7 @@ class Contender:
     label: str
     options: RunOptions
     settings: Settings
+    instructions: str = ""  # the shop's own (instructions.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +217,10 @@ def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
     if case.max_steps is not None:
         limits = replace(limits, max_steps=case.max_steps)
     from_question = case.today is None and isinstance(model, PlaybookModel)
-    return Runtime(settings, model, tools, limits, today, counter, from_question, None, as_of)
+    instructions = job.contender.instructions
+    return Runtime(
+        settings, model, tools, limits, today, counter, from_question, None, as_of, instructions
+    )
 
 
 def _drive(runtime: Runtime, case: EvalCase, sinks: list[Callable[[Event], None]]) -> None:

@@ -86,7 +86,9 @@ class AnthropicMessages(HttpAdapter):
         body: dict[str, Any] = {
             "model": options.model,
             "max_tokens": options.max_output_tokens,
-            "system": system_prompt(request.today, request.tools, options.mode),
+            "system": system_prompt(
+                request.today, request.tools, options.mode, instructions=request.instructions
+            ),
             "messages": messages,
             "temperature": options.temperature,
         }

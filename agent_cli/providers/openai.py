@@ -111,7 +111,13 @@ class OpenAIChat(HttpAdapter):
     def body(self, request: ModelRequest) -> dict[str, Any]:
         options = self._options
         with_schema = self._format in ("json_object", "none")  # else the server is given it
-        prompt = system_prompt(request.today, request.tools, options.mode, with_schema=with_schema)
+        prompt = system_prompt(
+            request.today,
+            request.tools,
+            options.mode,
+            with_schema=with_schema,
+            instructions=request.instructions,
+        )
         messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
         messages += [
             {"role": role, "content": text}
