@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sqlite3
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date, datetime
@@ -14,12 +16,15 @@ from pathlib import Path
 
 from agent_cli import approval_queue
 from agent_cli.approval_queue import Approval, Decided
-from agent_cli.config import load_settings
+from agent_cli.config import Settings, load_settings
 from agent_cli.errors import AgentError, UsageError
+from agent_cli.events import QueueDecided
 from agent_cli.refund_rules import rule_for, unmet
-from agent_cli.runtime import operator_name, policy_of
+from agent_cli.runlog import RunLog, configured_log_path
+from agent_cli.runtime import operator_name, policy_of, warn
 from agent_cli.store import OrderStore, open_configured
 from agent_cli.tools.refunds import recheck_queued, refund_facts
+from agent_cli.tracing import dumps_event
 from agent_cli.ui.approvals_view import show_approval, show_approvals
 from agent_cli.ui.console import make_console
 
@@ -72,6 +77,7 @@ def decide(
     recheck = recheck_queued(policy_of(settings), settings.refunds.max_amount, date.today)
     who = by or operator_name()
     missed = 0
+    made: list[Approval] = []
     with _store(config) as store:
         for item in items:
             if approve:
@@ -81,6 +87,9 @@ def decide(
                     store, item, by=who, reason=reason or "no reason given"
                 )
             missed += not _report(item, decided, approve)
+            if decided is not None and decided.changed:
+                made.append(decided.item)
+    _log_decisions(settings, made)
     if missed:
         verb = "approved" if approve else "denied"
         raise NotApproved(f"{missed} of {len(items)} item(s) were not {verb}; see the lines above")
@@ -97,6 +106,33 @@ def _report(item: int, decided: Decided | None, approve: bool) -> bool:
         return False
     print(f"#{item}: {found.status}: {found.outcome}")
     return found.status == ("approved" if approve else "denied")
+
+
+def _log_decisions(settings: Settings, decided: list[Approval]) -> None:
+    """Each decision, added to the log of the run that queued the item (`agent logs show
+    RUN` shows it). The log is a record, never a part of the decision: a failure is a warning."""
+    if not decided or not settings.log.enabled:
+        return
+    try:
+        log = RunLog.open(configured_log_path(settings.log.path), create=False)
+    except (OSError, sqlite3.Error):
+        return  # no log yet: no run to add to
+    try:
+        for item in decided:
+            event = QueueDecided(
+                run_id=item.run_id,
+                ts=time.time(),
+                item=item.id,
+                status=item.status,
+                decided_by=item.decided_by or "",
+                outcome=item.outcome or "",
+                refund_id=item.refund_id,
+            )
+            log.append(item.run_id, dumps_event(event))
+    except sqlite3.Error as exc:
+        warn(f"the run log could not record the decisions ({exc}); they are in the order store")
+    finally:
+        log.close()
 
 
 @contextmanager

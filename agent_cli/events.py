@@ -156,6 +156,18 @@ class RunFinished(Event):
     findings: list[dict[str, Any]] = field(default_factory=list)  # what was learned, at a stop
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueDecided(Event):
+    """Added to a run's log after it ended: a person decided the refund it queued."""
+
+    kind: ClassVar[str] = "queue_decided"
+    item: int
+    status: str  # approved, denied, expired or failed
+    decided_by: str
+    outcome: str
+    refund_id: int | None = None
+
+
 # Every event type by its trace name, for reading traces back.
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
@@ -169,5 +181,6 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ApprovalDecided,
         ToolObserved,
         RunFinished,
+        QueueDecided,
     )
 }

@@ -187,6 +187,17 @@ class RunLog:
                 ("".join(line + "\n" for line in lines), run.run_id),
             )
 
+    def append(self, run_id: str, line: str) -> bool:
+        """Add a line to a logged run's trace (a decision made after it ended); False when
+        the run is not in the log (never logged, or since deleted)."""
+        with self._lock, self._transaction():
+            changed = self._db.execute(
+                "UPDATE traces SET lines = lines || ? WHERE id = (SELECT id FROM runs"
+                " WHERE run_id = ?)",
+                (line + "\n", run_id),
+            ).rowcount
+        return changed > 0
+
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
         self._db.execute("BEGIN IMMEDIATE")

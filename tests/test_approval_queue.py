@@ -198,3 +198,17 @@ def test_the_run_and_its_log_show_which_item_waits(tmp_path: Path) -> None:
     logged = runner.invoke(app, ["logs", "show"])
     assert "queued as #1" in logged.stdout
     assert "awaiting approval: agent approvals show 1" in logged.stdout
+    assert runner.invoke(app, ["approvals", "approve", "1", "--as", "lead"]).exit_code == 0
+    decided = runner.invoke(app, ["logs", "show"])  # the decision, added to the run's log
+    assert "#1 approved by lead: refund #1 of 1,000 recorded" in decided.stdout
+    lines = runner.invoke(app, ["logs", "show", "--json"]).stdout.splitlines()
+    last = json.loads(lines[-1])
+    assert (last["event"], last["item"], last["decided_by"]) == ("queue_decided", 1, "lead")
+    replayed = runner.invoke(app, ["replay", str(_saved(tmp_path, lines))])
+    assert replayed.exit_code == 0, replayed.stderr
+
+
+def _saved(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "logged.jsonl"
+    path.write_text("".join(line + "\n" for line in lines))
+    return path

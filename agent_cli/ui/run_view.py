@@ -24,6 +24,7 @@ from agent_cli.events import (
     Event,
     ModelCalled,
     ModelDecided,
+    QueueDecided,
     RepairRequested,
     RunFinished,
     RunStarted,
@@ -53,6 +54,7 @@ class RunView:
             ToolObserved: self._observed,
             ModelCalled: self._called,
             ApprovalRequested: self._approval_requested,
+            QueueDecided: self._queue_decided,
             ApprovalDecided: self._approval_decided,
             RepairRequested: self._repair,
             RunFinished: self._finished,
@@ -111,6 +113,11 @@ class RunView:
         why = f": {event.reason}" if event.reason else ""
         style = "green" if event.approved else "red"
         self._note_line(f"{verdict} by {who}{why}", event.step, "⚖", style)
+
+    def _queue_decided(self, event: QueueDecided) -> None:
+        style = "green" if event.status == "approved" else "red"
+        line = f"#{event.item} {event.status} by {clean_text(event.decided_by)}: "
+        self.console.print(Text(f"⚖ {line}{clean_text(event.outcome)}", style=style))
 
     def _repair(self, event: RepairRequested) -> None:
         what = _REPAIRS.get(event.cause)  # a rejected call already shows as its observation
