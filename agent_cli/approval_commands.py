@@ -137,7 +137,8 @@ def _log_decisions(settings: Settings, decided: list[Approval]) -> None:
 
 @contextmanager
 def _store(config: Path | None) -> Iterator[OrderStore]:
-    store = open_configured(load_settings(config).store.path)
+    settings = load_settings(config)
+    store = open_configured(settings.store.path, settings.store.url)
     try:
         yield store
     finally:

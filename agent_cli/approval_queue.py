@@ -106,7 +106,7 @@ def queue(store: OrderStore, proposal: Proposal) -> Approval:
         )
         if waiting:  # the same refund, queued by an earlier run: one item is enough
             return Approval(*waiting[0])
-        item = store.execute(
+        item = store.insert(
             "INSERT INTO approvals (tool, order_code, amount, reason, refund_key, judged, run_id,"
             " question, proposed_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
             " ?, ?)",
@@ -117,8 +117,10 @@ def queue(store: OrderStore, proposal: Proposal) -> Approval:
     return found
 
 
-def get(store: OrderStore, item: int) -> Approval | None:
-    rows = store.query(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (item,))
+def get(store: OrderStore, item: int, *, lock: bool = False) -> Approval | None:
+    """The item; with `lock`, held until the caller's transaction ends (PostgreSQL)."""
+    held = store.FOR_UPDATE if lock else ""
+    rows = store.query(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?{held}", (item,))
     return Approval(*rows[0]) if rows else None
 
 
@@ -184,7 +186,7 @@ def deny(store: OrderStore, item: int, *, by: str, reason: str) -> Decided | Non
 def _decidable(store: OrderStore, item: int) -> tuple[Approval | None, Decided | None]:
     """Inside the caller's transaction: the item if it is pending; else what to answer (None:
     no such item; or the item as it was closed, unchanged)."""
-    found = get(store, item)
+    found = get(store, item, lock=True)
     if found is None:
         return None, None
     if found.status != "pending":

@@ -110,7 +110,7 @@ def _question_text(given: str | None, limit: int) -> str:
 @contextmanager
 def _opened_store(config: Path | None) -> Iterator[OrderStore]:
     settings = load_settings(config)
-    store = open_configured(settings.store.path)
+    store = open_configured(settings.store.path, settings.store.url)
     try:
         yield store
     finally:

@@ -36,6 +36,7 @@ ProviderKind = Literal["openai", "anthropic"]
 # Environment variables that set a setting, between the config file and the options.
 ENVIRONMENT = {
     "AGENT_DB": ("store", "path"),
+    "AGENT_DB_URL": ("store", "url"),
     "AGENT_LOG": ("log", "path"),
     "AGENT_PROVIDER": ("provider", "name"),
     "AGENT_MODEL": ("provider", "model"),
@@ -93,6 +94,9 @@ class RefundSettings(_Section):
 
 class StoreSettings(_Section):
     path: Annotated[Path, Field(strict=False)] | None = None  # None: the user's data directory
+    # A team's PostgreSQL (pg_store.py) instead of the SQLite file: postgresql://user@host/db.
+    # The password comes from PGPASSWORD, ~/.pgpass or ${NAME}, never from this file.
+    url: str | None = Field(default=None, pattern=r"^postgres(ql)?://", max_length=2_000)
 
 
 class LogSettings(_Section):

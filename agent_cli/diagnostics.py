@@ -96,7 +96,7 @@ def _describe(choice: ProviderChoice) -> str:
 
 def _store_check(settings: Settings) -> Check:
     try:
-        store = open_configured(settings.store.path)
+        store = open_configured(settings.store.path, settings.store.url)
         path = store.path
     except AgentError as exc:
         return Check(False, "order store", str(exc))

@@ -461,11 +461,12 @@ class LazyStore:
 
     def __init__(self, settings: Settings) -> None:
         self._configured = settings.store.path
+        self._url = settings.store.url
         self._store: OrderStore | None = None
 
     def get(self) -> OrderStore:
         if self._store is None:
-            self._store = open_configured(self._configured)
+            self._store = open_configured(self._configured, self._url)
         return self._store
 
     def close(self) -> None:

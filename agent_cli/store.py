@@ -19,11 +19,49 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from agent_cli.errors import StoreBusy, StoreError
+from agent_cli.errors import StoreBusy, StoreError, UsageError
 from agent_cli.schema import migrate, schema_version
 
 STATUSES = ("PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED")
 ORDER_CODE_PATTERN = r"^[A-Za-z0-9]{1,16}$"  # ASCII letters and digits: no look-alikes
+
+
+def refunds_table(id_column: str) -> str:
+    """The refunds table, its id column as the backend writes one (shared with pg_store.py);
+    BIGINT amounts: PostgreSQL's INTEGER stops at 2**31, SQLite's is 64 bits either way."""
+    return f"""CREATE TABLE refunds (
+            id {id_column},
+            order_code TEXT NOT NULL,
+            amount BIGINT NOT NULL CHECK (amount > 0),
+            reason TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            idempotency_key TEXT NOT NULL UNIQUE
+        )"""
+
+
+def approvals_table(id_column: str) -> str:
+    """The approval queue's table (approval_queue.py), likewise."""
+    return f"""CREATE TABLE approvals (
+            id {id_column},
+            tool TEXT NOT NULL,
+            order_code TEXT NOT NULL,
+            amount BIGINT NOT NULL CHECK (amount > 0),
+            reason TEXT NOT NULL,
+            refund_key TEXT NOT NULL,
+            judged TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            question TEXT NOT NULL,
+            proposed_by TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'failed')),
+            decided_by TEXT,
+            decided_at TEXT,
+            outcome TEXT,
+            refund_id BIGINT
+        )"""
+
 
 # Each entry moves the schema one version up; a new database runs them all, then is seeded.
 _MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -39,38 +77,12 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (
         "ALTER TABLE orders ADD COLUMN note TEXT",
-        """CREATE TABLE refunds (
-            id INTEGER PRIMARY KEY,
-            order_code TEXT NOT NULL,
-            amount INTEGER NOT NULL CHECK (amount > 0),
-            reason TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            idempotency_key TEXT NOT NULL UNIQUE
-        )""",
+        refunds_table("INTEGER PRIMARY KEY"),
         "CREATE INDEX refunds_by_order ON refunds (order_code)",
     ),
     (
         # The approval queue: actions that wait for a person elsewhere (approval_queue.py).
-        """CREATE TABLE approvals (
-            id INTEGER PRIMARY KEY,
-            tool TEXT NOT NULL,
-            order_code TEXT NOT NULL,
-            amount INTEGER NOT NULL CHECK (amount > 0),
-            reason TEXT NOT NULL,
-            refund_key TEXT NOT NULL,
-            judged TEXT NOT NULL,
-            run_id TEXT NOT NULL,
-            question TEXT NOT NULL,
-            proposed_by TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            expires_at TEXT NOT NULL,
-            status TEXT NOT NULL DEFAULT 'pending'
-                CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'failed')),
-            decided_by TEXT,
-            decided_at TEXT,
-            outcome TEXT,
-            refund_id INTEGER
-        )""",
+        approvals_table("INTEGER PRIMARY KEY"),
         "CREATE INDEX approvals_by_order ON approvals (order_code)",
         "CREATE INDEX approvals_by_status ON approvals (status)",
     ),
@@ -184,10 +196,25 @@ def configured_path(configured: Path | None) -> Path:
     return configured.expanduser() if configured is not None else default_db_path()
 
 
-def open_configured(configured: Path | None) -> OrderStore:
-    """The database the settings name, never created: a misspelled path is an error, not a
-    fresh sample database; else the default location, created and seeded on first use."""
+def open_configured(configured: Path | None, url: str | None = None) -> OrderStore:
+    """The database the settings name: a PostgreSQL server (`url`), or a SQLite file never
+    created (a misspelled path is an error, not a fresh sample database); else the default
+    location, created and seeded on first use."""
+    if url is not None:
+        try:
+            from agent_cli.pg_store import PostgresStore  # noqa: PLC0415 - only when configured
+        except ImportError:
+            raise UsageError(
+                "store.url names a PostgreSQL server, and psycopg is not installed: "
+                "pip install 'agent-cli[postgres]' (in a checkout: pip install -e '.[postgres]')"
+            ) from None
+        return PostgresStore.connect(url)
     return OrderStore.open(configured_path(configured), create=configured is None)
+
+
+def busy_wait_seconds() -> float:
+    """How long a query may wait for another process's lock now (see busy_wait_at_most)."""
+    return _busy_wait.get()
 
 
 class OrderStore:
@@ -303,9 +330,7 @@ class OrderStore:
         orders = list(orders)
         codes = {order.code for order in orders}
         with self._transaction():
-            updated = sum(
-                1 for (code,) in self._db.execute("SELECT code FROM orders") if code in codes
-            )
+            updated = sum(1 for (code,) in self._query("SELECT code FROM orders") if code in codes)
             self._upsert(orders)
         return ImportResult(added=len(orders) - updated, updated=updated)
 
@@ -357,6 +382,7 @@ class OrderStore:
         check: Callable[[Order, int], None] | None = None,
     ) -> RefundRecorded:
         """`record_refund`, inside a transaction the caller holds (`transaction()`)."""
+        self._lock_order(code)  # one refund of an order at a time, whatever the backend
         if (existing := self.find_refund(key)) is not None:
             return RefundRecorded(existing, created=False)
         order = self.get(code)
@@ -369,15 +395,17 @@ class OrderStore:
         if amount > remaining:
             raise RefundRefused(f"only {remaining} {order.currency} of {code} is refundable")
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        cursor = self._db.execute(
+        refund_id = self.insert(
             "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
             " VALUES (?, ?, ?, ?, ?)",
             (code, amount, reason, now, key),
         )
         if amount == remaining:
-            self._db.execute("UPDATE orders SET status = 'REFUNDED' WHERE code = ?", (code,))
-        refund = Refund(int(cursor.lastrowid or 0), code, amount, reason, now)
-        return RefundRecorded(refund, created=True)
+            self.execute("UPDATE orders SET status = 'REFUNDED' WHERE code = ?", (code,))
+        return RefundRecorded(Refund(refund_id, code, amount, reason, now), created=True)
+
+    def _lock_order(self, code: str) -> None:
+        """SQLite: nothing to do, `BEGIN IMMEDIATE` holds the only write lock."""
 
     # For approval_queue.py, which keeps its table in this database and its writes in this
     # store's transactions (a refund and its approval commit together).
@@ -387,28 +415,39 @@ class OrderStore:
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
         return self._query(sql, params)
 
-    def execute(self, sql: str, params: tuple[object, ...] = ()) -> int:
-        """A write inside `transaction()`; the new row's id, for an insert."""
+    def execute(self, sql: str, params: tuple[object, ...] = ()) -> None:
+        """A write inside `transaction()`."""
+        self._db.execute(sql, params)
+
+    def insert(self, sql: str, params: tuple[object, ...] = ()) -> int:
+        """An INSERT inside `transaction()`; the new row's id."""
         return int(self._db.execute(sql, params).lastrowid or 0)
+
+    # Appended to a SELECT inside `transaction()` to hold its rows until the commit; SQLite's
+    # BEGIN IMMEDIATE already holds the whole database.
+    FOR_UPDATE = ""
 
     def _upsert(self, orders: Iterable[Order]) -> None:
         self._db.executemany(
             "INSERT OR REPLACE INTO orders"
             " (code, status, total, currency, delivered_at, customer, note)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    o.code,
-                    o.status,
-                    o.total,
-                    o.currency,
-                    o.delivered_at.isoformat() if o.delivered_at else None,
-                    o.customer,
-                    o.note,
-                )
-                for o in orders
-            ],
+            [order_row(order) for order in orders],
         )
+
+
+def order_row(order: Order) -> tuple[str, str, int, str, str | None, str | None, str | None]:
+    """An order as the columns of its row, in the order the upserts name them."""
+    delivered = order.delivered_at.isoformat() if order.delivered_at else None
+    return (
+        order.code,
+        order.status,
+        order.total,
+        order.currency,
+        delivered,
+        order.customer,
+        order.note,
+    )
 
 
 @contextmanager

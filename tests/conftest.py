@@ -6,6 +6,7 @@ import signal
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,3 +81,13 @@ def fake_llm() -> Iterator[FakeLLM]:
     server = FakeLLM().start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A real PostgreSQL server for this test session (tests/postgres.py)."""
+    from . import postgres
+
+    if postgres.find("initdb") is None:
+        pytest.skip("PostgreSQL is not installed (initdb not found): its tests are skipped")
+    yield from postgres.running()

@@ -60,13 +60,13 @@ def test_framework_imports_stay_at_their_edges() -> None:
                 assert where[0] in homes, f"{'/'.join(where)} imports {module}"
 
 
-def test_an_offline_run_never_imports_httpx(tmp_path: Path) -> None:
+def test_an_offline_run_never_imports_httpx_or_psycopg(tmp_path: Path) -> None:
     code = (
         "import sys;"
         "from agent_cli.cli import app;"
         "sys.argv = ['agent', 'ask', 'A100?', '--dry-run', '--quiet'];"
         "\ntry:\n    app()\nexcept SystemExit:\n    pass\n"
-        "print('httpx' in sys.modules, file=sys.stderr)"
+        "print('httpx' in sys.modules or 'psycopg' in sys.modules, file=sys.stderr)"
     )
     env = {**__import__("os").environ, "XDG_DATA_HOME": str(tmp_path)}  # the default location
     env.pop("AGENT_DB")

@@ -1,0 +1,195 @@
+"""One store contract, two backends: every test here runs on the SQLite file and on a real
+PostgreSQL server (started by the tests themselves, tests/postgres.py)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_cli import approval_queue
+from agent_cli.cli import app
+from agent_cli.errors import StoreError
+from agent_cli.store import SAMPLE_ORDERS, Order, OrderStore, RefundRefused
+
+runner = CliRunner()
+Opener = Callable[[], OrderStore]  # a new connection to the same database
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+    if request.param == "sqlite":
+        path = tmp_path / "orders.db"
+        OrderStore.open(path, seed=SAMPLE_ORDERS).close()
+        yield lambda: OrderStore.open(path, create=False)
+        return
+    from agent_cli.pg_store import PostgresStore
+
+    url = request.getfixturevalue("pg_server").database()
+    PostgresStore.connect(url, seed=SAMPLE_ORDERS).close()
+    yield lambda: PostgresStore.connect(url)
+
+
+@pytest.fixture
+def store(opener: Opener) -> Iterator[OrderStore]:
+    opened = opener()
+    yield opened
+    opened.close()
+
+
+def test_orders_read_the_same(store: OrderStore) -> None:
+    assert [o.code for o in store.all()] == sorted(o.code for o in SAMPLE_ORDERS)
+    assert store.get("A100") == next(o for o in SAMPLE_ORDERS if o.code == "A100")
+    assert store.get("Z999") is None
+    delivered = store.orders(status="DELIVERED", limit=2)
+    assert [o.code for o in delivered] == ["A100", "A103"]
+    assert store.count(status="DELIVERED") == 4 and store.count() == len(SAMPLE_ORDERS)
+
+
+def test_import_adds_and_replaces_and_keeps_refunds(store: OrderStore) -> None:
+    store.record_refund("A100", 1000, "late", key="k1")
+    changed = Order("A100", "DELIVERED", 260_000, date(2026, 10, 2), customer="Sato")
+    result = store.import_orders([changed, Order("N1", "PENDING", 10)])
+    assert (result.added, result.updated) == (1, 1)
+    assert store.get("A100") == changed and store.get("N1") is not None
+    assert store.refunded_total("A100") == 1000
+
+
+def test_a_refund_is_recorded_once_per_key_and_never_past_the_total(store: OrderStore) -> None:
+    first = store.record_refund("A105", 5000, "late", key="k1")
+    again = store.record_refund("A105", 5000, "late", key="k1")
+    assert first.created and not again.created and again.refund.id == first.refund.id
+    with pytest.raises(RefundRefused, match="only 10800"):
+        store.record_refund("A105", 20_000, "more", key="k2")
+    store.record_refund("A105", 10_800, "the rest", key="k3")
+    assert store.get("A105").status == "REFUNDED"  # type: ignore[union-attr]
+    assert [r.amount for r in store.refunds("A105")] == [5000, 10_800]
+
+
+def test_many_processes_refunding_one_order_make_one_refund(opener: Opener) -> None:
+    """Each of 8 connections at once asks for the whole of A100 under its own key: the order's
+    row lock (PostgreSQL) or the write lock (SQLite) lets exactly one through."""
+    outcomes: list[str] = []
+    barrier = threading.Barrier(8)
+
+    def refund(number: int) -> None:
+        store = opener()
+        try:
+            barrier.wait(timeout=30)
+            store.record_refund("A100", 250_000, "all of it", key=f"k{number}")
+            outcomes.append("refunded")
+        except RefundRefused:
+            outcomes.append("refused")
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=refund, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(outcomes) == ["refunded"] + ["refused"] * 7
+    check = opener()
+    try:
+        assert [r.amount for r in check.refunds("A100")] == [250_000]
+    finally:
+        check.close()
+
+
+def queued(store: OrderStore) -> approval_queue.Approval:
+    order = store.get("A105")
+    assert order is not None
+    proposal = approval_queue.Proposal(
+        order, 1000, "damaged", "A105:1000:x", "run", "refund?", "bot", timedelta(hours=1)
+    )
+    return approval_queue.queue(store, proposal)
+
+
+def test_the_approval_queue_decides_once(opener: Opener) -> None:
+    store = opener()
+    item = queued(store).id
+    store.close()
+    results: list[bool] = []
+
+    def approve() -> None:
+        mine = opener()
+        try:
+            decided = approval_queue.approve(mine, item, by="lead", recheck=lambda *_: None)
+            assert decided is not None
+            results.append(decided.changed and decided.item.status == "approved")
+        finally:
+            mine.close()
+
+    threads = [threading.Thread(target=approve) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(results) == [False, False, False, True]
+    check = opener()
+    try:
+        assert [r.amount for r in check.refunds("A105")] == [1000]
+        assert approval_queue.get(check, item).status == "approved"  # type: ignore[union-attr]
+    finally:
+        check.close()
+
+
+def test_connecting_again_does_not_migrate_or_seed_again(opener: Opener) -> None:
+    first, second = opener(), opener()
+    try:
+        assert len(first.all()) == len(second.all()) == len(SAMPLE_ORDERS)
+    finally:
+        first.close()
+        second.close()
+
+
+# -- PostgreSQL only: the commands, and its failures ------------------------------------------
+
+
+def test_every_order_command_works_on_postgresql(
+    pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_DB_URL", pg_server.database())
+    orders = tmp_path / "orders.csv"
+    orders.write_text("code,status,total,delivered_at\nA100,DELIVERED,250000,2026-10-01\n")
+    empty = runner.invoke(app, ["orders", "list"])
+    assert empty.exit_code == 0 and empty.stdout.splitlines()[1:] == []  # a team's data is its own
+    imported = runner.invoke(app, ["orders", "import", str(orders)])
+    assert imported.exit_code == 0, imported.stderr
+    listed = runner.invoke(app, ["orders", "list"])
+    assert "A100\tDELIVERED\t250000\tJPY\t2026-10-01" in listed.stdout
+    shown = json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout)
+    assert shown["total"] == 250000 and shown["refunds"] == []
+    argv = ["ask", "Is order A100 refundable?", "--dry-run", "--today", "2026-10-13", "-q"]
+    answered = runner.invoke(app, argv)
+    assert answered.exit_code == 0 and "A100" in answered.stdout and "refundable" in answered.stdout
+
+
+def test_a_server_that_is_down_is_a_clear_error_and_the_password_is_never_shown(
+    pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nowhere = tmp_path / "no-server"
+    nowhere.mkdir()
+    monkeypatch.setenv("AGENT_DB_URL", f"postgresql://agent:S3CRET-pw@/db?host={nowhere}")
+    result = runner.invoke(app, ["orders", "list"])
+    assert result.exit_code == 1
+    assert "Cannot connect to the order database postgresql://agent:***@/db" in result.stderr
+    assert "S3CRET" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_password_reference_comes_from_the_environment(
+    pg_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_cli.pg_store import PostgresStore
+
+    url = pg_server.database().replace("agent@", "agent:${DB_PASSWORD}@")
+    with pytest.raises(StoreError, match=r"\$\{DB_PASSWORD\}, which is not set"):
+        PostgresStore.connect(url)
+    monkeypatch.setenv("DB_PASSWORD", "any")  # trust authentication: any password is accepted
+    PostgresStore.connect(url).close()
