@@ -219,6 +219,29 @@ def import_orders(file: Path, *, config: Path | None) -> None:
     )
 
 
+def import_sqlite(source: Path, *, config: Path | None) -> None:
+    """`agent orders import --from-sqlite FILE`: a SQLite store's orders, refunds and approval
+    items into the configured store, all in one transaction."""
+    from agent_cli.store_copy import copy_store
+
+    settings = load_settings(config)
+    if (
+        settings.store.url is None
+        and source.resolve() == configured_path(settings.store.path).resolve()
+    ):
+        raise UsageError(f"{source} is the configured store itself; nothing to move")
+    origin = OrderStore.open(source, create=False)
+    try:
+        with _opened_store(config) as target:
+            copied = copy_store(origin, target)
+    finally:
+        origin.close()
+    print(
+        f"Moved {copied.orders} orders, {copied.refunds} refunds ({copied.refunds_present} "
+        f"there already) and {copied.approvals} approval items from {source}"
+    )
+
+
 def order_json(order: Order) -> dict[str, object]:
     return {
         "code": order.code,

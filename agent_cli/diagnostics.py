@@ -97,14 +97,19 @@ def _describe(choice: ProviderChoice) -> str:
 def _store_check(settings: Settings) -> Check:
     try:
         store = open_configured(settings.store.path, settings.store.url)
-        path = store.path
+        path = store.where
     except AgentError as exc:
         return Check(False, "order store", str(exc))
     try:
-        count = len(store.all())
+        count = store.count()
+        checkup = getattr(store, "checkup", None)  # PostgreSQL: version, schema, privileges
+        ok, detail = checkup() if checkup is not None else (True, "")
+    except AgentError as exc:
+        return Check(False, "order store", str(exc))
     finally:
         store.close()
-    return Check(True, "order store", f"{path} ({count} orders)")
+    more = f"; {detail}" if detail else ""
+    return Check(ok, "order store", f"{path} ({count} orders{more})")
 
 
 def _endpoint_check(choice: ProviderChoice, settings: Settings, key: str | None) -> Check:

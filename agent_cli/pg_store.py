@@ -57,6 +57,12 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
+_NEEDED = {  # what the agent does to each table
+    "agent_schema": ("SELECT",),
+    "orders": ("SELECT", "INSERT", "UPDATE"),
+    "refunds": ("SELECT", "INSERT"),
+    "approvals": ("SELECT", "INSERT", "UPDATE"),
+}
 
 
 def masked(url: str) -> str:
@@ -107,8 +113,35 @@ class PostgresStore(OrderStore):
     def close(self) -> None:
         self._pg.close()
 
+    @property
+    def where(self) -> str:
+        return self.url
+
+    def checkup(self) -> tuple[bool, str]:
+        """For `agent doctor`: the server's version, the schema's, and any privilege the agent
+        needs and lacks (False then, naming them)."""
+        version = self._query("SHOW server_version")[0][0]
+        schema = self._query("SELECT MAX(version) FROM agent_schema")[0][0]
+        missing = [
+            f"{privilege} on {table}"
+            for table, privileges in _NEEDED.items()
+            for privilege in privileges
+            if not self._query(
+                "SELECT has_table_privilege(current_user, ?, ?)", (table, privilege)
+            )[0][0]
+        ]
+        detail = f"PostgreSQL {version}, schema version {schema}"
+        if missing:
+            return (
+                False,
+                f"{detail}; missing: {', '.join(missing)} (GRANT them to the agent's user)",
+            )
+        return True, detail
+
     def _migrate(self, seed: Iterable[Order] = ()) -> None:
-        with self._transaction():
+        if self._version() == SCHEMA_VERSION:  # the common case: a read, no lock, no DDL
+            return
+        with self._transaction(), _errors(self.url):
             self._pg.execute("SELECT pg_advisory_xact_lock(%s)", (_ADVISORY_KEY,))
             self._pg.execute("CREATE TABLE IF NOT EXISTS agent_schema (version INT NOT NULL)")
             row = self._pg.execute("SELECT MAX(version) FROM agent_schema").fetchone()
@@ -125,6 +158,13 @@ class PostgresStore(OrderStore):
                 self._pg.execute("INSERT INTO agent_schema VALUES (%s)", (SCHEMA_VERSION,))
                 if version == 0:
                     self._upsert(seed)
+
+    def _version(self) -> int | None:
+        """The schema version, or None before the first migration (no lock taken)."""
+        if self._query("SELECT to_regclass('agent_schema')")[0][0] is None:
+            return None
+        found = self._query("SELECT MAX(version) FROM agent_schema")[0][0]
+        return None if found is None else int(found)
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -202,4 +242,9 @@ def _errors(url: str) -> Iterator[None]:
     except psycopg.OperationalError as exc:
         raise StoreError(
             f"The order database {url} failed: {_first_line(exc)}; check that the server is up"
+        ) from None
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise StoreError(
+            f"The order database {url} refused: {_first_line(exc)}; grant the agent's user the "
+            "privileges `agent doctor` lists"
         ) from None

@@ -270,6 +270,11 @@ class OrderStore:
     def close(self) -> None:
         self._db.close()
 
+    @property
+    def where(self) -> str:
+        """The database, as it may be shown (a file's path; a server's URL, password masked)."""
+        return str(self.path)
+
     def _migrate(self, seed: Iterable[Order] = ()) -> None:
         if schema_version(self._db, SCHEMA_VERSION) == SCHEMA_VERSION:
             return
@@ -403,6 +408,10 @@ class OrderStore:
         if amount == remaining:
             self.execute("UPDATE orders SET status = 'REFUNDED' WHERE code = ?", (code,))
         return RefundRecorded(Refund(refund_id, code, amount, reason, now), created=True)
+
+    def upsert_locked(self, orders: Iterable[Order]) -> None:
+        """Insert or replace orders inside a transaction the caller holds."""
+        self._upsert(orders)
 
     def _lock_order(self, code: str) -> None:
         """SQLite: nothing to do, `BEGIN IMMEDIATE` holds the only write lock."""

@@ -193,3 +193,62 @@ def test_a_password_reference_comes_from_the_environment(
         PostgresStore.connect(url)
     monkeypatch.setenv("DB_PASSWORD", "any")  # trust authentication: any password is accepted
     PostgresStore.connect(url).close()
+
+
+def test_a_sqlite_store_moves_into_postgresql_whole_and_only_once(
+    pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "old.db"
+    old = OrderStore.open(source, seed=SAMPLE_ORDERS)
+    try:
+        old.record_refund("A100", 1000, "late", key="k-late")
+        queued(old)
+    finally:
+        old.close()
+    monkeypatch.setenv("AGENT_DB_URL", pg_server.database())
+    moved = runner.invoke(app, ["orders", "import", "--from-sqlite", str(source)])
+    assert moved.exit_code == 0, moved.stderr
+    assert moved.stdout.startswith(
+        f"Moved {len(SAMPLE_ORDERS)} orders, 1 refunds (0 there already) and 1 approval items"
+    )
+    shown = json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout)
+    assert [(r["amount"], r["reason"]) for r in shown["refunds"]] == [(1000, "late")]
+    (item,) = json.loads(runner.invoke(app, ["approvals", "list", "--json"]).stdout)
+    assert (item["order_code"], item["state"]) == ("A105", "pending")
+    again = runner.invoke(app, ["orders", "import", "--from-sqlite", str(source)])
+    assert "0 refunds (1 there already) and 0 approval items" in again.stdout
+    shown = json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout)
+    assert len(shown["refunds"]) == 1  # a refund is never recorded twice
+
+
+def test_import_takes_a_file_or_a_database_not_both(tmp_path: Path) -> None:
+    both = runner.invoke(app, ["orders", "import", "x.csv", "--from-sqlite", "y.db"])
+    neither = runner.invoke(app, ["orders", "import"])
+    assert both.exit_code == neither.exit_code == 2
+    assert "one of them" in both.stderr
+
+
+def test_doctor_checks_the_server_the_schema_and_the_privileges(
+    pg_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    from agent_cli.pg_store import PostgresStore
+
+    url = pg_server.database()
+    PostgresStore.connect(url).close()  # the agent's own user made the tables
+    monkeypatch.setenv("AGENT_DB_URL", url)
+    owner = runner.invoke(app, ["doctor"])
+    assert "✓ order store: postgresql://agent@/" in owner.stdout
+    assert "PostgreSQL 1" in owner.stdout and "schema version 1" in owner.stdout
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("CREATE ROLE clerk LOGIN")
+        admin.execute("GRANT SELECT ON agent_schema, orders, refunds, approvals TO clerk")
+    monkeypatch.setenv("AGENT_DB_URL", url.replace("agent@", "clerk@"))
+    clerk = runner.invoke(app, ["doctor"])
+    assert clerk.exit_code == 1
+    assert "✗ order store" in clerk.stdout
+    assert "missing: INSERT on orders, UPDATE on orders, INSERT on refunds" in clerk.stdout
+    monkeypatch.setenv("AGENT_DB_URL", url.replace("agent@", "nobody@"))
+    unknown = runner.invoke(app, ["doctor"])  # a user the server does not know
+    assert "✗ order store: Cannot connect to the order database" in unknown.stdout

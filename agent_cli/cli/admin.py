@@ -130,17 +130,32 @@ def orders_show(
 
 @orders_app.command(name="import")
 def orders_import(
-    file: Annotated[Path, typer.Argument(help="A .csv or .json file of orders.")],
+    file: Annotated[Path | None, typer.Argument(help="A .csv or .json file of orders.")] = None,
+    from_sqlite: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-sqlite",
+            help="Instead: move every order, refund and approval of this SQLite order "
+            "database into the configured store (e.g. the team's PostgreSQL).",
+        ),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Import orders (columns code, status, total, delivered_at, currency, customer): all or none.
 
     An order whose code already exists is replaced. A malformed file is rejected with the line
-    and the reason (exit code 2), and nothing is imported.
+    and the reason (exit code 2), and nothing is imported. With --from-sqlite, refunds (by their
+    idempotency key: never twice) and approval items come along, in one transaction.
     """
-    from agent_cli.commands import import_orders
+    from agent_cli.commands import import_orders, import_sqlite
 
-    import_orders(file, config=config)
+    if (file is None) == (from_sqlite is None):
+        raise typer.BadParameter("give a FILE of orders, or --from-sqlite DATABASE (one of them)")
+    if from_sqlite is not None:
+        import_sqlite(from_sqlite, config=config)
+    else:
+        assert file is not None
+        import_orders(file, config=config)
 
 
 @logs_app.command(name="list")
