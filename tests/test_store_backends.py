@@ -252,3 +252,28 @@ def test_doctor_checks_the_server_the_schema_and_the_privileges(
     monkeypatch.setenv("AGENT_DB_URL", url.replace("agent@", "nobody@"))
     unknown = runner.invoke(app, ["doctor"])  # a user the server does not know
     assert "✗ order store: Cannot connect to the order database" in unknown.stdout
+
+
+def test_a_dropped_connection_is_a_clear_error_and_leaves_no_half_refund(pg_server: Any) -> None:
+    import psycopg
+
+    from agent_cli.pg_store import PostgresStore
+
+    url = pg_server.database()
+    store = PostgresStore.connect(url, seed=SAMPLE_ORDERS)
+
+    def dropped(order: Order, refunded: int) -> None:  # the server goes away mid-refund
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+
+    with pytest.raises(StoreError, match=r"failed: .*check that the server is up"):
+        store.record_refund("A105", 1000, "late", key="k1", check=dropped)
+    store.close()
+    again = PostgresStore.connect(url)
+    try:
+        assert again.refunds("A105") == []  # nothing half-written
+    finally:
+        again.close()
