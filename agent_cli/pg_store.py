@@ -184,6 +184,7 @@ class PostgresStore(OrderStore):
         """A lock is waited for at most the run's time left, as SQLite's busy timeout."""
         wait_ms = int(busy_wait_seconds() * 1000)
         self._pg.execute(f"SET LOCAL lock_timeout = {wait_ms}")
+        self._pg.execute(f"SET LOCAL statement_timeout = {wait_ms + 5_000}")
 
     def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
         with _errors(self.url):
@@ -234,7 +235,7 @@ def _errors(url: str) -> Iterator[None]:
     a lost connection or any other server error is a StoreError naming the database."""
     try:
         yield
-    except psycopg.errors.LockNotAvailable:
+    except (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled):
         raise StoreBusy(
             "the order database is busy: another process holds a lock on an order; "
             "try again in a moment"

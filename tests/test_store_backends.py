@@ -277,3 +277,62 @@ def test_a_dropped_connection_is_a_clear_error_and_leaves_no_half_refund(pg_serv
         assert again.refunds("A105") == []  # nothing half-written
     finally:
         again.close()
+
+
+def test_a_failed_import_changes_nothing(store: OrderStore) -> None:
+    before = store.all()
+    with pytest.raises(Exception, match=r"(?i)check"):  # the status CHECK constraint
+        store.import_orders([Order("N1", "PENDING", 1), Order("N2", "LOST", 1)])
+    assert store.all() == before
+
+
+def test_a_refund_waits_for_a_held_order_only_as_long_as_the_run_may(
+    opener: Opener, request: pytest.FixtureRequest
+) -> None:
+    """Another process holds the order (SQLite: the database's write lock; PostgreSQL: the
+    order's row): the refund gives up when the run's time is up, as StoreBusy, not after the
+    10 s default."""
+    import time
+
+    from agent_cli.errors import StoreBusy
+    from agent_cli.store import busy_wait_at_most
+
+    holder = opener()
+    holding = holder.transaction()
+    holding.__enter__()  # SQLite: BEGIN IMMEDIATE, the write lock
+    holder.query("SELECT code FROM orders WHERE code = ?" + holder.FOR_UPDATE, ("A100",))
+    store = opener()
+    try:
+        began = time.monotonic()
+        with busy_wait_at_most(1.0), pytest.raises(StoreBusy):
+            store.record_refund("A100", 1000, "late", key="k1")
+        assert time.monotonic() - began < 8  # the run's 1 s (wide: a busy machine), not 10 s
+    finally:
+        store.close()
+        holding.__exit__(None, None, None)
+        holder.close()
+
+
+def test_agents_starting_together_on_a_new_database_migrate_once(pg_server: Any) -> None:
+    from agent_cli.pg_store import PostgresStore
+
+    url = pg_server.database()
+    stores: list[OrderStore] = []
+    errors: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            stores.append(PostgresStore.connect(url))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=connect) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == [] and len(stores) == 4
+    versions = stores[0].query("SELECT version FROM agent_schema")
+    assert versions == [(1,)]
+    for store in stores:
+        store.close()
