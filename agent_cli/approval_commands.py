@@ -9,8 +9,6 @@ import json
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
 
@@ -21,8 +19,7 @@ from agent_cli.errors import AgentError, UsageError
 from agent_cli.events import QueueDecided
 from agent_cli.refund_rules import rule_for, unmet
 from agent_cli.runlog import RunLog, configured_log_path
-from agent_cli.runtime import operator_name, policy_of, warn
-from agent_cli.store import OrderStore, open_configured
+from agent_cli.runtime import opened_store, operator_name, policy_of, warn
 from agent_cli.tools.refunds import recheck_queued, refund_facts
 from agent_cli.tracing import dumps_event
 from agent_cli.ui.approvals_view import show_approval, show_approvals
@@ -47,7 +44,7 @@ def list_approvals(
     if state is not None and state not in STATES:
         raise UsageError(f"--state {state!r} is not a state; use {', '.join(STATES)}")
     now = approval_queue.now_utc()
-    with _store(config) as store:
+    with opened_store(load_settings(config)) as store:
         items = approval_queue.listed(store, order=order.upper() if order else None)
     items = [item for item in items if state is None or item.state(now) == state]
     if json_output:
@@ -57,7 +54,7 @@ def list_approvals(
 
 
 def show_approval_command(item: int, *, json_output: bool, config: Path | None) -> None:
-    with _store(config) as store:
+    with opened_store(load_settings(config)) as store:
         found = approval_queue.get(store, item)
     if found is None:
         raise ApprovalNotFound(f"No approval #{item}; see 'agent approvals list'")
@@ -78,7 +75,7 @@ def decide(
     who = by or operator_name()
     missed = 0
     made: list[Approval] = []
-    with _store(config) as store:
+    with opened_store(settings) as store:
         for item in items:
             if approve:
                 decided = approval_queue.approve(store, item, by=who, recheck=recheck)
@@ -135,16 +132,6 @@ def _log_decisions(settings: Settings, decided: list[Approval]) -> None:
         log.close()
 
 
-@contextmanager
-def _store(config: Path | None) -> Iterator[OrderStore]:
-    settings = load_settings(config)
-    store = open_configured(settings.store.path, settings.store.url)
-    try:
-        yield store
-    finally:
-        store.close()
-
-
 def _json(item: Approval, now: datetime) -> dict[str, object]:
     return {**dataclasses.asdict(item), "state": item.state(now)}
 
@@ -154,7 +141,7 @@ def explain(code: str, amount: int, reason: str, *, json_output: bool, config: P
     before it does not apply; nothing is run or written."""
     settings = load_settings(config)
     rules = tuple(settings.refunds.rules)
-    with _store(config) as store:
+    with opened_store(settings) as store:
         order = store.get(code.upper())
         if order is None:
             raise ApprovalNotFound(f"No order with code {code.upper()}; see 'agent orders list'")

@@ -8,8 +8,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -26,11 +26,12 @@ from agent_cli.runtime import (
     check_question,
     drive,
     open_runtime,
+    opened_store,
     run_recorder,
     start_mcp_servers,
     warn,
 )
-from agent_cli.store import STATUSES, Order, OrderStore, configured_path, open_configured
+from agent_cli.store import STATUSES, Order, OrderStore, configured_path
 from agent_cli.tracing import TraceWriter, open_trace_file
 from agent_cli.ui import (
     RunView,
@@ -107,16 +108,6 @@ def _question_text(given: str | None, limit: int) -> str:
         raise UsageError("The question on stdin is not valid UTF-8 text") from None
 
 
-@contextmanager
-def _opened_store(config: Path | None) -> Iterator[OrderStore]:
-    settings = load_settings(config)
-    store = open_configured(settings.store.path, settings.store.url)
-    try:
-        yield store
-    finally:
-        store.close()
-
-
 def show_tools_command(*, json_output: bool, config: Path | None) -> None:
     """`agent tools`: ours and those of the MCP servers, which are started to list them."""
     settings = load_settings(config)
@@ -152,7 +143,7 @@ def list_orders(
         status = status.upper()
         if status not in STATUSES:
             raise UsageError(f"--status {status!r} is not a status; use {', '.join(STATUSES)}")
-    with _opened_store(config) as store:
+    with opened_store(load_settings(config)) as store:
         orders = store.orders(status=status, limit=limit)
         total = store.count(status=status)
     if json_output:
@@ -170,7 +161,7 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
     from agent_cli import approval_queue
     from agent_cli.ui.approvals_view import show_approvals
 
-    with _opened_store(config) as store:
+    with opened_store(load_settings(config)) as store:
         order = store.get(code)
         refunds = store.refunds(code)
         waiting = approval_queue.listed(store, order=code)
@@ -212,7 +203,7 @@ def import_orders(file: Path, *, config: Path | None) -> None:
     from agent_cli.order_files import read_orders
 
     orders = read_orders(file)
-    with _opened_store(config) as store:
+    with opened_store(load_settings(config)) as store:
         result = store.import_orders(orders)
     print(
         f"Imported {len(orders)} orders from {file} ({result.added} new, {result.updated} replaced)"
@@ -232,7 +223,7 @@ def import_sqlite(source: Path, *, config: Path | None) -> None:
         raise UsageError(f"{source} is the configured store itself; nothing to move")
     origin = OrderStore.open(source, create=False)
     try:
-        with _opened_store(config) as target:
+        with opened_store(settings) as target:
             copied = copy_store(origin, target)
     finally:
         origin.close()

@@ -7,8 +7,8 @@ from __future__ import annotations
 import inspect
 import os
 import sys
-from collections.abc import Callable, Generator
-from contextlib import AbstractContextManager, ExitStack, nullcontext, suppress
+from collections.abc import Callable, Generator, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -454,6 +454,16 @@ def policy_of(settings: Settings) -> RefundPolicy:
     return RefundPolicy(
         settings.policy.refund_window_days, tuple(settings.policy.refundable_statuses)
     )
+
+
+@contextmanager
+def opened_store(settings: Settings) -> Iterator[OrderStore]:
+    """The configured order store (a SQLite file or a PostgreSQL server), closed after use."""
+    store = open_configured(settings.store.path, settings.store.url)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 class LazyStore:

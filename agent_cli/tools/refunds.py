@@ -83,15 +83,11 @@ class RefundDesk:
         queue = (
             (lambda run, question: self._queue(order, args, run, question)) if can_wait else None
         )
-        decided = policy_verdict(rule_for(list(self.rules), self._facts(store, order, args, today)))
-        return ApprovalNeeded(summary, lambda: self._commit(order, args), queue, decided)
-
-    def _facts(
-        self, store: OrderStore, order: Order, args: IssueRefundArgs, today: date
-    ) -> RefundFacts:
-        return refund_facts(
+        facts = refund_facts(
             store, order, amount=args.amount, reason=args.reason, today=today, rules=self.rules
         )
+        decided = policy_verdict(rule_for(list(self.rules), facts))
+        return ApprovalNeeded(summary, lambda: self._commit(order, args), queue, decided)
 
     def _queue(
         self, order: Order, args: IssueRefundArgs, run_id: str, question: str
