@@ -19,7 +19,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 orders_app = typer.Typer(
-    help="Browse and import the orders in the local SQLite store.",
+    help="Browse and import the orders in the order store (SQLite, or the team's PostgreSQL).",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(orders_app, name="orders")
