@@ -338,16 +338,17 @@ def test_a_chat_session_starts_each_server_once_even_across_models_and_stops_it(
         os.kill(int(pid), 0)
 
 
-@pytest.fixture
-def http_server() -> Iterator[str]:
-    """The test server over streamable HTTP on a free loopback port: its URL."""
+@contextlib.contextmanager
+def serving(argv: list[str], env: dict[str, str] | None = None) -> Iterator[str]:
+    """`argv` (program, script, mode, ...), with a free loopback port after the mode, served
+    until the block ends: its /mcp URL."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, str(SERVER), "http", str(port)],
+        [*argv[:3], str(port), *argv[3:]],  # the port after the mode
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "MCP_TOKEN": "t0ken-for-the-test"},
+        env={**os.environ, **(env or {})},
     )
     try:
         deadline = time.monotonic() + 30
@@ -360,6 +361,14 @@ def http_server() -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(10)
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    """The test server over streamable HTTP on a free loopback port: its URL."""
+    argv = [sys.executable, str(SERVER), "http"]
+    with serving(argv, {"MCP_TOKEN": "t0ken-for-the-test"}) as url:
+        yield url
 
 
 def test_a_running_server_is_reached_by_url_over_streamable_http_with_its_headers(
@@ -697,3 +706,36 @@ def test_only_the_malformed_tools_of_a_listing_are_skipped_each_named(tmp_path: 
         assert called.text == "ok from good"
     finally:
         servers.close()
+
+
+RAW = Path(__file__).with_name("raw_mcp_server.py")
+
+
+@pytest.mark.parametrize("form", ["json", "sse"])
+def test_over_http_only_malformed_tools_are_skipped_and_a_50_mb_result_is_not_downloaded(
+    tmp_path: Path, form: str
+) -> None:
+    sent = tmp_path / "sent"
+    argv = [sys.executable, str(RAW), "http", form]
+    with serving(argv, {"RAW_MCP_SENT": str(sent)}) as url:
+        warnings: list[str] = []
+        servers = McpServers({"raw": McpServerSettings(url=url)}, warn=warnings.append)
+        try:
+            servers.start(30)
+            assert sorted(tool.name for tool in servers.tools) == ["raw.also_good", "raw.good"]
+            said = "\n".join(warnings)
+            assert "MCP server raw: tool number 2 skipped: name: Input should be" in said
+            assert "tool 'no_schema' skipped: inputSchema: Field required" in said
+            good = servers.call("raw", "good", {"q": "x"}, time.monotonic() + 30)
+            assert good.text == "ok from good"
+            huge = servers.call("raw", "huge", {}, time.monotonic() + 60)
+        finally:
+            servers.close()
+        said = "ERROR: raw.huge failed: its answer was over 4 MB and was not read"
+        assert huge.text.startswith(said)
+        assert "it began: HUGEaaaa" in huge.text and len(huge.text) < 2_000
+        deadline = time.monotonic() + 30
+        while not sent.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sent.exists(), "the whole 50 MB was downloaded"
+        assert int(sent.read_text()) < 40 * 2**20  # the connection was closed, the rest unsent

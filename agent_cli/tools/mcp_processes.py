@@ -7,12 +7,8 @@ thread) leaves a server that ignores SIGTERM running. So every server spawned is
 its group: `stop_groups` ends each one still alive after a short grace (SIGTERM, then SIGKILL),
 and at exit whatever is left is killed.
 
-A server's stdout is read through `CappedLines`. A tool listing has any tool the SDK would refuse
-taken out (and named in its `_meta`), so one malformed tool does not cost the server all of
-them. A message (one line) longer than MAX_LINE_BYTES is not read whole: its first bytes are
-kept, the rest skipped as it arrives, and an error reply to the same request id takes its place,
-saying how it began. A 50 MB result becomes an `ERROR:` observation at once, not a read that
-copies the growing line again for every chunk until the run times out.
+A server's stdout is read through `CappedLines`: no line past a byte cap is read whole, and
+malformed tools are taken out of a listing (see `mcp_limits`).
 
 This hooks the SDK's spawning function (`mcp.client.stdio._create_platform_compatible_process`),
 which is not public: if a later SDK renames it, servers still run, with only the SDK's own limits.
@@ -21,31 +17,17 @@ which is not public: if a later SDK renames it, servers still run, with only the
 from __future__ import annotations
 
 import atexit
-import json
 import os
-import re
 import signal
 import time
-from contextlib import suppress
 from contextvars import ContextVar
 from typing import Any
 
 import anyio
 import mcp.client.stdio as sdk_stdio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
-from mcp import types
-from pydantic import ValidationError
 
-MAX_LINE_BYTES = 4 * 1024 * 1024
-SKIPPED_META = "agent-cli/skipped"  # where a listing says which tools were taken out
-KEPT_BYTES = 4_096  # of an over-long line's start and end: where its request id is
-SHOWN_CHARS = 500  # of its first text, in the error that replaces it
-_ID = rb'"id"\s*:\s*(-?\d+|"[^"\\]{0,100}")'
-_HEAD_ID = re.compile(rb'^\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*' + _ID)
-_TAIL_ID = re.compile(rb'"jsonrpc"\s*:\s*"2\.0"\s*,\s*' + _ID + rb"\s*\}\s*$")
-_TEXT = re.compile(rb'"text"\s*:\s*"')
-_STRING_END = re.compile(r'((?:[^"\\]|\\.)*)"', re.DOTALL)
-_LENIENT = json.JSONDecoder(strict=False)  # control characters as the server sent them
+from agent_cli.tools.mcp_limits import MAX_LINE_BYTES, LineCap
 
 _groups: set[int] = set()  # the process group of every stdio server started, until it ends
 _spawn = getattr(sdk_stdio, "_create_platform_compatible_process", None)
@@ -148,112 +130,23 @@ class CappedProcess(Process):
 
 
 class CappedLines(ByteReceiveStream):
-    """Whole lines only, each at most MAX_LINE_BYTES; a longer one becomes an error reply to
-    its request (see the module's docstring)."""
+    """Whole lines only, each at most `cap` bytes (see `mcp_limits.LineCap`)."""
 
     def __init__(self, inner: ByteReceiveStream, cap: int = MAX_LINE_BYTES) -> None:
         self._inner = inner
-        self._cap = cap
-        self._line = bytearray()  # the line so far (at most `cap` bytes)
-        self._tail = b""  # while skipping: the last bytes seen
-        self._skipping = False
+        self._lines = LineCap(cap)
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         while True:
             try:
                 chunk = await self._inner.receive(max_bytes)
             except anyio.EndOfStream:
-                if self._line and not self._skipping:  # a last line without its newline
-                    last, self._line = bytes(self._line), bytearray()
+                if last := self._lines.rest():  # a last line without its newline
                     return last
                 raise
-            ready = self._take(chunk)
+            ready = self._lines.take(chunk)
             if ready:
                 return ready
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-    def _take(self, chunk: bytes) -> bytes:
-        out = bytearray()
-        while chunk:
-            end = chunk.find(b"\n")
-            part, chunk = (chunk, b"") if end < 0 else (chunk[: end + 1], chunk[end + 1 :])
-            if self._skipping:
-                self._tail = (self._tail + part)[-KEPT_BYTES:]
-            elif len(self._line) + len(part) > self._cap:
-                self._line += part[: max(0, self._cap - len(self._line))]
-                self._skipping, self._tail = True, part[-KEPT_BYTES:]
-            else:
-                self._line += part
-            if end >= 0:
-                out += self._replaced() if self._skipping else without_bad_tools(self._line)
-                self._line, self._tail, self._skipping = bytearray(), b"", False
-        return bytes(out)
-
-    def _replaced(self) -> bytes:
-        """The error reply that stands in for the over-long line (nothing if it has no id)."""
-        head, tail = bytes(self._line[:KEPT_BYTES]), self._tail.rstrip()
-        found = _HEAD_ID.match(head) or _TAIL_ID.search(tail)
-        if found is None:
-            return b""
-        size = f"{self._cap // 2**20} MB" if self._cap >= 2**20 else f"{self._cap:,} bytes"
-        message = f"its answer was over {size} and was not read"
-        if began := first_text(bytes(self._line)):
-            message += f"; it began: {began}"
-        error = {"code": -32603, "message": message}
-        request = json.loads(found.group(1))
-        reply = {"jsonrpc": "2.0", "id": request, "error": error}
-        return json.dumps(reply).encode() + b"\n"
-
-
-def without_bad_tools(line: bytes | bytearray) -> bytes:
-    """A tool listing with the tools the SDK could not read taken out, each named in the
-    result's `_meta` (SKIPPED_META): the SDK would refuse the whole listing, and the server with
-    it, for one bad tool. Any other line is passed as it is."""
-    if b'"tools"' not in line or b'"result"' not in line:
-        return bytes(line)
-    try:
-        message = json.loads(line)
-        tools = message["result"]["tools"]
-    except (ValueError, TypeError, KeyError):
-        return bytes(line)
-    if not isinstance(tools, list):
-        return bytes(line)
-    kept, skipped = [], []
-    for number, tool in enumerate(tools, 1):
-        try:
-            types.Tool.model_validate(tool)
-        except ValidationError as exc:
-            skipped.append(_why_unreadable(number, tool, exc))
-        else:
-            kept.append(tool)
-    if not skipped:
-        return bytes(line)
-    meta = message["result"].get("_meta")
-    message["result"]["_meta"] = {**(meta if isinstance(meta, dict) else {}), SKIPPED_META: skipped}
-    message["result"]["tools"] = kept
-    return json.dumps(message).encode() + b"\n"
-
-
-def _why_unreadable(number: int, tool: object, exc: ValidationError) -> str:
-    name = tool.get("name") if isinstance(tool, dict) else None
-    called = f"{name!r}" if isinstance(name, str) else f"number {number}"
-    problem = exc.errors()[0]
-    where = ".".join(str(part) for part in problem["loc"]) or "the tool"
-    return f"tool {called[:80]} skipped: {where}: {problem['msg']}"
-
-
-def first_text(line: bytes) -> str:
-    """The start of the first `"text": "..."` value in a cut JSON line, decoded; or ''."""
-    found = _TEXT.search(line)
-    if found is None:
-        return ""
-    raw = line[found.end() : found.end() + SHOWN_CHARS * 6].decode("utf-8", "ignore")
-    whole = _STRING_END.match(raw)
-    if whole is not None:  # the value ends within what was kept
-        raw = whole.group(1)
-    for cut in range(8):  # cut off inside an escape (`\\u30`): shorten until it decodes
-        with suppress(ValueError):
-            return str(_LENIENT.decode(f'"{raw[: len(raw) - cut]}"'))[:SHOWN_CHARS]
-    return ""

@@ -39,7 +39,8 @@ from mcp.shared.exceptions import MCPError
 from agent_cli.config import McpServerSettings
 from agent_cli.seams import Observation
 from agent_cli.text import mask_secrets, valid_text
-from agent_cli.tools import mcp_processes
+from agent_cli.tools import mcp_http, mcp_processes
+from agent_cli.tools.mcp_limits import SKIPPED_META
 from agent_cli.tools.mcp_tools import MAX_STDERR_LINE, McpTool, observation_of, offer, one_line
 
 # The SDK logs its servers' failures; with no handler at all Python would print them on stderr,
@@ -102,9 +103,10 @@ class _Server:
         config = self.settings
         if config.url is not None:
             http = create_mcp_http_client(headers=expand_env(config.headers, os.environ))
-            http.event_hooks["response"].append(self._note_status)
+            http.event_hooks["response"] += [self._note_status, mcp_http.cap_reply]
             await stack.enter_async_context(http)
-            return streamable_http_client(config.url, http_client=http)
+            limit = mcp_http.SSE_EVENT_LIMIT
+            return streamable_http_client(config.url, http_client=http, max_sse_event_size=limit)
         assert config.command is not None  # the settings give one or the other
         params = StdioServerParameters(
             command=config.command,
@@ -341,14 +343,14 @@ class McpServers:
 
 async def list_all(client: Client) -> tuple[list[types.Tool], list[str]]:
     """Every page of the server's tool listing (a bounded number of pages), and a line for
-    each tool taken out of it as unreadable (see `mcp_processes.without_bad_tools`)."""
+    each tool taken out of it as unreadable (see `mcp_limits.without_bad_tools`)."""
     tools: list[types.Tool] = []
     unreadable: list[str] = []
     cursor: str | None = None
     for _ in range(MAX_LISTING_PAGES):
         page = await client.list_tools(cursor=cursor)
         tools.extend(page.tools)
-        skipped = (page.meta or {}).get(mcp_processes.SKIPPED_META)
+        skipped = (page.meta or {}).get(SKIPPED_META)
         if isinstance(skipped, list):
             unreadable += [str(line) for line in skipped]
         cursor = page.next_cursor
