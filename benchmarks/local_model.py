@@ -57,6 +57,9 @@ def free_port() -> int:
 def start_server(python: Path, model: str, port: int) -> subprocess.Popen[bytes]:
     argv = [str(python), "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1"]
     argv += ["--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"]
+    # Tool calls: the GGUF's own template has no tools; this format adds them (and a named
+    # tool_choice becomes a grammar).
+    argv += ["--chat_format", "chatml-function-calling"]
     server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

@@ -66,6 +66,7 @@ class FakeLLM:
         # with a schema, which llama-cpp-python takes and OpenAI would not), json_object
         self.refuse_formats: set[str] = set()
         self.refuse_tools: Reply | None = None  # the answer to any request that has tools
+        self.refuse_choice: Reply | None = None  # ...that names the tool to call (tool_choice)
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.fake = self  # type: ignore[attr-defined]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -339,6 +340,9 @@ def _refusal(fake: FakeLLM, body: Any) -> Reply | None:
         return Reply(500, {"error": {"message": message, "type": "internal_server_error"}})
     if fake.refuse_tools is not None and body.get("tools"):
         return fake.refuse_tools
+    if fake.refuse_choice is not None and isinstance(body.get("tool_choice"), dict):
+        named = body["tool_choice"].get("type") in ("function", "tool")
+        return fake.refuse_choice if named else None
     return None
 
 
@@ -383,18 +387,24 @@ def _openai_problem(body: dict[str, Any]) -> str | None:
             continue
         if pending:
             return f"tool_call_ids without a result: {pending}"
-        if role == "assistant":
-            for call in message.get("tool_calls") or []:
-                if not _FUNCTION_NAME.fullmatch(call["function"]["name"]):
-                    return (
-                        f"Invalid 'messages.tool_calls.function.name' {call['function']['name']!r}"
-                    )
-                if not isinstance(call["function"]["arguments"], str):
-                    return "tool call arguments must be a string"
-                if call["id"] in pending:
-                    return f"duplicate tool_call id {call['id']}"
-                pending.append(call["id"])
+        if role == "assistant" and (problem := _assistant_problem(message, pending)):
+            return problem
     return f"tool_call_ids without a result: {pending}" if pending else None
+
+
+def _assistant_problem(message: dict[str, Any], pending: list[str]) -> str | None:
+    """What is wrong with an assistant message; its calls' ids are added to `pending`."""
+    if not isinstance(message.get("content"), str | list):  # llama-cpp-python's rule
+        return "messages.assistant.content: Input should be a valid string"
+    for call in message.get("tool_calls") or []:
+        if not _FUNCTION_NAME.fullmatch(call["function"]["name"]):
+            return f"Invalid 'messages.tool_calls.function.name' {call['function']['name']!r}"
+        if not isinstance(call["function"]["arguments"], str):
+            return "tool call arguments must be a string"
+        if call["id"] in pending:
+            return f"duplicate tool_call id {call['id']}"
+        pending.append(call["id"])
+    return None
 
 
 def _anthropic_problem(headers: dict[str, str], body: dict[str, Any]) -> str | None:

@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from agent_cli.cli import app
 
-from .fakellm import FakeLLM, Reply, error, openai_text
+from .fakellm import FakeLLM, Reply, error, openai_calls, openai_text
 from .test_providers import KEY, ask, final, records
+from .test_streaming import calls_reply, text_reply
 
 runner = CliRunner()
 LOOKUP = json.dumps({"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}})
@@ -347,3 +348,60 @@ def test_a_refused_schema_field_falls_back_to_json_object(
     assert field in bodies[0] and field not in bodies[1]
     assert bodies[1]["response_format"] == {"type": "json_object"}
     assert "must match this JSON schema" in bodies[1]["messages"][0]["content"]
+
+
+# -- tools mode: the lookup of a named order is the call the server must make ----------------
+
+
+def choices(fake: FakeLLM) -> list[Any]:
+    return [body.get("tool_choice") for body in fake.bodies()]
+
+
+def lookup_params(body: dict[str, Any]) -> dict[str, Any]:
+    for tool in body["tools"]:
+        spec = tool.get("function", tool)
+        if spec["name"] == "lookup_order":
+            return dict(spec.get("parameters") or spec["input_schema"])
+    raise AssertionError("no lookup_order offered")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_tools_mode_names_the_lookup_of_a_named_order_then_leaves_the_model_its_choice(
+    fake_llm: FakeLLM, provider: str
+) -> None:
+    lookup = calls_reply(provider, ("lookup_order", {"order_code": "A100"}))
+    fake_llm.queue(lookup, calls_reply(provider, ("refund_policy", {})))
+    fake_llm.queue(text_reply(provider, "Order A100 is refundable: delivered 12 days ago."))
+    result = ask(fake_llm, provider)
+    assert result.exit_code == 0, result.stderr
+    named = (
+        {"type": "function", "function": {"name": "lookup_order"}}
+        if provider == "openai"
+        else {"type": "tool", "name": "lookup_order"}
+    )
+    assert choices(fake_llm) == [named, None, None]
+    first, second, _ = fake_llm.bodies()
+    assert lookup_params(first)["properties"]["order_code"] == {"enum": ["A100"]}
+    assert "enum" not in lookup_params(second)["properties"]["order_code"]
+
+
+def test_with_no_order_named_tools_mode_leaves_the_choice_to_the_model(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(openai_text("Which order do you mean?"))
+    argv = ["ask", "Can I get a refund?", "--provider", "openai", "--base-url", fake_llm.url]
+    argv += ["--today", "2026-10-13", "--json"]
+    result = runner.invoke(app, argv, env={"OPENAI_API_KEY": KEY})
+    assert result.exit_code == 0, result.stderr
+    assert choices(fake_llm) == [None]
+
+
+def test_a_refused_named_tool_choice_is_dropped_for_the_rest_of_the_run(fake_llm: FakeLLM) -> None:
+    message = "tool_choice: only 'auto' and 'none' are supported"
+    fake_llm.refuse_choice = error(400, message)
+    fake_llm.queue(openai_calls(("lookup_order", {"order_code": "A100"})))
+    fake_llm.queue(openai_text("Order A100 is refundable: delivered 12 days ago."))
+    result = ask(fake_llm, "openai")
+    assert result.exit_code == 0, result.stderr
+    named = {"type": "function", "function": {"name": "lookup_order"}}
+    assert choices(fake_llm) == [named, None, None]
+    downgrade = [r for r in records(result) if r["event"] == "model_call" and r["fallback"]]
+    assert [r["error"] for r in downgrade] == ["HTTP 400: a named tool_choice refused"]

@@ -429,3 +429,19 @@ def test_an_event_over_1_mib_fails_the_stream_not_retried(fake_llm: FakeLLM) -> 
     with pytest.raises(InvalidProviderResponse, match="a streamed event larger than 1 MiB"):
         adapter(fake_llm, "openai").decide(Seen().request())
     assert len(fake_llm.bodies()) == 1
+
+
+def test_a_tool_name_repeated_in_every_delta_is_one_name_and_split_names_are_joined() -> None:
+    def piece(name: str, arguments: str) -> str:
+        call = {"index": 0, "id": "c1", "function": {"name": name, "arguments": arguments}}
+        return _event({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+
+    end = _event({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    # llama-cpp-python sends the whole name with every piece of the arguments.
+    repeated = [piece("lookup_order", '{"order_code"'), piece("lookup_order", ': "A100"}')]
+    split = [piece("lookup_", ""), piece("order", '{"order_code": "A100"}')]
+    for events in (repeated, split):
+        body = "".join([*events, end, "data: [DONE]\n\n"]).encode()
+        (decision,) = _mock_adapter("openai", body).decide(Seen().request()).decisions
+        assert isinstance(decision, CallTool)
+        assert (decision.tool, decision.args) == ("lookup_order", {"order_code": "A100"})

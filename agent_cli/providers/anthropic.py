@@ -29,6 +29,7 @@ from agent_cli.providers.base import (
     tool_call,
     turns,
 )
+from agent_cli.providers.decision_schema import tools_offered
 from agent_cli.providers.http import Channel
 from agent_cli.providers.prompts import (
     Mode,
@@ -38,7 +39,6 @@ from agent_cli.providers.prompts import (
     observation_message,
     repair_message,
     system_prompt,
-    tool_specs,
     wire_form,
 )
 from agent_cli.providers.streaming import StreamFailed, event_json
@@ -97,9 +97,12 @@ class AnthropicMessages(HttpAdapter):
         if request.final:
             _append_user_text(messages, final_prompt(options.mode))
         if options.mode == "tools":
-            body["tools"] = [_tool(spec, names) for spec in tool_specs(request)]
+            specs, forced = tools_offered(request, force=True)
+            body["tools"] = [_tool(spec, names) for spec in specs]
             if request.final:  # the history holds tool_use blocks, so the tools stay, unusable
                 body["tool_choice"] = {"type": "none"}
+            elif forced is not None:
+                body["tool_choice"] = {"type": "tool", "name": names.out(forced)}
         return body
 
     def parse(self, payload: dict[str, Any], request: ModelRequest) -> ModelReply:

@@ -127,6 +127,8 @@ def turns(history: tuple[Step, ...]) -> Iterator[Turn]:
 REFUSES_FORMAT = re.compile(
     r"response_format|json_schema|json_object|structured_outputs", re.IGNORECASE
 )
+# A refused named tool_choice; vLLM's refusal of tools as a whole speaks of an "auto" one.
+REFUSES_CHOICE = re.compile(r'(?<!"auto" )\btool[_ ]choice', re.IGNORECASE)
 REFUSES_STREAM = re.compile(r"\bstream(?:_options|ing)?\b", re.IGNORECASE)
 REFUSES_TOOLS = re.compile(
     r"tool_choice|tool choice|does not support tools|tools? (?:is|are) not supported"
@@ -184,13 +186,14 @@ class HttpAdapter(ABC):
         return None
 
     def _decide(self, request: ModelRequest) -> ModelReply:
-        features = self.features()
+        body = self.body(request)
+        features = self.features()  # after the body: what it holds may be optional
         if self.streaming:
             features["stream"] = REFUSES_STREAM
         payload = self._channel.request_json(
             "POST",
             self.path,
-            self.body(request),
+            body,
             deadline=request.deadline,
             on_call=request.on_call,
             usage_of=self.usage_of,
@@ -233,7 +236,7 @@ class HttpAdapter(ABC):
         raise NotImplementedError
 
     def features(self) -> dict[str, re.Pattern[str]]:
-        """The optional parts of the next request body, each with the pattern of a refusal."""
+        """The optional parts of the body just built, each with the pattern of a refusal."""
         return {}
 
     @abstractmethod

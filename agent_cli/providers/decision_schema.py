@@ -20,6 +20,11 @@ when no order is named, and not while a named order is still to be looked up. Af
 must open with what they computed (`Order A100 (250,000 JPY) is refundable: delivered 12 days
 ago; window 30 days.`, in Japanese for a Japanese question), then the model's own words: the
 verdict is code's, not the model's, and grounding would refuse any other.
+
+Tools mode has no schema for the reply, but the same rule forces the call: while an answer waits
+for a named order's lookup, `forced_lookup` is the one tool the server must call (OpenAI's named
+`tool_choice`, Anthropic's `{"type": "tool"}`), its `order_code` narrowed to the codes still to
+look up, so a server that turns the call into a grammar (llama.cpp, vLLM) writes one of them.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 
 from agent_cli.decisions import ASK_USER_TOOL, Step
 from agent_cli.grounding import LOOKUP_TOOL, computed_verdicts
+from agent_cli.providers.prompts import tool_specs
 from agent_cli.seams import ModelRequest, ToolSpec
 from agent_cli.verdicts import find_order_codes, is_japanese, opening, read_amount
 
@@ -69,6 +75,28 @@ def step_schema(request: ModelRequest) -> dict[str, Any]:
     if not _answer_waits(request, codes, tools):
         branches.append(final)
     return {"type": "object", "anyOf": branches}
+
+
+def forced_lookup(request: ModelRequest) -> ToolSpec | None:
+    """The lookup tool, narrowed, when this step must look up a named order: the customer named
+    one not yet looked up, and no repeated call has stopped the offers (see the docstring)."""
+    if request.final:
+        return None
+    codes = _codes_to_look_up(request)
+    tools = useful_tools(request, codes)
+    if not codes or not _answer_waits(request, codes, tools):
+        return None
+    return next((spec for spec in tools if spec.name == LOOKUP_TOOL), None)
+
+
+def tools_offered(request: ModelRequest, *, force: bool) -> tuple[tuple[ToolSpec, ...], str | None]:
+    """Tools mode's tools for this step, and the one the server must call (None: the model
+    chooses); with `force` off (a server that refused a named choice), never one."""
+    specs = tool_specs(request)
+    forced = forced_lookup(request) if force else None
+    if forced is None:
+        return specs, None
+    return tuple(forced if spec.name == forced.name else spec for spec in specs), forced.name
 
 
 def _answer_waits(

@@ -19,6 +19,7 @@ from agent_cli.decisions import CallTool, Usage
 from agent_cli.errors import InvalidProviderResponse, MalformedReply
 from agent_cli.jsontext import JsonTextError, read_json
 from agent_cli.providers.base import (
+    REFUSES_CHOICE,
     REFUSES_FORMAT,
     REFUSES_TOOLS,
     HttpAdapter,
@@ -32,7 +33,7 @@ from agent_cli.providers.base import (
     tool_call,
     turns,
 )
-from agent_cli.providers.decision_schema import step_schema
+from agent_cli.providers.decision_schema import step_schema, tools_offered
 from agent_cli.providers.http import Channel
 from agent_cli.providers.prompts import (
     Mode,
@@ -94,16 +95,23 @@ class OpenAIChat(HttpAdapter):
         super().__init__(channel, options.model, mode=options.mode, stream=options.stream)
         self._options = options
         self._format = options.response_format  # plainer after a server refuses it
+        self._force = True  # a named tool_choice when a lookup must come; off once refused
+        self._forcing = False  # the body being sent names one
 
     def fall_back(self, feature: str) -> tuple[str, str] | None:
         """A refused `response_format` is asked for more plainly: json_schema, then
         json_object, then plain prompting with the schema in the system prompt."""
+        if feature == "tool_choice" and self._force:
+            self._force = False
+            return "a named tool_choice", "the model's own choice of tool"
         if feature == "response_format" and self._format != "none":
             was, self._format = self._format, _PLAINER[self._format]
             return _format_name(was), _format_name(self._format)
         return super().fall_back(feature)
 
     def features(self) -> dict[str, re.Pattern[str]]:
+        if self._options.mode == "tools" and self._forcing:
+            return {"tool_choice": REFUSES_CHOICE, "tools": REFUSES_TOOLS}
         if self._options.mode == "tools":
             return {"tools": REFUSES_TOOLS}
         return {"response_format": REFUSES_FORMAT} if self._format != "none" else {}
@@ -139,9 +147,13 @@ class OpenAIChat(HttpAdapter):
         if request.final:
             messages.append({"role": "user", "content": final_prompt(options.mode)})
         if options.mode == "tools":
-            body["tools"] = [_tool(spec, names) for spec in tool_specs(request)]
+            specs, forced = tools_offered(request, force=self._force)
+            self._forcing = forced is not None and not request.final
+            body["tools"] = [_tool(spec, names) for spec in specs]
             if request.final:  # the history holds tool calls, so the tools stay, unusable
                 body["tool_choice"] = "none"
+            elif forced is not None:
+                body["tool_choice"] = {"type": "function", "function": {"name": names.out(forced)}}
         elif self._format in _NATIVE:
             body.update(_NATIVE[self._format](step_schema(request)))
         elif self._format != "none":
@@ -269,7 +281,7 @@ def _turn_messages(turn: Turn, mode: Mode, names: WireNames) -> list[dict[str, A
     calls = turn.calls
     assistant = {
         "role": "assistant",
-        "content": calls[0][0].thought or None,
+        "content": calls[0][0].thought,  # "", not null: llama-cpp-python refuses a null (500)
         "tool_calls": [
             {
                 "id": call.call_id,
@@ -347,7 +359,9 @@ class ChatStream:
             call["id"] = piece["id"]
         function = piece.get("function")
         if isinstance(function, dict):
-            call["function"]["name"] += _text(function.get("name"))
+            name = _text(function.get("name"))
+            if name != call["function"]["name"]:  # llama-cpp-python repeats it in every delta
+                call["function"]["name"] += name
             call["function"]["arguments"] += _text(function.get("arguments"))
 
     def payload(self) -> dict[str, Any]:
