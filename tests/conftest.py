@@ -76,6 +76,22 @@ def store(tmp_path: Path) -> Iterator[OrderStore]:
     opened.close()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def either_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OrderStore]:
+    """The store contract on both backends: the test's SQLite file, or a new database on the
+    session's PostgreSQL server; each holds the sample orders at the dates the tests are
+    written for."""
+    if request.param == "sqlite":
+        opened = OrderStore.open(tmp_path / "orders.db")
+    else:
+        from agent_cli.pg_store import PostgresStore
+
+        url = request.getfixturevalue("pg_server").database()
+        opened = PostgresStore.connect(url, seed=SAMPLE_ORDERS)
+    yield opened
+    opened.close()
+
+
 @pytest.fixture
 def fake_llm() -> Iterator[FakeLLM]:
     server = FakeLLM().start()

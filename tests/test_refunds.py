@@ -31,6 +31,14 @@ from .fakellm import FakeLLM, openai_calls, openai_text
 from .helpers import TODAY, call, delivered_recently, final
 
 runner = CliRunner()
+
+
+@pytest.fixture
+def store(either_store: OrderStore) -> OrderStore:
+    """Every test here runs on both backends, SQLite and PostgreSQL (conftest's either_store)."""
+    return either_store
+
+
 LIMITS = RefundLimits(max_amount=50_000, max_per_run=1, max_per_session=2)
 
 
@@ -361,7 +369,8 @@ def test_a_demand_above_the_cap_in_the_question_is_denied(tmp_path: Path) -> Non
 
 
 def test_orders_show_lists_refunds(store: OrderStore, tmp_path: Path, monkeypatch: Any) -> None:
-    monkeypatch.setenv("AGENT_DB", str(store.path))
+    url = getattr(store, "url", None)  # a PostgreSQL store's; the test URLs hold no password
+    monkeypatch.setenv(*(("AGENT_DB_URL", url) if url else ("AGENT_DB", str(store.path))))
     store.record_refund("A100", 1_000, "late delivery", key="k")
     shown = runner.invoke(app, ["orders", "show", "A100"]).stdout
     assert "#1" in shown and "1,000 JPY" in shown and "late delivery" in shown

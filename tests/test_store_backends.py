@@ -279,13 +279,6 @@ def test_a_dropped_connection_is_a_clear_error_and_leaves_no_half_refund(pg_serv
         again.close()
 
 
-def test_a_failed_import_changes_nothing(store: OrderStore) -> None:
-    before = store.all()
-    with pytest.raises(Exception, match=r"(?i)check"):  # the status CHECK constraint
-        store.import_orders([Order("N1", "PENDING", 1), Order("N2", "LOST", 1)])
-    assert store.all() == before
-
-
 def test_a_refund_waits_for_a_held_order_only_as_long_as_the_run_may(
     opener: Opener, request: pytest.FixtureRequest
 ) -> None:

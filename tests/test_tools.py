@@ -14,6 +14,12 @@ from agent_cli.tools.orders import RefundPolicy
 from .helpers import registry
 
 
+@pytest.fixture
+def store(either_store: OrderStore) -> OrderStore:
+    """Every test here runs on both backends, SQLite and PostgreSQL (conftest's either_store)."""
+    return either_store
+
+
 def test_lookup_finds_an_order(store: OrderStore) -> None:
     result = registry(store).invoke("lookup_order", {"order_code": "A100"})
     assert not result.is_error
