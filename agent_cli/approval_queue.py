@@ -99,19 +99,24 @@ def queue(store: OrderStore, proposal: Proposal) -> Approval:
         created.isoformat(timespec="seconds"),
         (created + proposal.expires_in).isoformat(timespec="seconds"),
     )
-    with store.transaction():
+
+    def pending_or_new() -> Approval | int:
         waiting = store.query(
             f"SELECT {_COLUMNS} FROM approvals WHERE refund_key = ? AND status = 'pending'",
             (proposal.refund_key,),
         )
         if waiting:  # the same refund, queued by an earlier run: one item is enough
             return Approval(*waiting[0])
-        item = store.insert(
+        return store.insert(
             "INSERT INTO approvals (tool, order_code, amount, reason, refund_key, judged, run_id,"
             " question, proposed_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
             " ?, ?)",
             values,
         )
+
+    item = store.atomically(pending_or_new)
+    if isinstance(item, Approval):
+        return item
     found = get(store, item)
     assert found is not None
     return found
@@ -148,39 +153,43 @@ class Decided:
 
 def approve(store: OrderStore, item: int, *, by: str, recheck: Recheck) -> Decided | None:
     """Commit the queued refund and close the item, in one transaction; None: no such item."""
-    with store.transaction():
-        found, closed = _decidable(store, item)
-        if found is None:
-            return closed
-        if found.state(now_utc()) == "expired":
-            outcome = f"expired at {found.expires_at}; no refund"
-            return _close(store, found, "expired", by=by, outcome=outcome)
-        try:
-            recorded = store.record_refund_locked(
-                found.order_code,
-                found.amount,
-                found.reason,
-                key=found.refund_key,
-                check=lambda order, refunded: recheck(found, order, refunded),
-            )
-        except RefundRefused as exc:
-            return _close(store, found, "failed", by=by, outcome=f"{exc}; no refund")
-        if not recorded.created:
-            outcome = f"refund #{recorded.refund.id} existed already; no new refund"
-            return _close(store, found, "failed", by=by, outcome=outcome)
-        outcome = f"refund #{recorded.refund.id} of {found.amount:,} recorded"
-        return _close(
-            store, found, "approved", by=by, outcome=outcome, refund_id=recorded.refund.id
+    return store.atomically(lambda: _approve(store, item, by=by, recheck=recheck))
+
+
+def _approve(store: OrderStore, item: int, *, by: str, recheck: Recheck) -> Decided | None:
+    found, closed = _decidable(store, item)
+    if found is None:
+        return closed
+    if found.state(now_utc()) == "expired":
+        outcome = f"expired at {found.expires_at}; no refund"
+        return _close(store, found, "expired", by=by, outcome=outcome)
+    try:
+        recorded = store.record_refund_locked(
+            found.order_code,
+            found.amount,
+            found.reason,
+            key=found.refund_key,
+            check=lambda order, refunded: recheck(found, order, refunded),
         )
+    except RefundRefused as exc:
+        return _close(store, found, "failed", by=by, outcome=f"{exc}; no refund")
+    if not recorded.created:
+        outcome = f"refund #{recorded.refund.id} existed already; no new refund"
+        return _close(store, found, "failed", by=by, outcome=outcome)
+    outcome = f"refund #{recorded.refund.id} of {found.amount:,} recorded"
+    return _close(store, found, "approved", by=by, outcome=outcome, refund_id=recorded.refund.id)
 
 
 def deny(store: OrderStore, item: int, *, by: str, reason: str) -> Decided | None:
     """Close the item without a refund; None: no such item."""
-    with store.transaction():
+
+    def close() -> Decided | None:
         found, closed = _decidable(store, item)
         if found is None:
             return closed
         return _close(store, found, "denied", by=by, outcome=f"denied: {reason}")
+
+    return store.atomically(close)
 
 
 def _decidable(store: OrderStore, item: int) -> tuple[Approval | None, Decided | None]:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 
@@ -31,6 +31,8 @@ from agent_cli.store import (
     refunds_table,
 )
 from agent_cli.text import mask_secrets
+
+T = TypeVar("T")
 
 CONNECT_TIMEOUT_S = 10
 _ADVISORY_KEY = 0x61676E74  # "agnt": the lock migrations hold
@@ -166,6 +168,15 @@ class PostgresStore(OrderStore):
         found = self._query("SELECT MAX(version) FROM agent_schema")[0][0]
         return None if found is None else int(found)
 
+    def atomically(self, work: Callable[[], T]) -> T:
+        """`work` in one transaction. PostgreSQL ends a deadlock or a serialization failure by
+        rolling one transaction back: that one runs again, once, from the start, so every rule
+        is checked again on the rows as they are then; a second conflict is a StoreError."""
+        try:
+            return super().atomically(work)
+        except StoreConflict:
+            return super().atomically(work)
+
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         with _errors(self.url):
@@ -218,6 +229,10 @@ class PostgresStore(OrderStore):
             )
 
 
+class StoreConflict(StoreError):
+    """The server rolled a transaction back to resolve a conflict with another one."""
+
+
 def _dialect(sql: str) -> str:
     """Our statements are written with `?`; psycopg takes `%s` (and a literal % doubled)."""
     return sql.replace("%", "%%").replace("?", "%s")
@@ -235,6 +250,11 @@ def _errors(url: str) -> Iterator[None]:
     a lost connection or any other server error is a StoreError naming the database."""
     try:
         yield
+    except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure) as exc:
+        raise StoreConflict(
+            f"The order database {url} rolled the change back: {_first_line(exc)}; "
+            "nothing was written, try again"
+        ) from None
     except (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled):
         raise StoreBusy(
             "the order database is busy: another process holds a lock on an order; "

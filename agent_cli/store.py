@@ -12,15 +12,17 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agent_cli.errors import StoreBusy, StoreError, UsageError
 from agent_cli.schema import migrate, schema_version
+
+T = TypeVar("T")
 
 STATUSES = ("PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED")
 ORDER_CODE_PATTERN = r"^[A-Za-z0-9]{1,16}$"  # ASCII letters and digits: no look-alikes
@@ -374,8 +376,9 @@ class OrderStore:
         """Record a refund once per key; refuse more than is still refundable. `check(order,
         refunded so far)` runs inside the transaction on the order as it is now and may raise
         RefundRefused. An order refunded in full becomes REFUNDED, in the same transaction."""
-        with self._transaction():
-            return self.record_refund_locked(code, amount, reason, key=key, check=check)
+        return self.atomically(
+            lambda: self.record_refund_locked(code, amount, reason, key=key, check=check)
+        )
 
     def record_refund_locked(
         self,
@@ -418,8 +421,10 @@ class OrderStore:
 
     # For approval_queue.py, which keeps its table in this database and its writes in this
     # store's transactions (a refund and its approval commit together).
-    def transaction(self) -> AbstractContextManager[None]:
-        return self._transaction()
+    def atomically(self, work: Callable[[], T]) -> T:
+        """`work` in one transaction: all of it commits, or none (PostgreSQL may run it twice)."""
+        with self._transaction():
+            return work()
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
         return self._query(sql, params)

@@ -30,9 +30,10 @@ def copy_store(origin: OrderStore, target: OrderStore) -> Copied:
     orders = origin.all()
     refunds = origin.query(f"SELECT {_REFUND_COLUMNS} FROM refunds ORDER BY id")
     items = listed(origin)
-    new_ids: dict[int, int] = {}
-    present = 0
-    with target.transaction():
+
+    def copy() -> tuple[int, int]:
+        new_ids: dict[int, int] = {}  # each refund's id in the origin: its id in the target
+        present = 0
         target.upsert_locked(orders)
         for refund_id, code, amount, reason, created_at, key in refunds:
             if (found := target.find_refund(key)) is not None:
@@ -44,7 +45,9 @@ def copy_store(origin: OrderStore, target: OrderStore) -> Copied:
                 " VALUES (?, ?, ?, ?, ?)",
                 (code, amount, reason, created_at, key),
             )
-        copied = sum(_copy_item(target, item, new_ids) for item in items)
+        return present, sum(_copy_item(target, item, new_ids) for item in items)
+
+    present, copied = target.atomically(copy)
     return Copied(len(orders), len(refunds) - present, present, copied)
 
 

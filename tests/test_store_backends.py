@@ -290,10 +290,17 @@ def test_a_refund_waits_for_a_held_order_only_as_long_as_the_run_may(
     from agent_cli.errors import StoreBusy
     from agent_cli.store import busy_wait_at_most
 
-    holder = opener()
-    holding = holder.transaction()
-    holding.__enter__()  # SQLite: BEGIN IMMEDIATE, the write lock
-    holder.query("SELECT code FROM orders WHERE code = ?" + holder.FOR_UPDATE, ("A100",))
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # SQLite: BEGIN IMMEDIATE, the write lock; PostgreSQL: the row
+        holder = opener()
+        sql = "SELECT code FROM orders WHERE code = ?" + holder.FOR_UPDATE
+        holder.atomically(lambda: (holder.query(sql, ("A100",)), held.set(), release.wait(60)))
+        holder.close()
+
+    holding = threading.Thread(target=hold)
+    holding.start()
+    assert held.wait(60)
     store = opener()
     try:
         began = time.monotonic()
@@ -302,8 +309,8 @@ def test_a_refund_waits_for_a_held_order_only_as_long_as_the_run_may(
         assert time.monotonic() - began < 8  # the run's 1 s (wide: a busy machine), not 10 s
     finally:
         store.close()
-        holding.__exit__(None, None, None)
-        holder.close()
+        release.set()
+        holding.join(60)
 
 
 def test_agents_starting_together_on_a_new_database_migrate_once(pg_server: Any) -> None:
@@ -329,3 +336,67 @@ def test_agents_starting_together_on_a_new_database_migrate_once(pg_server: Any)
     assert versions == [(1,)]
     for store in stores:
         store.close()
+
+
+def test_a_refund_rolled_back_by_a_deadlock_is_run_again_once_and_recorded_once(
+    pg_server: Any,
+) -> None:
+    """A real deadlock: another session holds an unwritten refund under the same key, the
+    refund waits for it while holding the order's row, and the other session then asks for that
+    row. PostgreSQL rolls the refund back; it runs again from the start (the rules checked again)
+    and is recorded once, after the other session gives up."""
+    import psycopg
+
+    from agent_cli.pg_store import PostgresStore
+
+    url = pg_server.database()
+    PostgresStore.connect(url, seed=SAMPLE_ORDERS).close()
+    other = psycopg.connect(url)
+    other.execute("SET deadlock_timeout = '60s'")  # the refund's session detects it, not this
+    other.execute(
+        "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
+        " VALUES ('A100', 1, 'other', '2026-10-13', 'k1')"
+    )
+    outcome: list[Any] = []
+
+    def refund() -> None:
+        store = PostgresStore.connect(url)
+        try:
+            outcome.append(store.record_refund("A100", 1000, "late", key="k1"))
+        except BaseException as exc:  # reported below
+            outcome.append(exc)
+        finally:
+            store.close()
+
+    refunding = threading.Thread(target=refund)
+    refunding.start()
+    _wait_for_a_lock_wait(url)  # the refund holds A100 and waits for the key
+    other.execute("SELECT code FROM orders WHERE code = 'A100' FOR UPDATE")  # the deadlock
+    other.rollback()  # the other session gives up: its refund is never written
+    other.close()
+    refunding.join(60)
+    (recorded,) = outcome
+    assert not isinstance(recorded, BaseException), recorded
+    assert recorded.created and recorded.refund.amount == 1000
+    check = PostgresStore.connect(url)
+    try:
+        assert [(r.amount, r.reason) for r in check.refunds("A100")] == [(1000, "late")]
+    finally:
+        check.close()
+
+
+def _wait_for_a_lock_wait(url: str) -> None:
+    import time
+
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as watcher:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            waiting = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            ).fetchone()
+            if waiting and waiting[0]:
+                return
+            time.sleep(0.05)
+    raise AssertionError("the refund never waited for the other session")
