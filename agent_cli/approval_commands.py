@@ -15,6 +15,7 @@ from pathlib import Path
 from agent_cli import approval_queue
 from agent_cli.approval_queue import Approval, Decided
 from agent_cli.config import Settings, load_settings
+from agent_cli.dates import system_today
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.events import QueueDecided
 from agent_cli.refund_rules import rule_for, unmet
@@ -146,7 +147,7 @@ def explain(code: str, amount: int, reason: str, *, json_output: bool, config: P
         if order is None:
             raise ApprovalNotFound(f"No order with code {code.upper()}; see 'agent orders list'")
         facts = refund_facts(
-            store, order, amount=amount, reason=reason, today=date.today(), rules=rules
+            store, order, amount=amount, reason=reason, today=system_today(), rules=rules
         )
     ruling = rule_for(list(rules), facts)
     checked = [

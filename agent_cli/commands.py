@@ -11,7 +11,6 @@ import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 
 from agent_cli.answerers import terminal_approver, terminal_responder
@@ -27,6 +26,7 @@ from agent_cli.runtime import (
     drive,
     open_runtime,
     opened_store,
+    parse_today,
     run_recorder,
     start_mcp_servers,
     warn,
@@ -183,15 +183,20 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
         show_approvals(console, waiting, now)
 
 
-def init_orders(*, sample: bool, config: Path | None) -> None:
-    """`agent orders init`: a new database (0600), empty or with the sample orders."""
+def init_orders(*, sample: bool, config: Path | None, today: str | None = None) -> None:
+    """`agent orders init`: a new database (0600), empty or with the sample orders dated as of
+    `today` (default: the system date)."""
     from agent_cli.store import sample_orders
 
     settings = load_settings(config)
+    as_of = parse_today(today)
     path = configured_path(settings.store.path)
     if path.exists():
-        raise UsageError(f"An order database exists already at {path}; nothing was changed")
-    store = OrderStore.open(path, seed=sample_orders(date.today()) if sample else ())
+        raise UsageError(
+            f"An order database exists already at {path}; nothing was changed. Add orders with "
+            "'agent orders import FILE', or remove the file and run 'agent orders init' again"
+        )
+    store = OrderStore.open(path, seed=sample_orders(as_of) if sample else ())
     try:
         count = len(store.all())
     finally:

@@ -7,8 +7,11 @@ and reads the question as written; `--today` wins over both.
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import date
+
+from agent_cli.errors import UsageError
 
 _DATE = r"(\d{4})\s*(?:-|/|年)\s*(\d{1,2})\s*(?:-|/|月)\s*(\d{1,2})\s*日?"
 # A bare date is not today's ("delivered 2026-10-01"): it must follow a phrase that says so.
@@ -29,3 +32,17 @@ def stated_today(question: str) -> date | None:
         except ValueError:
             continue
     return None
+
+
+def system_today() -> date:
+    """The system date, or `AGENT_TODAY` (YYYY-MM-DD) when set: the agent's clock for demos and
+    tests, read wherever "today" is meant (a new database's sample dates, a run's today)."""
+    value = os.environ.get("AGENT_TODAY", "").strip()
+    if not value:
+        return date.today()
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise UsageError(
+            f"AGENT_TODAY={value!r} is not a date; use YYYY-MM-DD or unset it"
+        ) from None

@@ -20,6 +20,7 @@ from datetime import date
 from typing import assert_never, cast
 
 from agent_cli.budget import Limits, RunState
+from agent_cli.dates import system_today
 from agent_cli.decisions import AskUser, CallTool, Decision, FinalAnswer, Step, Usage
 from agent_cli.errors import (
     AgentError,
@@ -92,7 +93,7 @@ def run(
         model,
         toolbox,
         toolbox.specs(),
-        today or date.today(),
+        today or system_today(),
         conversation,
         check_answer,
         on_text or no_text,

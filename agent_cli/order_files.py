@@ -50,6 +50,20 @@ class OrderRecord(BaseModel):
         )
 
 
+def order_record(order: Order) -> dict[str, Any]:
+    """An order as an `OrderRecord` reads it (a trace keeps an eval case's orders so)."""
+    delivered = order.delivered_at.isoformat() if order.delivered_at else None
+    return {
+        "code": order.code,
+        "status": order.status,
+        "total": order.total,
+        "delivered_at": delivered,
+        "currency": order.currency,
+        "customer": order.customer,
+        "note": order.note,
+    }
+
+
 def normalise_code(code: str) -> str:
     """An order code typed by a user, checked and upper-cased; UsageError if it cannot be one."""
     if not re.fullmatch(ORDER_CODE_PATTERN, code):

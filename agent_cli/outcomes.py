@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from agent_cli.decisions import ASK_USER_TOOL, Decision, Usage
 from agent_cli.events import Event, RunFinished, RunStarted, ToolObserved
+from agent_cli.store import Order
 
 FailureKind = Literal[
     "verdict",  # the answer states another verdict
@@ -145,6 +146,7 @@ class RecordedRun:
     decisions: tuple[Decision, ...]
     observations: tuple[ToolObserved, ...]
     status: str
+    case_orders: tuple[Order, ...] | None = None  # an eval case's (RunStarted.case_orders)
 
     @property
     def replies(self) -> Iterator[str]:

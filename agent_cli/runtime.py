@@ -18,7 +18,7 @@ from agent_cli import interrupts
 from agent_cli.answerers import Approver, Responder, nobody, refuse
 from agent_cli.budget import Limits, Price, RefundCounter
 from agent_cli.config import Settings, choose_provider, load_settings
-from agent_cli.dates import stated_today
+from agent_cli.dates import stated_today, system_today
 from agent_cli.errors import UsageError
 from agent_cli.events import ApprovalRequested, Event, QuestionAsked, RunFinished
 from agent_cli.grounding import ground_answer
@@ -415,7 +415,7 @@ def check_question(question: str, max_chars: int) -> str:
 
 def parse_today(value: str | None) -> date:
     if value is None:
-        return date.today()
+        return system_today()
     try:
         return date.fromisoformat(value)
     except ValueError:
@@ -469,10 +469,10 @@ def opened_store(settings: Settings) -> Iterator[OrderStore]:
 class LazyStore:
     """Opens the order database on first use, so runs that never look up an order never open it."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, opened: OrderStore | None = None) -> None:
         self._configured = settings.store.path
         self._url = settings.store.url
-        self._store: OrderStore | None = None
+        self._store: OrderStore | None = opened  # a store made already (an eval case's)
 
     def get(self) -> OrderStore:
         if self._store is None:

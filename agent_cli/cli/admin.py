@@ -86,6 +86,13 @@ def orders_init(
     sample: Annotated[
         bool, typer.Option("--sample", help="Add the sample orders (A100...C300).")
     ] = False,
+    today: Annotated[
+        str | None,
+        typer.Option(
+            help="Date the sample orders as of this day, YYYY-MM-DD (default: today; A100 is "
+            "delivered 12 days before it)."
+        ),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Create the order database at AGENT_DB / store.path (or the default location).
@@ -95,7 +102,7 @@ def orders_init(
     """
     from agent_cli.commands import init_orders
 
-    init_orders(sample=sample, config=config)
+    init_orders(sample=sample, config=config, today=today)
 
 
 @orders_app.command(name="list")

@@ -20,10 +20,12 @@ from agent_cli.budget import RefundCounter
 from agent_cli.config import Settings
 from agent_cli.errors import AgentError, Interrupted, UsageError
 from agent_cli.events import Event, ModelDecided, RunFinished, RunStarted, ToolObserved
+from agent_cli.order_files import OrderRecord
 from agent_cli.outcomes import CheckResult, Difference, RecordedRun
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.replay import load_runs
 from agent_cli.runtime import LazyStore, Runtime, build_tools, drive, limits_for
+from agent_cli.store import OrderStore
 from agent_cli.tools.orders import AsOf
 
 NOT_COMPARED = frozenset({"issue_refund"})
@@ -52,6 +54,9 @@ def _recorded(path: Path, events: list[Event]) -> RecordedRun | None:
         decisions=tuple(e.decision for e in events if isinstance(e, ModelDecided)),
         observations=tuple(e for e in events if isinstance(e, ToolObserved)),
         status=finished.status if finished else "unfinished",
+        case_orders=None
+        if started.case_orders is None
+        else tuple(OrderRecord.model_validate(o).to_order() for o in started.case_orders),
     )
 
 
@@ -70,7 +75,7 @@ def check_run(run: RecordedRun, settings: Settings) -> CheckResult:
 
     replies = run.replies
     with ExitStack() as stack:
-        store = LazyStore(settings)
+        store = _store_of(run, settings)
         stack.callback(store.close)
         counter = RefundCounter()
         as_of = AsOf()
@@ -92,6 +97,14 @@ def check_run(run: RecordedRun, settings: Settings) -> CheckResult:
     differences = compare(run.observations, tuple(seen))
     compared = sum(1 for o in run.observations if o.tool not in NOT_COMPARED)
     return CheckResult(run, compared, differences, status[0] if status else "error")
+
+
+def _store_of(run: RecordedRun, settings: Settings) -> LazyStore:
+    """The store the run used: an eval case's throwaway samples and orders, rebuilt as they
+    were; else the configured order database."""
+    if run.case_orders is None:
+        return LazyStore(settings)
+    return LazyStore(settings, opened=OrderStore.in_memory(run.case_orders))
 
 
 def compare(

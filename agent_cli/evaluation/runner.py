@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from datetime import date
 from pathlib import Path
 
 from agent_cli.answerers import refuse
@@ -25,13 +24,14 @@ from agent_cli.decisions import ASK_USER_TOOL
 from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
 from agent_cli.evaluation.cases import EvalCase
 from agent_cli.evaluation.judge import judge
-from agent_cli.events import Event
+from agent_cli.events import Event, RunStarted
+from agent_cli.order_files import order_record
 from agent_cli.outcomes import CaseResult, Failure, RunRecord
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.runtime import RunOptions, Runtime, build_tools, choose_model, drive, limits_for
 from agent_cli.seams import ReasoningModel
-from agent_cli.store import OrderStore
+from agent_cli.store import SAMPLE_DAY, OrderStore
 from agent_cli.tools.orders import AsOf
 from agent_cli.tracing import TraceWriter, open_trace_file
 
@@ -195,7 +195,7 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
             if trace is not None:
                 trace.parent.mkdir(parents=True, exist_ok=True)
                 sinks.insert(0, TraceWriter(stack.enter_context(open_trace_file(trace))).write)
-            _drive(runtime, case, sinks)
+            _drive(runtime, case, [_with_case_orders(sink, case) for sink in sinks])
     except Interrupted:
         raise
     except Exception as exc:  # the case crashed: a failed case, and the others go on
@@ -208,7 +208,7 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
 
 def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
     case, settings = job.case, job.contender.settings
-    today = case.today or date.today()
+    today = case.today or SAMPLE_DAY  # the day the eval store's samples are dated for
     counter = RefundCounter()
     dry_run = job.contender.options.dry_run
     as_of = AsOf()
@@ -221,6 +221,16 @@ def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
     return Runtime(
         settings, model, tools, limits, today, counter, from_question, None, as_of, instructions
     )
+
+
+def _with_case_orders(sink: Callable[[Event], None], case: EvalCase) -> Callable[[Event], None]:
+    """`sink`, given the run's start with the case's orders (see RunStarted.case_orders)."""
+    orders = tuple(order_record(order) for order in case.orders)
+
+    def sent(event: Event) -> None:
+        sink(replace(event, case_orders=orders) if isinstance(event, RunStarted) else event)
+
+    return sent
 
 
 def _drive(runtime: Runtime, case: EvalCase, sinks: list[Callable[[Event], None]]) -> None:

@@ -25,6 +25,7 @@ from pydantic import AfterValidator, Field
 from agent_cli import approval_queue
 from agent_cli.approval_queue import Approval, Recheck, judged_json
 from agent_cli.budget import RefundCounter
+from agent_cli.dates import system_today
 from agent_cli.refund_rules import RefundFacts, RefundRule, Ruling, rule_for
 from agent_cli.seams import ApprovalNeeded, Observation, Verdict
 from agent_cli.store import ORDER_CODE_PATTERN, Order, OrderStore, RefundRefused
@@ -60,7 +61,7 @@ class RefundDesk:
     limits: RefundLimits
     counter: RefundCounter
     dry_run: bool
-    clock: Callable[[], date] = date.today
+    clock: Callable[[], date] = system_today
     queue_for: timedelta | None = None  # how long a queued refund waits; None: never queued
     proposer: str = ""  # who proposes (recorded on a queued refund)
     rules: tuple[RefundRule, ...] = ()  # refund rules as policy ([[refunds.rules]])
