@@ -8,14 +8,13 @@ never from the file, and never printed.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -29,6 +28,7 @@ from pydantic import (
 
 from agent_cli.errors import ConfigError, InvalidApiKey, MissingApiKey
 from agent_cli.refund_rules import RefundRule
+from agent_cli.validation_text import describe_settings_error
 
 OrderStatus = Literal["PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED"]
 ProviderKind = Literal["openai", "anthropic"]
@@ -129,11 +129,16 @@ def _http_url(value: str | None) -> str | None:
     if value is None:
         return None
     parsed = urlsplit(value)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ValueError(
-            f"{value!r} is not an http:// or https:// URL with a host "
-            "(e.g. http://localhost:11434/v1)"
-        )
+    example = "(e.g. http://localhost:11434/v1)"
+    host = parsed.hostname or ""
+    if parsed.scheme not in ("http", "https") or not host or any(c.isspace() for c in value):
+        raise ValueError(f"{value!r} is not an http:// or https:// URL with a host {example}")
+    try:
+        port = parsed.port  # ValueError: not a number, or past 65535
+    except ValueError:
+        port = -1
+    if port is not None and not 0 < port <= 65_535:
+        raise ValueError(f"{value!r} has no valid port (a number from 1 to 65535) {example}")
     return value
 
 
@@ -316,7 +321,7 @@ def load_settings_with_sources(
     try:
         return Settings.model_validate(data), sources
     except ValidationError as exc:
-        raise ConfigError(f"Invalid configuration: {_describe(exc, sources)}") from None
+        raise ConfigError(describe_settings_error(exc, sources, Settings)) from None
 
 
 def config_source(config_file: Path | None) -> tuple[Path, str | None]:
@@ -345,45 +350,6 @@ def _read_toml(path: Path, *, named_by: str | None) -> dict[str, Any]:
         raise ConfigError(f"Config file {path} is nested too deeply to read") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"Cannot read config file {path}: {exc}") from None
-
-
-def _origin(where: str, sources: dict[str, str]) -> str | None:
-    """Where a setting (or, for a bad table, any of its keys) came from."""
-    source = sources.get(".".join(where.split(".")[:2]))
-    if source is None:
-        source = next((s for key, s in sources.items() if key.startswith(where + ".")), None)
-    return "command line" if source == "option" else source
-
-
-def _describe(error: ValidationError, sources: dict[str, str]) -> str:
-    """Each bad setting, where it came from, and what is wrong with it."""
-    parts = []
-    for item in error.errors(include_url=False, include_input=False):
-        where = ".".join(str(part) for part in item["loc"])
-        origin = _origin(where, sources)
-        message = (
-            "unknown setting" + _did_you_mean(item["loc"])
-            if item["type"] == "extra_forbidden"
-            else item["msg"].removeprefix("Value error, ")
-        )
-        parts.append(f"{where} ({origin}): {message}" if origin else f"{where}: {message}")
-    return "; ".join(parts)
-
-
-def _did_you_mean(loc: tuple[int | str, ...]) -> str:
-    """A near miss among the settings that exist where the unknown one was found."""
-    model: Any = Settings
-    for part in loc[:-1]:
-        if get_origin(model) is dict:  # a table of tables: this part is a key, e.g. a name
-            model = get_args(model)[1]
-            continue
-        is_model = isinstance(model, type) and issubclass(model, BaseModel)
-        field = model.model_fields.get(str(part)) if is_model else None
-        model = field.annotation if field is not None else None
-    if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        return ""
-    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 @dataclass(frozen=True, slots=True)

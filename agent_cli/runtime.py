@@ -437,6 +437,13 @@ def choose_model(options: RunOptions, settings: Settings, stack: ExitStack) -> R
         return PlaybookModel()
     choice = choose_provider(settings, os.environ)
     if choice.kind == "offline":
+        if (named := options.provider.model) is not None:
+            chosen = "no API key was found, so" if choice.automatic else "--provider offline:"
+            raise UsageError(
+                f"--model {named!r} is not used: {chosen} the offline playbook model answers; "
+                "choose a provider (--provider openai|anthropic|ollama, with its API key) or "
+                "drop --model"
+            )
         if choice.automatic and not options.quiet:
             from agent_cli.ui.console import notice  # noqa: PLC0415 - Rich only to print it
 

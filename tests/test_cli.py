@@ -134,16 +134,25 @@ def test_max_steps_exits_3_and_keeps_the_steps(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "fragment"),
     [
+        (["ask", "q", "--max-steps", "0"], 2, "Invalid option: --max-steps 0: must be at least 1"),
+        (["ask", "q", "--timeout", "-1"], 2, "Invalid option: --timeout -1.0: must be more than 0"),
+        (["ask", "q", "--timeout", "nan"], 2, "--timeout nan: must be a number (not nan or inf)"),
         (
-            ["ask", "q", "--max-steps", "0"],
+            ["ask", "q", "--provider", "ollama", "--base-url", "http://localhost:abc/v1"],
             2,
-            "limits.max_steps (command line): Input should be greater than or equal to 1",
+            "--base-url: 'http://localhost:abc/v1' has no valid port (a number from 1 to 65535)",
         ),
         (
-            ["ask", "q", "--timeout", "-1"],
+            ["ask", "q", "--provider", "ollama", "--base-url", "http://localhost:99999/v1"],
             2,
-            "limits.timeout (command line): Input should be greater than 0",
+            "has no valid port",
         ),
+        (
+            ["ask", "q", "--provider", "ollama", "--base-url", "http://local host/v1"],
+            2,
+            "is not an http:// or https:// URL with a host",
+        ),
+        (["ask", "q", "--provider", "offline", "--model", "gpt-4"], 2, "'gpt-4' is not used"),
         (["ask", "q", "--timeout", "abc"], 2, "Invalid value for '--timeout'"),
         (
             ["ask", "q", "--today", "13/10/2026"],
@@ -406,3 +415,11 @@ def test_orders_list_filters_limits_and_says_what_it_left_out() -> None:
     assert len(agent("orders", "list").stdout.splitlines()) == 1 + 8  # piped: all, no cut
     bad = agent("orders", "list", "--status", "lost")
     assert bad.exit_code == 2 and "--status 'LOST' is not a status" in bad.stderr
+
+
+@pytest.mark.parametrize("group", ["config", "logs", "orders", "approvals"])
+def test_a_bare_command_group_prints_its_help(group: str) -> None:
+    result = agent(group)
+    assert result.exit_code == 2  # a usage error, as bare `agent` is
+    assert f"Usage: agent {group} [OPTIONS] COMMAND" in result.stdout
+    assert "Missing command" not in result.stderr

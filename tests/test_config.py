@@ -52,7 +52,7 @@ def test_agent_config_environment_variable(tmp_path: Path, monkeypatch: pytest.M
     [
         (
             "[limits]\nmax_steps = 0\n",
-            ["limits.max_steps (file ", ": Input should be greater than or equal to 1"],
+            ["limits.max_steps (file ", ": must be at least 1"],
         ),
         (
             "[limits]\nmax_steps = -3\ntimeout = 'abc'\n",
@@ -63,7 +63,7 @@ def test_agent_config_environment_variable(tmp_path: Path, monkeypatch: pytest.M
         ("[policy]\nrefundable_statuses = ['LOST']\n", ["policy.refundable_statuses.0"]),
         (
             "[limits]\ntimeout = 1e9\n",
-            ["limits.timeout (file ", "Input should be less than or equal to 86400"],
+            ["limits.timeout (file ", "must be at most 86400"],
         ),
     ],
 )
@@ -78,7 +78,7 @@ def test_bad_settings_are_all_named(tmp_path: Path, text: str, messages: list[st
 def test_bad_option_values_are_named() -> None:
     with pytest.raises(
         ConfigError,
-        match=r"limits.max_steps \(command line\): Input should be greater than or equal to 1",
+        match=r"Invalid option: --max-steps 0: must be at least 1",
     ):
         load_settings(overrides={"limits": {"max_steps": 0}})
 
@@ -144,7 +144,7 @@ def test_a_base_url_that_is_not_http_is_refused_at_once_naming_its_source(
     option = runner.invoke(app, ["ask", "q", "--provider", "ollama", "--base-url", url])
     assert option.exit_code == 2
     assert option.stderr.strip() == (
-        f"agent: error: Invalid configuration: provider.base_url (command line): {url!r} is not "
+        f"agent: error: Invalid option: --base-url: {url!r} is not "
         "an http:// or https:// URL with a host (e.g. http://localhost:11434/v1)"
     )
     monkeypatch.setenv("AGENT_BASE_URL", url)

@@ -209,7 +209,7 @@ def test_a_run_that_did_not_answer_fails_on_its_status() -> None:
         ),
         (
             '[[cases]]\nquestion = "q"\nverdct = "needs_input"',
-            "case 1: verdct: Extra inputs are not permitted",
+            "case 1: verdct: unknown key (did you mean 'verdict'?)",
         ),
         (
             '[[cases]]\nid = "r"\nquestion = "q"\nanswer_matches = ["("]',
@@ -229,6 +229,11 @@ def test_a_run_that_did_not_answer_fails_on_its_status() -> None:
         (
             '[[cases]]\nquestion = "q"\nverdict = { "A-1" = "refundable" }',
             "'A-1' is not an order code",
+        ),
+        (
+            '[[cases]]\nquestion = "q"\n'
+            '[[cases.orders]]\ncode = "D1"\nstatus = "PENDING"\ntotal = 1\ncustomr = "x"',
+            "case 1: orders.0.customr: unknown key (did you mean 'customer'?)",
         ),
         ("[[cases]\n", "not valid TOML"),
         ('title = "x"', "unknown top-level key 'title'"),

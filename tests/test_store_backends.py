@@ -353,14 +353,17 @@ def test_a_refund_rolled_back_by_a_deadlock_is_run_again_once_and_recorded_once(
     PostgresStore.connect(url, seed=SAMPLE_ORDERS).close()
     other = psycopg.connect(url)
     other.execute("SET deadlock_timeout = '60s'")  # the refund's session detects it, not this
-    other.execute(
+    other.execute(  # of another order: a refund of A100 would share-lock its row (the key)
         "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
-        " VALUES ('A100', 1, 'other', '2026-10-13', 'k1')"
+        " VALUES ('A105', 1, 'other', '2026-10-13', 'k1')"
     )
     outcome: list[Any] = []
 
     def refund() -> None:
-        store = PostgresStore.connect(url)
+        # Checked for a deadlock 3 s into a wait (PostgreSQL checks once): long enough for the
+        # other session's request to close the cycle on a busy machine, shorter than its 60 s.
+        sep = "&" if "?" in url else "?"
+        store = PostgresStore.connect(f"{url}{sep}options=-c%20deadlock_timeout%3D3000")
         try:
             outcome.append(store.record_refund("A100", 1000, "late", key="k1"))
         except BaseException as exc:  # reported below

@@ -21,20 +21,25 @@ app = typer.Typer(
 orders_app = typer.Typer(
     help="Browse and import the orders in the order store (SQLite, or the team's PostgreSQL).",
     context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
 )
 app.add_typer(orders_app, name="orders")
 approvals_app = typer.Typer(
     help="The approval queue: refunds that wait for a person (list, show, approve, deny).",
     context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
 )
 app.add_typer(approvals_app, name="approvals")
 config_app = typer.Typer(
-    help="Inspect the configuration.", context_settings={"help_option_names": ["-h", "--help"]}
+    help="Inspect the configuration.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
 )
 app.add_typer(config_app, name="config")
 logs_app = typer.Typer(
     help="List, search and show the logged runs (every ask, chat turn and eval case).",
     context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
 )
 app.add_typer(logs_app, name="logs")
 

@@ -25,11 +25,11 @@ from pydantic import (
     field_validator,
 )
 
-from agent_cli.decisions import describe_validation_error
 from agent_cli.errors import CaseFileError
 from agent_cli.order_files import OrderRecord
 from agent_cli.store import ORDER_CODE_PATTERN, Order
 from agent_cli.text import read_text_file
+from agent_cli.validation_text import describe_fields_error
 from agent_cli.verdicts import Verdict
 
 VERDICTS: tuple[Verdict, ...] = ("refundable", "not_refundable", "not_found")
@@ -160,7 +160,7 @@ def _case(item: dict[str, Any], where: str, number: int) -> EvalCase:
         record = _CaseRecord.model_validate(item)
         orders = tuple(order.to_order() for order in record.orders)
     except ValidationError as exc:
-        raise CaseFileError(f"{where}: {name}: {describe_validation_error(exc)}") from None
+        raise CaseFileError(f"{where}: {name}: {describe_fields_error(exc, _CaseRecord)}") from None
     except ValueError as exc:  # an order record's own rule (delivered_at for DELIVERED)
         raise CaseFileError(f"{where}: {name}: orders: {exc}") from None
     verdict = record.verdict
