@@ -68,20 +68,41 @@ def _prompted_line(prompt: str, stream: TextIO) -> str | None:
     return line or None
 
 
-def terminal_approver(*, stream: TextIO) -> Approver:
+def terminal_approver(*, stream: TextIO, show_summary: bool = True) -> Approver:
     """Ask at the terminal; only `y` or `yes` approves, and only this exact call. Without a
     terminal on stdin, nobody here can approve: the action waits in the approval queue (or,
-    when it cannot wait, is denied by rule)."""
+    when it cannot wait, is denied by rule). `show_summary`: the prompt names the call (off
+    where the live view has just printed it)."""
     if not sys.stdin.isatty():
         return wait_in_queue
 
     def approve(request: ApprovalRequested) -> Verdict:
-        line = _prompted_line(f"Approve {clean_text(request.summary)}? [y/N] ", stream)
+        def say(text: str) -> None:
+            stream.write(text + "\n")
+
+        shown = f" {clean_text(request.summary)}" if show_summary else ""
+        prompt = f"Approve{shown}? [y/N] "
+        line = read_approval(lambda asked: _prompted_line(asked, stream), prompt, say)
         if line is None:
             stream.write("\n")
         return verdict_from(line)
 
     return approve
+
+
+_ANSWERS = ("y", "yes", "n", "no", "")  # an empty line is the default, No
+
+
+def read_approval(
+    read: Callable[[str], str | None], prompt: str, say: Callable[[str], None]
+) -> str | None:
+    """The answer at an approval prompt, asked again until it is one (`maybe` is not a silent
+    No); None at end of input."""
+    while True:
+        line = read(prompt)
+        if line is None or line.strip().lower() in _ANSWERS:
+            return line
+        say("Please answer y (approve) or n (deny).")
 
 
 def verdict_from(line: str | None) -> Verdict:

@@ -18,15 +18,14 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agent_cli import interrupts
-from agent_cli.answerers import verdict_from
+from agent_cli.answerers import read_approval, verdict_from
 from agent_cli.config import Settings
-from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
+from agent_cli.errors import AgentError, Interrupted, NeedsInput, Terminated, UsageError
 from agent_cli.events import ApprovalRequested, Event, RunFinished
 from agent_cli.logs import opened_log
 from agent_cli.runlog import configured_log_path
 from agent_cli.runtime import RunOptions, Runtime, check_question, drive, open_runtime, run_recorder
 from agent_cli.seams import QUEUE, Exchange, Verdict
-from agent_cli.text import clean_text
 from agent_cli.tracing import TraceWriter, open_trace_file
 from agent_cli.ui import RunView, make_console, show_tools
 from agent_cli.ui.chat_view import ChatView
@@ -211,7 +210,7 @@ class Session:
             interrupts.release()  # the session goes on: the next Ctrl-C acts again
             self.view.error(str(exc))
         except AgentError as exc:
-            self.view.error(str(exc))
+            self._show_failure(exc)
         except KeyboardInterrupt as interrupt:
             if isinstance(interrupt, Terminated):
                 raise Interrupted(terminated=True) from None
@@ -223,6 +222,12 @@ class Session:
             self.memory.add(line, finished.answer)
             return True
         return False
+
+    def _show_failure(self, exc: AgentError) -> None:
+        if isinstance(exc, NeedsInput) and self.leaving:  # /exit at reply>: left unanswered
+            self.view.note(f"Left unanswered: {exc.question}")
+        else:
+            self.view.error(str(exc))
 
     def reply(self, question: str) -> str | None:
         """The operator's next line answers the model's question (None at end of input). An
@@ -251,7 +256,8 @@ class Session:
         if not self.lines.interactive:
             return QUEUE  # piped lines never approve: a person elsewhere may
         try:
-            line = self.lines.read(f"approve {clean_text(request.summary)}? [y/N] ")
+            # The summary is on the screen already: the view printed it a line above.
+            line = read_approval(self.lines.read, "approve? [y/N] ", self.view.note)
         except Terminated:
             raise
         except KeyboardInterrupt:

@@ -8,15 +8,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_cli.answerers import terminal_approver, terminal_responder
 from agent_cli.budget import RefundCounter
 from agent_cli.config import load_settings
-from agent_cli.errors import OrderNotFound, PendingApproval, UsageError
+from agent_cli.errors import Interrupted, OrderNotFound, PendingApproval, UsageError
 from agent_cli.events import ApprovalDecided, Event
 from agent_cli.runtime import (
     LazyStore,
@@ -59,6 +59,7 @@ def ask_once(options: AskOptions) -> None:
     limit = settings.limits.max_question_chars
     question = check_question(_question_text(options.question, limit), limit)
     with ExitStack() as stack:
+        stack.enter_context(_naming_the_trace(options.run.trace))
         runtime = open_runtime(options.run, stack, settings=settings)
         sinks: list[Callable[[Event], None]] = []
         if recorder := run_recorder(settings, kind="ask", dry_run=options.run.dry_run):
@@ -81,11 +82,22 @@ def ask_once(options: AskOptions) -> None:
             view = RunView(make_console(), quiet=options.run.quiet)
             events = runtime.events(question, on_text=view.stream)
             respond = terminal_responder(show_question=options.run.quiet, stream=sys.stdout)
-            approve = terminal_approver(stream=sys.stdout)
+            approve = terminal_approver(stream=sys.stdout, show_summary=options.run.quiet)
             sinks += [view.show]
             drive(events, sinks, waiting=view.waiting, respond=respond, approve=approve)
     if queued:
         raise PendingApproval(queued)
+
+
+@contextmanager
+def _naming_the_trace(trace: Path | None) -> Iterator[None]:
+    """An interruption says where the completed steps are kept, when a trace is written."""
+    try:
+        yield
+    except Interrupted as exc:
+        if trace is None:
+            raise
+        raise Interrupted(terminated=exc.terminated, kept_in=f"the trace {trace}") from None
 
 
 def _note_queued(event: Event, queued: list[int]) -> None:

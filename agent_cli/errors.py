@@ -291,7 +291,8 @@ class Interrupted(AgentError):
 
     status = "interrupted"
 
-    def __init__(self, *, terminated: bool = False) -> None:
+    def __init__(self, *, terminated: bool = False, kept_in: str | None = None) -> None:
         what = "Terminated (SIGTERM)" if terminated else "Interrupted"
-        super().__init__(f"{what}; the trace keeps every completed step")
+        super().__init__(f"{what}; {kept_in} keeps every completed step" if kept_in else what)
+        self.terminated = terminated
         self.exit_code = 143 if terminated else 130

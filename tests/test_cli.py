@@ -306,7 +306,9 @@ def test_ctrl_c_during_a_run_exits_130_and_closes_the_trace(
     monkeypatch.setattr(PlaybookModel, "decide", interrupted_on_step_two)
     trace = tmp_path / "t.jsonl"
     result = agent("ask", "A100?", "--dry-run", "--trace", str(trace))
-    assert_one_line_error(result, 130, "Interrupted")
+    assert_one_line_error(result, 130, f"Interrupted; the trace {trace} keeps every completed step")
+    untraced = agent("ask", "A100?", "--dry-run")  # no trace: none is promised
+    assert untraced.exit_code == 130 and untraced.stderr == "agent: error: Interrupted\n"
     records = [json.loads(line) for line in trace.read_text().splitlines()]
     assert [r["event"] for r in records] == [
         "run_started",

@@ -91,7 +91,7 @@ def test_the_approval_prompt_is_cleaned(tmp_path: Path) -> None:
     child.expect(r"\[y/N\] ")
     child.sendline("n")
     out = screen(child)
-    assert "Approve refund 1,000 JPY on order A100" in out
+    assert "needs approval: refund 1,000 JPY on order A100" in out
     assert_clean(out)
 
 

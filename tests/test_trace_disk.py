@@ -51,7 +51,7 @@ class FillingDisk(io.RawIOBase):
 def approved_refund(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trace: Path) -> Any:
     """`agent ask` refunding 1,000 JPY of A100, approved, traced to `trace`."""
     monkeypatch.setattr(
-        commands, "terminal_approver", lambda stream: lambda request: Verdict(True, "operator")
+        commands, "terminal_approver", lambda **_: lambda request: Verdict(True, "operator")
     )
     delivered_recently("A100")
     argv = ["ask", "refund A100", "--script", str(refund_script(tmp_path, "A100")), "-q"]
