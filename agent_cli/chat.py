@@ -125,6 +125,7 @@ class Session:
         self.stack = stack
         self.runtime: Runtime = open_runtime(options, stack, settings=settings)
         self.failed_turns = 0
+        self.unknown_commands = 0  # slash commands that do not exist, typed or piped
         self.leaving = False  # /exit typed at a reply> prompt
         self.memory = Memory(settings.chat.memory_turns, settings.chat.memory_chars, [])
         self.console = make_console()
@@ -185,7 +186,11 @@ class Session:
                 return self.exit_code()
 
     def exit_code(self) -> int:
-        return 1 if self.failed_turns and not self.lines.interactive else 0
+        """Piped input: 2 after an unknown slash command (the script's mistake), 1 after a failed
+        turn; else 0. At a terminal, 0: the operator saw each error as it came."""
+        if self.lines.interactive:
+            return 0
+        return 2 if self.unknown_commands else 1 if self.failed_turns else 0
 
     def turn(self, line: str) -> bool:
         """One question: a run with the conversation so far; its answer joins the memory.
@@ -282,6 +287,7 @@ class Session:
         handler = handlers.get(name)
         if handler is None:
             self.view.error(f"Unknown command {name}; try /help")
+            self.unknown_commands += 1
             return None
         try:
             return handler(argument)

@@ -28,7 +28,7 @@ from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import load_script
 from agent_cli.runlog import RunRecorder, configured_log_path
 from agent_cli.seams import Exchange, ReasoningModel, Reply, TextDelta
-from agent_cli.store import OrderStore, open_configured
+from agent_cli.store import OrderStore, configured_path, open_configured
 from agent_cli.text import clean_text
 from agent_cli.tools import RegisteredTool, ToolRegistry
 from agent_cli.tools.orders import AsOf, RefundPolicy, order_tools
@@ -147,7 +147,7 @@ def open_runtime(
     today = parse_today(options.today)
     instructions = shop_instructions(settings, options.instructions).text
     model = choose_model(options, settings, stack)
-    store = LazyStore(settings)
+    store = LazyStore(settings, dry_run=options.dry_run)
     stack.callback(store.close)
     counter = previous.refunds if previous else RefundCounter()
     # The playbook never calls an MCP tool, and --dry-run must have no side effects.
@@ -476,14 +476,21 @@ def opened_store(settings: Settings) -> Iterator[OrderStore]:
 class LazyStore:
     """Opens the order database on first use, so runs that never look up an order never open it."""
 
-    def __init__(self, settings: Settings, *, opened: OrderStore | None = None) -> None:
+    def __init__(
+        self, settings: Settings, *, opened: OrderStore | None = None, dry_run: bool = False
+    ) -> None:
         self._configured = settings.store.path
         self._url = settings.store.url
         self._store: OrderStore | None = opened  # a store made already (an eval case's)
+        self._dry_run = dry_run  # no database is created: the samples in memory instead
 
     def get(self) -> OrderStore:
         if self._store is None:
-            self._store = open_configured(self._configured, self._url)
+            never_made = self._configured is None and not configured_path(None).exists()
+            if self._dry_run and self._url is None and never_made:
+                self._store = OrderStore.in_memory(as_of=system_today())
+            else:
+                self._store = open_configured(self._configured, self._url)
         return self._store
 
     def close(self) -> None:

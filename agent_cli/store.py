@@ -260,12 +260,12 @@ class OrderStore:
         return store
 
     @classmethod
-    def in_memory(cls, orders: Iterable[Order] = ()) -> OrderStore:
-        """A throwaway database holding the sample orders, then `orders` (they replace samples
-        with the same code): for evals, which must never touch the user's database. Use it from
-        the thread that made it."""
+    def in_memory(cls, orders: Iterable[Order] = (), as_of: date | None = None) -> OrderStore:
+        """A throwaway database holding the sample orders (at the dates eval cases are written
+        for, or as of `as_of`), then `orders` (they replace samples with the same code): for
+        evals and dry runs, which never write the user's database. Use it from one thread."""
         store = cls(sqlite3.connect(":memory:", isolation_level=None), Path(":memory:"))
-        store._migrate(SAMPLE_ORDERS)  # the canonical dates: eval cases are written for them
+        store._migrate(SAMPLE_ORDERS if as_of is None else sample_orders(as_of))
         if orders := list(orders):
             store.import_orders(orders)
         return store

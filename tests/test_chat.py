@@ -75,7 +75,7 @@ def test_slash_commands() -> None:
         "/model gpt-x\n/nope\n/exit\n"
     )
     result = chat(lines, "--dry-run")
-    assert result.exit_code == 0
+    assert result.exit_code == 2  # piped: an unknown command is the script's mistake
     out = result.stdout
     for name in ("/help", "/tools", "/history", "/reset", "/trace FILE", "/model NAME", "/exit"):
         assert name in out
@@ -202,3 +202,7 @@ def test_switching_models_keeps_the_sessions_refund_count(
         session.command("/model other-model")
         assert session.runtime.model.model == "other-model"
         assert session.runtime.refunds.session == 1
+
+
+def test_piped_chat_exits_0_when_every_line_worked() -> None:
+    assert chat("/help\nIs A100 refundable?\n/history\n", "--dry-run").exit_code == 0

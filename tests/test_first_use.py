@@ -67,3 +67,16 @@ def test_the_first_answer_on_a_fresh_machine_is_the_readmes(
     created = tmp_path / "data" / "agent-cli" / "orders.db"
     assert stat.S_IMODE(created.stat().st_mode) == 0o600
     assert os.environ.get("AGENT_DB") is None
+
+
+def test_a_dry_run_on_a_fresh_machine_writes_no_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AGENT_DB")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    result = runner.invoke(app, [*ASK, "-q"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("Order A100 is refundable:") and "12 days ago" in result.stdout
+    assert not (tmp_path / "data").exists()  # the samples were read from memory
+    runner.invoke(app, ["ask", "Is order A100 refundable?", "-q"])  # a real run makes it
+    assert (tmp_path / "data" / "agent-cli" / "orders.db").exists()
