@@ -8,6 +8,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, get_args
@@ -16,12 +17,14 @@ from agent_cli.config import Settings, load_settings
 from agent_cli.errors import RunLogError, UsageError
 from agent_cli.events import Event, RunStatus
 from agent_cli.replay import event_from_record, summarize_run
-from agent_cli.runlog import UNFINISHED, LoggedRun, RunLog, configured_log_path
+from agent_cli.runlog import UNFINISHED, LoggedRun, RunFilter, RunLog, configured_log_path
 from agent_cli.runtime import warn
 from agent_cli.tracing import read_record
 from agent_cli.ui import RunView, make_console, show_logged_runs, show_run_header
+from agent_cli.ui.console import notice
 
 STATUSES = (*get_args(RunStatus), UNFINISHED)
+KINDS = ("ask", "chat", "eval", "all")
 DEFAULT_LIMIT = 20  # on a terminal; a pipe gets every run
 _RELATIVE = re.compile(r"(\d+)\s*([mhdw])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -32,7 +35,9 @@ def opened_log(settings: Settings) -> Iterator[RunLog]:
     """The log, for reading: a missing one is a UsageError that says why it is missing."""
     path = configured_log_path(settings.log.path)
     if not path.exists() and not settings.log.enabled:
-        raise UsageError("The run log is off ([log] enabled = false), so no runs were logged")
+        raise RunLogError("The run log is off ([log] enabled = false), so no runs were logged")
+    if not path.exists():
+        raise RunLogError(f"No runs logged yet: {path} is made by the first run ('agent ask')")
     try:
         log = RunLog.open(path, create=False)
     except (sqlite3.Error, OSError) as exc:
@@ -52,25 +57,63 @@ def _unreadable(path: Path, exc: Exception) -> RunLogError:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ListOptions:
+    """`agent logs list`'s filters, as typed."""
+
+    status: str | None = None
+    since: str | None = None
+    kind: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    session: str | None = None
+
+    def filter(self) -> RunFilter:
+        if self.status is not None and self.status.lower() not in STATUSES:
+            raise UsageError(f"--status {self.status!r} is not a status; use {', '.join(STATUSES)}")
+        if self.kind is not None and self.kind.lower() not in KINDS:
+            raise UsageError(f"--kind {self.kind!r} is not a kind; use {', '.join(KINDS)}")
+        return RunFilter(
+            status=self.status.lower() if self.status else None,
+            since=parse_since(self.since) if self.since is not None else None,
+            kind=self.kind.lower() if self.kind else None,
+            provider=self.provider,
+            model=self.model,
+            session=self.session,
+        )
+
+
 def list_logs(
-    *,
-    json_output: bool,
-    config: Path | None,
-    limit: int | None = None,
-    status: str | None = None,
-    since: str | None = None,
+    *, json_output: bool, config: Path | None, limit: int | None = None, options: ListOptions
 ) -> None:
-    """`agent logs list`: the newest runs first."""
+    """`agent logs list`: the newest runs first (eval cases only with --kind eval or all)."""
     console = make_console()
     limit = _limit(limit, default=console.is_terminal and not json_output)
-    if status is not None and status.lower() not in STATUSES:
-        raise UsageError(f"--status {status!r} is not a status; use {', '.join(STATUSES)}")
-    chosen = status.lower() if status else None
-    start = parse_since(since) if since is not None else None
-    with opened_log(load_settings(config)) as log:
-        runs = log.runs(limit=limit, status=chosen, since=start)
-        total = log.count(status=chosen, since=start) if limit is not None else len(runs)
+    only = options.filter()
+    settings = load_settings(config)
+    if not _has_log(settings):
+        return
+    with opened_log(settings) as log:
+        runs = log.runs(limit=limit, only=only)
+        total = log.count(only=only) if limit is not None else len(runs)
     _show(runs, total, json_output=json_output, none="No logged runs match")
+
+
+def _has_log(settings: Settings) -> bool:
+    """Whether there is a log to read; a missing one is said in a dim line, not an error
+    (and so is a log that is off)."""
+    path = configured_log_path(settings.log.path)
+    if not settings.log.enabled:
+        notice("The run log is off ([log] enabled = false): new runs are not logged")
+    if not path.exists():
+        notice(f"No runs logged yet ({path} is made by the first run)")
+        return False
+    return True
+
+
+def log_path(*, config: Path | None) -> None:
+    """`agent logs path`: where the run log is (whether or not it exists yet)."""
+    print(configured_log_path(load_settings(config).log.path))
 
 
 def search_logs(
@@ -79,7 +122,10 @@ def search_logs(
     """`agent logs search TEXT`: runs whose question or answer holds every word of TEXT."""
     console = make_console()
     limit = _limit(limit, default=console.is_terminal and not json_output)
-    with opened_log(load_settings(config)) as log:
+    settings = load_settings(config)
+    if not _has_log(settings):
+        return
+    with opened_log(settings) as log:
         runs = log.search(text, limit=None if limit is None else limit + 1)
     shown = runs[:limit] if limit is not None else runs
     total = len(runs) if len(runs) <= len(shown) else None
@@ -100,11 +146,11 @@ def _show(runs: list[LoggedRun], total: int | None, *, json_output: bool, none: 
     elif runs:
         show_logged_runs(make_console(), runs)
     if not runs:
-        warn(none)
+        notice(none)
     elif total is None or len(runs) < total:
         of = f" of {total:,}" if total is not None else ""
         noun = "run" if len(runs) == 1 and total is None else "runs"
-        warn(f"{len(runs)}{of} {noun} shown (newest first); -n N shows more")
+        notice(f"{len(runs)}{of} {noun} shown (newest first); -n N shows more")
 
 
 def show_log(run_id: str | None, *, json_output: bool, quiet: bool, config: Path | None) -> None:
@@ -127,9 +173,9 @@ def show_log(run_id: str | None, *, json_output: bool, quiet: bool, config: Path
 
 
 def _newest(log: RunLog) -> LoggedRun:
-    newest = log.runs(limit=1)
+    newest = log.runs(limit=1, only=RunFilter(kind="all"))
     if not newest:
-        raise UsageError(f"No runs logged yet in {log.path}")
+        raise RunLogError(f"No runs logged yet in {log.path}; 'agent ask QUESTION' logs one")
     return newest[0]
 
 

@@ -14,6 +14,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -135,12 +136,18 @@ class RunLog:
         self.keep_runs = keep_runs
 
     @classmethod
-    def open(cls, path: Path, *, keep_runs: int = 10_000, create: bool = True) -> RunLog:
-        """The log at `path`, created owner-only when missing (it holds customers' questions);
-        with `create` false a missing log is a UsageError. sqlite3.Error/OSError otherwise."""
+    def open(
+        cls, path: Path, *, keep_runs: int = 10_000, create: bool = True, make_dirs: bool = True
+    ) -> RunLog:
+        """The log at `path`, created owner-only when missing (it holds customers' questions),
+        its directory too unless `make_dirs` is false (a path the user named: a typo must not
+        leave directories behind); with `create` false a missing log is a UsageError.
+        sqlite3.Error/OSError otherwise."""
         if not path.exists():
             if not create:
                 raise UsageError(f"No runs logged yet: {path} does not exist (every run adds one)")
+            if not make_dirs and not path.parent.is_dir():
+                raise FileNotFoundError(f"no directory {path.parent}")
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             with contextlib.suppress(FileExistsError):  # another agent was first
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
@@ -208,15 +215,13 @@ class RunLog:
             raise
         self._db.execute("COMMIT")
 
-    def runs(
-        self, *, limit: int | None = None, status: str | None = None, since: datetime | None = None
-    ) -> list[LoggedRun]:
-        """The newest runs first, optionally only those with `status` or started from `since`."""
-        where, params = _filters(status, since)
+    def runs(self, *, limit: int | None = None, only: RunFilter | None = None) -> list[LoggedRun]:
+        """The newest runs first, those `only` lets through (default: all but eval cases)."""
+        where, params = (only or RunFilter()).where()
         return self._select(f"{where} ORDER BY id DESC LIMIT ?", (*params, _sql_limit(limit)))
 
-    def count(self, *, status: str | None = None, since: datetime | None = None) -> int:
-        where, params = _filters(status, since)
+    def count(self, *, only: RunFilter | None = None) -> int:
+        where, params = (only or RunFilter()).where()
         return int(self._db.execute(f"SELECT count(*) FROM runs {where}", params).fetchone()[0])
 
     def search(self, text: str, *, limit: int | None = None) -> list[LoggedRun]:
@@ -292,15 +297,38 @@ def _migrate(connection: sqlite3.Connection) -> None:
     connection.execute("PRAGMA journal_mode = WAL")
 
 
-def _filters(status: str | None, since: datetime | None) -> tuple[str, tuple[Any, ...]]:
-    clauses, params = [], []
-    if status is not None:
-        clauses.append("status = ?")
-        params.append(status)
-    if since is not None:
-        clauses.append("started_at >= ?")
-        params.append(since.astimezone(UTC).isoformat(timespec="milliseconds"))
-    return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    """Which logged runs to list. Eval cases are kept apart: listed only with kind "eval" (or
+    "all"), so an eval of 100 cases does not bury the operators' runs."""
+
+    status: str | None = None
+    since: datetime | None = None
+    kind: str | None = None  # ask, chat, eval or all; None: all but eval
+    provider: str | None = None
+    model: str | None = None
+    session: str | None = None  # a session id or its first characters
+
+    def where(self) -> tuple[str, tuple[Any, ...]]:
+        clauses, params = [], []
+        for column, value in (
+            ("status", self.status),
+            ("provider", self.provider),
+            ("model", self.model),
+            ("kind", None if self.kind == "all" else self.kind),
+        ):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if self.kind is None:
+            clauses.append("kind != 'eval'")
+        if self.session is not None:
+            clauses.append("session_id LIKE ? ESCAPE '\\'")
+            params.append(_like(self.session).removeprefix("%"))
+        if self.since is not None:
+            clauses.append("started_at >= ?")
+            params.append(self.since.astimezone(UTC).isoformat(timespec="milliseconds"))
+        return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
 
 
 def _sql_limit(limit: int | None) -> int:
@@ -325,8 +353,10 @@ class RunRecorder:
         session_id: str | None = None,
         keep_runs: int = 10_000,
         warn: Callable[[str], None],
+        make_dirs: bool = True,
     ) -> None:
         self.path = path
+        self.make_dirs = make_dirs
         self.keep_runs = keep_runs
         self._log: RunLog | None = None
         self._failed = False
@@ -382,7 +412,9 @@ class RunRecorder:
     def _write(self, action: Callable[[RunLog], None]) -> None:
         try:
             if self._log is None:
-                self._log = RunLog.open(self.path, keep_runs=self.keep_runs)
+                self._log = RunLog.open(
+                    self.path, keep_runs=self.keep_runs, make_dirs=self.make_dirs
+                )
             action(self._log)
         except (sqlite3.Error, OSError) as exc:
             self._failed = True

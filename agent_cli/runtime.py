@@ -278,6 +278,7 @@ def run_recorder(
         session_id=session_id,
         keep_runs=settings.log.keep_runs,
         warn=warn,
+        make_dirs=settings.log.path is None,  # a named path (AGENT_LOG) makes no directories
     )
 
 

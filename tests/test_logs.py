@@ -19,7 +19,7 @@ from agent_cli.decisions import Usage
 from agent_cli.errors import UsageError
 from agent_cli.events import RunFinished, RunStarted
 from agent_cli.logs import parse_since
-from agent_cli.runlog import _MIGRATIONS, SCHEMA_VERSION, RunLog, RunRecorder
+from agent_cli.runlog import _MIGRATIONS, SCHEMA_VERSION, RunFilter, RunLog, RunRecorder
 
 from .fakellm import FakeLLM, openai_calls, openai_text
 
@@ -153,10 +153,13 @@ def test_dry_runs_are_not_logged_and_the_log_can_be_turned_off(tmp_path: Path) -
     config.write_text("[log]\nenabled = false\n")
     assert ask("Is order A100 refundable?", "--config", str(config)).exit_code == 0
     assert not log_path().exists()
-    result = agent("logs", "list", "--config", str(config))
-    assert result.exit_code == 2 and "[log] enabled = false" in result.stderr
-    never = agent("logs", "list")
-    assert never.exit_code == 2 and "No runs logged yet" in never.stderr
+    result = agent("logs", "list", "--config", str(config))  # said, not an error
+    assert result.exit_code == 0 and "[log] enabled = false" in result.stderr
+    assert "warning" not in result.stderr and "error" not in result.stderr
+    never = agent("logs", "list")  # an empty log is not an error either
+    assert never.exit_code == 0 and never.stdout == "" and "No runs logged yet" in never.stderr
+    shown = agent("logs", "show")  # but there is no run to show
+    assert shown.exit_code == 1 and "No runs logged yet" in shown.stderr
 
 
 def test_a_log_that_cannot_be_written_is_one_warning_and_the_run_goes_on(tmp_path: Path) -> None:
@@ -221,7 +224,8 @@ def test_every_eval_case_is_logged_under_one_id_even_from_threads() -> None:
     result = agent("eval", "--builtin", "--concurrency", "4", "--json")
     assert result.exit_code == 0, result.stderr
     cases = [json.loads(line) for line in result.stdout.splitlines() if '"case"' in line]
-    runs = logged()
+    assert logged() == []  # kept apart from the operators' runs
+    runs = logged("--kind", "eval")
     assert len(runs) == len(cases) == 34
     assert {r["kind"] for r in runs} == {"eval"} and len({r["session_id"] for r in runs}) == 1
     assert {r["run_id"] for r in runs} == {c["run_id"] for c in cases}
@@ -351,7 +355,8 @@ def test_continue_remembers_only_answered_chat_turns_never_asks_or_evals(
     script = Path(os.environ["HOME"]) / "script.json"
     script.write_text('[{"type": "final", "answer": "No idea."}]')
     assert agent("eval", "--builtin", "--script", str(script), "--min-pass", "0").exit_code == 0
-    assert {r["kind"] for r in logged()} == {"chat", "ask", "eval"}
+    assert {r["kind"] for r in logged()} == {"chat", "ask"}  # eval cases are kept apart
+    assert {r["kind"] for r in logged("--kind", "all")} == {"chat", "ask", "eval"}
     again = agent("chat", "--continue", *provider, stdin="Which order was it?\n", env=env)
     assert again.exit_code == 0, again.stderr
     assert "1 of 1 turns remembered" in again.stdout
@@ -367,8 +372,8 @@ def test_since_includes_a_run_started_at_that_very_moment(tmp_path: Path) -> Non
     log = RunLog.open(path, create=False)
     (run,) = log.runs()
     moment = datetime.fromisoformat(run.started_at)
-    assert [r.run_id for r in log.runs(since=moment)] == ["cd" * 16]
-    assert log.runs(since=moment + timedelta(milliseconds=1)) == []
+    assert [r.run_id for r in log.runs(only=RunFilter(since=moment))] == ["cd" * 16]
+    assert log.runs(only=RunFilter(since=moment + timedelta(milliseconds=1))) == []
     log.close()
 
 
@@ -386,3 +391,39 @@ def test_a_secret_pasted_into_the_question_is_redacted_at_rest_but_reaches_the_m
     for text in stored:
         assert "hunter2xyz" not in text and "abcdefgh1234" not in text
         assert "password=***" in text
+
+
+def test_runs_are_filtered_by_kind_provider_model_and_session(fake_llm: FakeLLM) -> None:
+    ask("Is order A100 refundable?")
+    provider = ["--provider", "openai", "--base-url", fake_llm.url, "--today", "2026-10-13"]
+    fake_llm.queue(openai_text("Yes."), openai_text("No."))
+    lines = "Is order A100 refundable?\nIs order A101 refundable?\n"
+    assert agent("chat", *provider, stdin=lines, env={"OPENAI_API_KEY": KEY}).exit_code == 0
+    chats = logged("--kind", "chat")
+    assert len(chats) == 2 and {r["provider"] for r in chats} == {"openai"}
+    session = chats[0]["session_id"]
+    assert len(logged("--session", session[:6])) == 2
+    assert logged("--session", "zz") == []
+    assert {r["kind"] for r in logged("--provider", "offline")} == {"ask"}
+    assert {r["model"] for r in logged("--model", chats[0]["model"])} == {chats[0]["model"]}
+    bad = agent("logs", "list", "--kind", "cron")
+    assert bad.exit_code == 2 and "--kind 'cron' is not a kind" in bad.stderr
+
+
+def test_logs_path_says_where_the_log_is_and_a_named_one_makes_no_directories(
+    tmp_path: Path,
+) -> None:
+    assert agent("logs", "path").stdout.strip() == str(log_path())
+    typo = tmp_path / "no-such-dir" / "runs.db"
+    result = agent("ask", "Is order A100 refundable?", "-q", env={"AGENT_LOG": str(typo)})
+    assert result.exit_code == 0  # the run goes on, and says its runs are not logged
+    assert "not being logged" in result.stderr and str(typo) in result.stderr
+    assert not typo.parent.exists()
+    assert agent("logs", "path", env={"AGENT_LOG": str(typo)}).stdout.strip() == str(typo)
+
+
+def test_a_count_of_the_runs_shown_is_a_note_not_a_warning() -> None:
+    for _ in range(3):
+        ask("Is order A100 refundable?")
+    result = agent("logs", "list", "-n", "2")
+    assert "2 of 3 runs shown" in result.stderr and "warning" not in result.stderr

@@ -181,3 +181,42 @@ def test_streamed_text_is_drawn_above_the_spinner_and_gone_once_the_reply_is_who
     view.stream(TextDelta("Order A100 is refundable."))
     view.show(events[1])  # the decision, whole: the draft is done
     assert view._draft == []
+
+
+def _tools_on(console: Console) -> str:
+    from agent_cli.seams import ToolSpec
+    from agent_cli.ui.tables import show_tools
+
+    description = "Find a customer by id. " + "Long words " * 30 + "END"
+    schema = {
+        "type": "object",
+        "properties": {"customer_id": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["customer_id"],
+    }
+    show_tools(console, [ToolSpec("crm.lookup_customer", description, schema)])
+    file = console.file
+    assert isinstance(file, io.StringIO)
+    return file.getvalue()
+
+
+def test_piped_tables_are_tab_separated_with_every_value_whole() -> None:
+    out = _tools_on(Console(file=io.StringIO(), force_terminal=False, width=80))
+    header, row = out.splitlines()
+    assert header == "tool\targuments\tdescription"
+    name, args, description = row.split("\t")
+    assert name == "crm.lookup_customer" and description.endswith("Long words END")
+    assert args == "customer_id: string, limit: integer (optional)"  # optional ones are marked
+
+
+def test_a_narrow_terminal_gets_one_block_of_key_value_lines_per_row() -> None:
+    out = _tools_on(Console(file=io.StringIO(), force_terminal=True, width=40, color_system=None))
+    assert "┃" not in out and "│" not in out  # no table cut to a few characters a column
+    assert "tool: crm.lookup_customer" in out
+    flat = " ".join(out.split())  # the terminal wraps long values, whole
+    assert "arguments: customer_id: string, limit: integer (optional)" in flat
+    assert "Long words END" in flat
+
+
+def test_a_wide_terminal_gets_the_table() -> None:
+    out = _tools_on(Console(file=io.StringIO(), force_terminal=True, width=120, color_system=None))
+    assert "┃ tool" in out and "(optional)" in out

@@ -176,13 +176,31 @@ def logs_list(
         str | None,
         typer.Option(help="Only runs started since: 2026-12-01, 2026-12-01T09:30, today, 2h, 7d."),
     ] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option(help="Only ask, chat or eval runs, or all (default: all but eval cases)."),
+    ] = None,
+    provider: Annotated[str | None, typer.Option(help="Only runs of this provider.")] = None,
+    model: Annotated[str | None, typer.Option(help="Only runs of this model.")] = None,
+    session: Annotated[
+        str | None, typer.Option(help="Only the turns of this chat session (id or its start).")
+    ] = None,
     json_output: LogsJsonOption = False,
     config: ConfigOption = None,
 ) -> None:
-    """List the logged runs (ask, chat turns, eval cases), newest first."""
-    from agent_cli.logs import list_logs
+    """List the logged runs (ask, chat turns; eval cases with --kind eval), newest first."""
+    from agent_cli.logs import ListOptions, list_logs
 
-    list_logs(json_output=json_output, config=config, limit=limit, status=status, since=since)
+    options = ListOptions(status, since, kind, provider, model, session)
+    list_logs(json_output=json_output, config=config, limit=limit, options=options)
+
+
+@logs_app.command(name="path")
+def logs_path(config: ConfigOption = None) -> None:
+    """Print where the run log is (AGENT_LOG / [log] path, else the state directory)."""
+    from agent_cli.logs import log_path
+
+    log_path(config=config)
 
 
 @logs_app.command(name="show")

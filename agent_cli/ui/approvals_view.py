@@ -11,6 +11,7 @@ from rich.text import Text
 
 from agent_cli.approval_queue import Approval
 from agent_cli.text import clean_text
+from agent_cli.ui.tables import print_rows
 
 _STYLES = {"pending": "yellow", "approved": "green", "expired": "dim", "denied": "red"}
 
@@ -29,18 +30,19 @@ def show_approvals(console: Console, items: Sequence[Approval], now: datetime) -
         console.print("No approvals in the queue.")
         return
     table = Table("item", "state", "order", "amount", "reason", "proposed by", "expires (UTC)")
-    for item in items:
-        state = item.state(now)
-        table.add_row(
+    rows = [
+        [
             Text(f"#{item.id}", style="bold"),
-            Text(state, style=_STYLES.get(state, "red")),
+            Text(item.state(now), style=_STYLES.get(item.state(now), "red")),
             Text(item.order_code),
             Text(f"{item.amount:,}", justify="right"),
             Text(clean_text(item.reason)),
             Text(clean_text(item.proposed_by)),
             Text(item.expires_at),
-        )
-    console.print(table)
+        ]
+        for item in items
+    ]
+    print_rows(console, table, rows)
 
 
 def show_approval(console: Console, item: Approval, now: datetime) -> None:

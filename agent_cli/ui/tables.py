@@ -1,4 +1,8 @@
-"""Tables for the non-run commands: `agent tools`, `agent orders`, `agent replay --list`."""
+"""Tables for the non-run commands: `agent tools`, `agent orders`, `agent replay --list`.
+
+Whatever the output, every value is whole: piped, tab-separated lines (a header line first);
+on a terminal narrower than NARROW columns, one block of `key: value` lines per row; else a
+table, whose cells Rich may wrap."""
 
 from __future__ import annotations
 
@@ -15,19 +19,50 @@ from agent_cli.seams import ToolSpec
 from agent_cli.store import Order, Refund
 from agent_cli.ui.console import clean_text
 
+NARROW = 60  # columns: below this, a table's cells would be cut to a few characters
+
+
+def print_rows(console: Console, table: Table, rows: Sequence[Sequence[Text]]) -> None:
+    """`rows` under `table`'s headers, whole values whatever the output (see the docstring)."""
+    headers = [str(column.header) for column in table.columns]
+    if not console.is_terminal:  # raw lines: Rich would expand the tabs into spaces
+        out = console.file
+        out.write("\t".join(headers) + "\n")
+        for row in rows:
+            out.write("\t".join(" ".join(cell.plain.split()) for cell in row) + "\n")
+        out.flush()
+        return
+    if console.width < NARROW:
+        for number, row in enumerate(rows):
+            if number:
+                console.print()
+            for header, cell in zip(headers, row, strict=True):
+                console.print(Text.assemble((f"{header}: ", "dim"), cell))
+        return
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
 
 def show_tools(console: Console, specs: Iterable[ToolSpec]) -> None:
     table = Table("tool", "arguments", "description", show_lines=True)
+    rows = []
     for spec in specs:
         properties = spec.parameters.get("properties", {})
-        args = ", ".join(f"{name}: {prop.get('type', 'any')}" for name, prop in properties.items())
-        # An MCP server's names and descriptions are its own: cleaned like all outside text.
-        table.add_row(
-            Text(clean_text(spec.name), style="bold"),
-            Text(clean_text(args) or "-"),
-            Text(clean_text(spec.description)),
+        required = set(spec.parameters.get("required", []))
+        args = ", ".join(
+            f"{name}: {prop.get('type', 'any')}" + ("" if name in required else " (optional)")
+            for name, prop in properties.items()
         )
-    console.print(table)
+        # An MCP server's names and descriptions are its own: cleaned like all outside text.
+        rows.append(
+            [
+                Text(clean_text(spec.name), style="bold"),
+                Text(clean_text(args) or "-"),
+                Text(clean_text(spec.description)),
+            ]
+        )
+    print_rows(console, table, rows)
 
 
 def show_orders(console: Console, orders: Iterable[Order]) -> None:
@@ -43,15 +78,17 @@ def show_orders(console: Console, orders: Iterable[Order]) -> None:
         out.flush()
         return
     table = Table("code", "status", "total", "delivered", "customer")
-    for order in orders:
-        table.add_row(
+    rows = [
+        [
             Text(order.code, style="bold"),
             Text(order.status),
             Text(f"{order.total:,} {order.currency}", justify="right"),
             Text(order.delivered_at.isoformat() if order.delivered_at else "-"),
             Text(clean_text(order.customer or "-")),
-        )
-    console.print(table)
+        ]
+        for order in orders
+    ]
+    print_rows(console, table, rows)
 
 
 def show_order(console: Console, order: Order, refunds: Sequence[Refund] = ()) -> None:
@@ -92,9 +129,11 @@ def show_checks(console: Console, checks: Iterable[tuple[bool | None, str, str]]
 
 def show_settings(console: Console, rows: Iterable[tuple[str, str, str]]) -> None:
     table = Table("setting", "value", "source")
-    for key, value, source in rows:
-        table.add_row(Text(key, style="bold"), Text(clean_text(value)), Text(source, style="dim"))
-    console.print(table)
+    cells = [
+        [Text(key, style="bold"), Text(clean_text(value)), Text(source, style="dim")]
+        for key, value, source in rows
+    ]
+    print_rows(console, table, cells)
 
 
 def _when(summary: RunSummary) -> str:
@@ -111,15 +150,18 @@ def show_run_header(console: Console, summary: RunSummary) -> None:
 def show_runs(console: Console, summaries: Iterable[RunSummary]) -> None:
     table = Table("run", "status", "steps", "question")
     table.add_column("started", no_wrap=True)
-    for s in summaries:
-        table.add_row(
-            Text(s.run_id[:8], style="bold"),
+    whole = not console.is_terminal  # piped: whole ids, as `--run` takes them
+    rows = [
+        [
+            Text(s.run_id if whole else s.run_id[:8], style="bold"),
             Text(s.status, style="green" if s.status == "answered" else "yellow"),
             Text(str(s.steps), justify="right"),
             Text(clean_text(s.goal)),
             Text(_when(s)),
-        )
-    console.print(table)
+        ]
+        for s in summaries
+    ]
+    print_rows(console, table, rows)
 
 
 def show_logged_runs(console: Console, runs: Iterable[LoggedRun]) -> None:
@@ -136,18 +178,21 @@ def show_logged_runs(console: Console, runs: Iterable[LoggedRun]) -> None:
             )
         out.flush()
         return
-    table = Table("run", "started", "kind", "status", "steps", "tokens", "question")
-    for r in runs:
-        table.add_row(
+    table = Table("run", "started", "kind", "status", "steps", "tokens", "model", "question")
+    rows = [
+        [
             Text(r.run_id[:8], style="bold"),
             Text(_local(r.started_at), no_wrap=True),
             Text(r.kind),
             Text(r.status, style="green" if r.status == "answered" else "yellow"),
             Text(str(r.steps), justify="right"),
             Text(f"{r.tokens:,}" if r.tokens else "-", justify="right"),
+            Text(clean_text(f"{r.provider}/{r.model}"), overflow="ellipsis", no_wrap=True),
             Text(clean_text(" ".join(r.question.split())), overflow="ellipsis", no_wrap=True),
-        )
-    console.print(table)
+        ]
+        for r in runs
+    ]
+    print_rows(console, table, rows)
 
 
 def _local(started_at: str) -> str:
