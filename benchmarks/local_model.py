@@ -54,12 +54,14 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_server(python: Path, model: str, port: int) -> subprocess.Popen[bytes]:
+def start_server(python: Path, model: str, port: int, mode: str) -> subprocess.Popen[bytes]:
     argv = [str(python), "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1"]
     argv += ["--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"]
-    # Tool calls: the GGUF's own template has no tools; this format adds them (and a named
-    # tool_choice becomes a grammar).
-    argv += ["--chat_format", "chatml-function-calling"]
+    if mode == "tools":
+        # Tool calls: the GGUF's own template has none; this format adds them (and a named
+        # tool_choice becomes a grammar). It also ignores response_format json_schema without
+        # a word, so JSON mode gets the default format, which refuses it and falls back.
+        argv += ["--chat_format", "chatml-function-calling"]
     server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -83,11 +85,28 @@ def evaluate(port: int, mode: str, cases: str | None, timeout: float) -> list[di
     argv += ["--provider", "openai", "--base-url", f"http://127.0.0.1:{port}/v1"]
     argv += ["--model", "smollm2", "--mode", mode, "--concurrency", "1", "--timeout", str(timeout)]
     argv += ["--json", "--min-pass", "0"]
-    log = Path(tempfile.gettempdir()) / f"agent-bench-{os.getpid()}.db"  # not the user's log
+    log = log_file(mode)  # not the user's log
     env = {**os.environ, "OPENAI_API_KEY": "no-key-needed", "AGENT_LOG": str(log)}
     done = subprocess.run(argv, check=False, capture_output=True, text=True, env=env)
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     return [line for line in lines if line.get("event") == "case"]
+
+
+def log_file(mode: str) -> Path:
+    return Path(tempfile.gettempdir()) / f"agent-bench-{os.getpid()}-{mode}.db"
+
+
+def slowest_reply(mode: str) -> float:
+    """The longest single model call of the mode's runs, in seconds (from their run log)."""
+    import sqlite3
+
+    longest = 0.0
+    with sqlite3.connect(log_file(mode)) as db:
+        for (lines,) in db.execute("SELECT lines FROM traces"):
+            for line in str(lines).splitlines():
+                if '"model_call"' in line:
+                    longest = max(longest, float(json.loads(line)["latency_ms"]) / 1000)
+    return longest
 
 
 def report(mode: str, cases: list[dict[str, object]], seconds: float) -> None:
@@ -97,7 +116,8 @@ def report(mode: str, cases: list[dict[str, object]], seconds: float) -> None:
     slowest = max((float(str(c["latency_ms"])) for c in cases), default=0.0) / 1000
     print(
         f"{mode:5}  passed {passed}/{len(cases)}  {seconds / max(len(cases), 1):5.1f} s/case  "
-        f"slowest case {slowest:5.1f} s  error or timeout: {errors}  "
+        f"slowest case {slowest:5.1f} s  slowest reply {slowest_reply(mode):5.1f} s  "
+        f"error or timeout: {errors}  "
         f"endings: {dict(sorted({s: ended.count(s) for s in set(ended)}.items()))}"
     )
 
@@ -109,16 +129,16 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=60.0, help="per case (--timeout)")
     args = parser.parse_args()
     python = venv_python()
-    port = free_port()
-    server = start_server(python, model_file(python), port)
-    try:
-        for mode in args.modes.split(","):
+    for mode in args.modes.split(","):
+        port = free_port()
+        server = start_server(python, model_file(python), port, mode)
+        try:
             began = time.monotonic()
             cases = evaluate(port, mode, args.cases, args.timeout)
             report(mode, cases, time.monotonic() - began)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
 
 
 if __name__ == "__main__":
