@@ -5,7 +5,6 @@ approving the same item at once make one refund: the second finds it closed."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import sqlite3
 import sys
 import time
@@ -18,6 +17,7 @@ from agent_cli.config import Settings, load_settings
 from agent_cli.dates import system_today
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.events import QueueDecided
+from agent_cli.jsontext import print_json_lines
 from agent_cli.refund_rules import rule_for, unmet
 from agent_cli.runlog import RunLog, configured_log_path
 from agent_cli.runtime import opened_store, operator_name, policy_of, warn
@@ -49,7 +49,7 @@ def list_approvals(
         items = approval_queue.listed(store, order=order.upper() if order else None)
     items = [item for item in items if state is None or item.state(now) == state]
     if json_output:
-        print(json.dumps([_json(item, now) for item in items], indent=2, ensure_ascii=False))
+        print_json_lines(_json(item, now) for item in items)
         return
     show_approvals(make_console(), items, now)
 
@@ -61,7 +61,7 @@ def show_approval_command(item: int, *, json_output: bool, config: Path | None) 
         raise ApprovalNotFound(f"No approval #{item}; see 'agent approvals list'")
     now = approval_queue.now_utc()
     if json_output:
-        print(json.dumps(_json(found, now), indent=2, ensure_ascii=False))
+        print_json_lines([_json(found, now)])
         return
     show_approval(make_console(), found, now)
 
@@ -156,7 +156,7 @@ def explain(code: str, amount: int, reason: str, *, json_output: bool, config: P
     ]
     if json_output:
         payload = {"decision": ruling.decision, "rule": ruling.rule, "rules": checked}
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json_lines([payload])
         return
     for line in checked:
         if ruling.rule == line["rule"]:

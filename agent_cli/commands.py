@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -18,6 +17,7 @@ from agent_cli.budget import RefundCounter
 from agent_cli.config import load_settings
 from agent_cli.errors import Interrupted, OrderNotFound, PendingApproval, UsageError
 from agent_cli.events import ApprovalDecided, Event
+from agent_cli.jsontext import print_json_lines
 from agent_cli.runtime import (
     LazyStore,
     RunOptions,
@@ -129,11 +129,10 @@ def show_tools_command(*, json_output: bool, config: Path | None) -> None:
             settings, LazyStore(settings).get, RefundCounter(), dry_run=True, mcp=servers
         )
     if json_output:
-        payload = [
+        print_json_lines(
             {"name": s.name, "description": s.description, "parameters": dict(s.parameters)}
             for s in registry.specs()
-        ]
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        )
         return
     show_tools(make_console(), registry.specs())
 
@@ -159,7 +158,7 @@ def list_orders(
         orders = store.orders(status=status, limit=limit)
         total = store.count(status=status)
     if json_output:
-        print(json.dumps([order_json(o) for o in orders], indent=2, ensure_ascii=False))
+        print_json_lines(order_json(o) for o in orders)
         return
     show_orders(console, orders)
     if len(orders) < total:
@@ -186,7 +185,7 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
             "refunds": [dataclasses.asdict(r) for r in refunds],
             "approvals": [{**dataclasses.asdict(a), "state": a.state(now)} for a in waiting],
         }
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json_lines([payload])
         return
     console = make_console()
     show_order(console, order, refunds)

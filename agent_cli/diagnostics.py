@@ -21,6 +21,7 @@ from agent_cli.config import (
     load_settings_with_sources,
 )
 from agent_cli.errors import AgentError, UsageError
+from agent_cli.jsontext import print_json_lines
 from agent_cli.providers.connect import channel_for
 from agent_cli.runlog import configured_log_path
 from agent_cli.runtime import ProviderOptions, mcp_servers
@@ -38,10 +39,14 @@ class Check:
     detail: str
 
 
-def doctor(options: ProviderOptions) -> int:
-    """Run every check, print them, and return the exit code (0 all passed, 1 otherwise)."""
+def doctor(options: ProviderOptions, *, json_output: bool = False) -> int:
+    """Run every check, print them (`--json`: a line each, `ok` true, false or null for not
+    applicable), and return the exit code (0 all passed, 1 otherwise)."""
     checks = list(_checks(options))
-    show_checks(make_console(), [(c.ok, c.name, c.detail) for c in checks])
+    if json_output:
+        print_json_lines({"check": c.name, "ok": c.ok, "detail": c.detail} for c in checks)
+    else:
+        show_checks(make_console(), [(c.ok, c.name, c.detail) for c in checks])
     return 0 if all(c.ok is not False for c in checks) else 1
 
 
@@ -149,8 +154,7 @@ def show_config(options: ProviderOptions, *, json_output: bool) -> None:
             rows.append((name, *_effective(name, value, sources.get(name, "default"))))
     rows += _provider_rows(choice)
     if json_output:
-        shown = [{"key": k, "value": _masked(v), "source": s} for k, v, s in rows]
-        print(json.dumps(shown, indent=2))
+        print_json_lines({"key": k, "value": _masked(v), "source": s} for k, v, s in rows)
         return
     show_settings(make_console(), [(k, _show(v), s) for k, v, s in rows])
 

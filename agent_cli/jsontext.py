@@ -9,6 +9,7 @@ outside goes through `read_json` instead.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from agent_cli.text import valid_text
@@ -79,3 +80,10 @@ def tidy(value: Any, *, max_depth: int = MAX_DEPTH) -> Any:
 def _tidy_keys(node: dict[str, Any]) -> None:
     for key in [key for key in node if valid_text(key) != key]:
         node[valid_text(key)] = node.pop(key)
+
+
+def print_json_lines(records: Iterable[Any]) -> None:
+    """`--json` output, the one rule for every command: one compact JSON object per line (an
+    order, a run, a tool, a setting, a check...), written as it comes."""
+    for record in records:
+        print(json.dumps(record, ensure_ascii=False), flush=True)

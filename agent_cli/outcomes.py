@@ -160,6 +160,7 @@ class CheckResult:
     differences: tuple[Difference, ...] = ()
     status: str = ""  # the replay's ending
     problem: str | None = None  # why the run could not be replayed at all
+    not_replayed: tuple[str, ...] = ()  # MCP tools it called: never called again, not compared
 
     @property
     def matches(self) -> bool:

@@ -423,10 +423,8 @@ def parse_today(value: str | None) -> date:
         raise UsageError(f"--today {value!r} is not a date; use YYYY-MM-DD") from None
 
 
-OFFLINE_NOTICE = (
-    "agent: offline playbook model (no provider, no API key); "
-    '--dry-run or provider.name = "offline" picks it without this note'
-)
+# At most 80 characters: one line on any terminal.
+OFFLINE_NOTICE = 'agent: offline playbook model (no API key); provider.name = "offline" hides this'
 
 
 def choose_model(options: RunOptions, settings: Settings, stack: ExitStack) -> ReasoningModel:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import replace
 from datetime import date
+from typing import Any
 
 import httpx
 
@@ -108,3 +110,8 @@ def mock_channel(respond: Callable[[httpx.Request], httpx.Response]) -> Channel:
         retry=RetryPolicy(max_retries=0),
         transport=httpx.MockTransport(respond),
     )
+
+
+def json_lines(stdout: str) -> list[Any]:
+    """`--json` output as the README documents it: one JSON object per line."""
+    return [json.loads(line) for line in stdout.splitlines()]

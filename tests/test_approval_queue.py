@@ -16,7 +16,7 @@ from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
 
-from .helpers import delivered_recently
+from .helpers import delivered_recently, json_lines
 
 runner = CliRunner()
 
@@ -58,7 +58,7 @@ def order_a100() -> dict[str, Any]:
 
 
 def items() -> list[dict[str, Any]]:
-    return list(json.loads(runner.invoke(app, ["approvals", "list", "--json"]).stdout))
+    return json_lines(runner.invoke(app, ["approvals", "list", "--json"]).stdout)
 
 
 def test_a_headless_run_queues_the_refund_and_another_process_approves_it(

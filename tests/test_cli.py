@@ -11,6 +11,8 @@ from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
 
+from .helpers import json_lines
+
 runner = CliRunner()
 TODAY = ["--today", "2026-10-13"]
 
@@ -32,7 +34,8 @@ def test_ask_answers_with_the_offline_default_and_says_so() -> None:
     result = agent("ask", "Is order A100 refundable?", *TODAY)
     assert result.exit_code == 0, result.stderr
     (notice,) = result.stderr.splitlines()  # one line, and how to be rid of it
-    assert notice.startswith("agent: offline playbook model (no provider, no API key)")
+    assert notice.startswith("agent: offline playbook model (no API key)")
+    assert len(notice) <= 80  # one line on any terminal
     assert 'provider.name = "offline"' in notice
     assert "Order A100 is refundable: delivered 2026-10-01, 12 days ago" in result.stdout
     assert "[1] lookup_order" in result.stdout and "[2] refund_policy" in result.stdout
@@ -201,7 +204,7 @@ def test_tools_lists_names_and_descriptions() -> None:
 
 
 def test_tools_json_has_schemas() -> None:
-    tools = json.loads(agent("tools", "--json").stdout)
+    tools = json_lines(agent("tools", "--json").stdout)
     assert [t["name"] for t in tools] == ["lookup_order", "refund_policy"]
     assert tools[0]["parameters"]["required"] == ["order_code"]
 
@@ -425,3 +428,50 @@ def test_a_bare_command_group_prints_its_help(group: str) -> None:
     assert result.exit_code == 2  # a usage error, as bare `agent` is
     assert f"Usage: agent {group} [OPTIONS] COMMAND" in result.stdout
     assert "Missing command" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ask", "Is order A100 refundable?", "--dry-run"],
+        ["orders", "list"],
+        ["orders", "show", "A100"],
+        ["tools"],
+        ["config", "show"],
+        ["doctor"],
+        ["approvals", "list"],
+        ["eval", "--builtin", "--dry-run"],
+        ["logs", "list"],
+    ],
+)
+def test_every_json_option_prints_one_json_object_per_line(argv: list[str]) -> None:
+    agent("ask", "Is order A100 refundable?", "--dry-run", "--trace", "/dev/null")
+    agent("ask", "Is order A101 refundable?")  # something in the run log
+    result = agent(*argv, "--json")
+    assert result.exit_code == 0, result.stderr
+    records = json_lines(result.stdout)  # each line whole JSON: the one documented rule
+    assert records or argv == ["approvals", "list"]  # an empty queue: no lines
+    assert all(isinstance(record, dict) for record in records)
+    assert all(line == line.strip() and line.startswith("{") for line in result.stdout.splitlines())
+
+
+def _completed(words: str, **env: str) -> list[str]:
+    """What the shell would offer for the last of `words` (Typer's bash completion protocol)."""
+    parts = words.split(" ")
+    variables = {"_AGENT_COMPLETE": "complete_bash", "COMP_WORDS": words}
+    variables["COMP_CWORD"] = str(len(parts) - 1)
+    result = runner.invoke(app, [], env={**variables, **env}, prog_name="agent")
+    return result.stdout.split()
+
+
+def test_completion_offers_providers_profiles_and_order_codes(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text(
+        '[profiles.lab]\nkind = "openai"\nbase_url = "http://localhost:8000/v1"\nmodel = "m"\n'
+    )
+    assert _completed("agent ask --provider o") == ["offline", "openai", "ollama"]
+    assert "lab" in _completed("agent ask --provider ", AGENT_CONFIG=str(config))
+    assert _completed("agent orders show A10") == [f"A10{n}" for n in range(6)]
+    missing = tmp_path / "none.db"
+    assert _completed("agent orders show A", AGENT_DB=str(missing)) == []
+    assert not missing.exists()  # a Tab never creates the store

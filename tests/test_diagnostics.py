@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from agent_cli.cli import app
 from agent_cli.config import choose_provider, load_settings
 
 from .fakellm import FakeLLM, Reply, error
+from .helpers import json_lines
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 runner = CliRunner()
@@ -75,7 +75,7 @@ def test_config_show_masks_the_key_and_names_sources(tmp_path: Path) -> None:
         env={"OPENAI_API_KEY": KEY, "AGENT_DB": "/tmp/x.db"},
     )
     assert result.exit_code == 0, result.stderr
-    rows = {row["key"]: row for row in json.loads(result.stdout)}
+    rows = {row["key"]: row for row in json_lines(result.stdout)}
     assert rows["limits.max_steps"]["value"] == 5
     assert rows["limits.max_steps"]["source"] == f"file {config}"
     assert rows["limits.timeout"]["source"] == "default"
@@ -113,7 +113,7 @@ def test_config_show_is_the_effective_config(
     config.write_text("[limits]\nmax_steps = 5\n[refunds]\nenabled = true\n")
     result = runner.invoke(app, ["config", "show", "--config", str(config), "--json"])
     assert result.exit_code == 0, result.stderr
-    rows = {row["key"]: row for row in json.loads(result.stdout)}
+    rows = {row["key"]: row for row in json_lines(result.stdout)}
     assert rows["config file"] == {"key": "config file", "value": str(config), "source": "--config"}
     assert rows["limits.max_steps"]["value"] == 5  # a number, not "5"
     assert rows["refunds.enabled"]["value"] is True

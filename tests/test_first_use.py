@@ -52,7 +52,7 @@ def test_orders_init_creates_a_private_database_empty_or_with_samples(tmp_path: 
     again = runner.invoke(app, ["orders", "init"], env={"AGENT_DB": str(sample)})
     assert again.exit_code == 2 and "exists already" in again.stderr
     listed = runner.invoke(app, ["orders", "list", "--json"], env={"AGENT_DB": str(empty)})
-    assert listed.exit_code == 0 and json.loads(listed.stdout) == []
+    assert listed.exit_code == 0 and listed.stdout == ""  # no orders: no lines
 
 
 def test_the_first_answer_on_a_fresh_machine_is_the_readmes(

@@ -28,6 +28,7 @@ from agent_cli.seams import ModelRequest, Observation, ToolSpec
 from agent_cli.tools.mcp_servers import McpServers, ServerUnavailable, expand_env
 
 from .fakellm import FakeLLM, anthropic_calls, anthropic_text, openai_calls, openai_text
+from .helpers import json_lines
 
 runner = CliRunner()
 KEY = "sk-test-SECRET-0123456789abcdef"
@@ -399,7 +400,7 @@ def test_agent_tools_lists_server_tools_and_doctor_checks_each_server(crm: Path)
     crm.write_text(server_config() + server_config("gone", "exit"))
     listed = runner.invoke(app, ["tools", "--json", "--config", str(crm)])
     assert listed.exit_code == 0, listed.stderr
-    tools = {tool["name"]: tool for tool in json.loads(listed.stdout)}
+    tools = {tool["name"]: tool for tool in json_lines(listed.stdout)}
     assert tools["crm.lookup_customer"]["parameters"]["additionalProperties"] is False
     assert tools["crm.lookup_customer"]["description"] == (
         "Find a customer by id, e.g. C1. (from MCP server crm)"  # its escape sequence removed
@@ -576,9 +577,11 @@ def test_names_past_64_characters_are_skipped_and_descriptions_cut_at_1000() -> 
     assert made("t" * 60).name == "crm." + "t" * 60  # 64 characters: offered
     skipped = made("t" * 61)  # crm. + 61 = 65
     assert isinstance(skipped, str) and "at most 64 characters" in skipped
-    long = made("long", "a" * 999 + "bz" + "z" * 500)
-    assert long.description.startswith("a" * 999 + "b (from MCP server crm")
+    long = made("long", "a" * 998 + "bz" + "z" * 500)
+    assert long.description.startswith("a" * 998 + "b… (from MCP server crm")  # marked as cut
     assert "z" not in long.description
+    words = made("words", "word " * 400)
+    assert words.description.startswith(("word " * 198) + "word… (from")  # not mid-word
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
@@ -610,7 +613,7 @@ def test_a_read_only_mark_of_an_untrusted_server_does_not_skip_approval(
     assert observed["observation"].startswith("DENIED")
     assert calls_made(tmp_path) == []
     listed = runner.invoke(app, ["tools", "--json", "--config", str(crm)])
-    tools = {tool["name"]: tool for tool in json.loads(listed.stdout)}
+    tools = {tool["name"]: tool for tool in json_lines(listed.stdout)}
     assert "each call needs a person's approval" in tools["crm.lookup_customer"]["description"]
 
 
@@ -741,3 +744,46 @@ def test_over_http_only_malformed_tools_are_skipped_and_a_50_mb_result_is_not_do
             time.sleep(0.05)
         assert sent.exists(), "the whole 50 MB was downloaded"
         assert int(sent.read_text()) < 40 * 2**20  # the connection was closed, the rest unsent
+
+
+def test_the_readme_server_and_config_work_as_written(tmp_path: Path) -> None:
+    import re
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("#### Tools from MCP servers") :]
+    config = re.search(r"```toml\n(\[mcp\.servers\.crm\].*?)```", section, re.DOTALL)
+    server = re.search(r"```python\n# crm_server\.py\n(.*?)```", section, re.DOTALL)
+    assert config is not None and server is not None
+    (tmp_path / "crm_server.py").write_text(server.group(1), encoding="utf-8")
+    toml = config.group(1).replace('command = "python"', f"command = {json.dumps(sys.executable)}")
+    toml = toml.replace(
+        'args = ["crm_server.py"]', f"args = [{json.dumps(str(tmp_path / 'crm_server.py'))}]"
+    )
+    (tmp_path / "agent.toml").write_text(toml, encoding="utf-8")
+    listed = runner.invoke(
+        app, ["tools", "--json", "--config", str(tmp_path / "agent.toml")], env={"CRM_TOKEN": "t"}
+    )
+    assert listed.exit_code == 0, listed.stderr
+    names = [tool["name"] for tool in json_lines(listed.stdout)]
+    assert names[-2:] == ["crm.lookup_customer", "crm.close_ticket"]
+
+
+def test_a_replay_of_an_mcp_run_says_its_mcp_calls_are_not_replayed(
+    fake_llm: FakeLLM, crm: Path, tmp_path: Path
+) -> None:
+    fake_llm.queue(
+        openai_calls(("crm__lookup_customer", {"customer_id": "C1"})),
+        openai_calls(("lookup_order", {"order_code": "A100"})),
+        openai_text("Customer C1 is gold tier."),
+    )
+    result = ask(fake_llm, "openai", crm)
+    assert result.exit_code == 0, result.stderr
+    trace = tmp_path / "mcp-run.jsonl"
+    trace.write_text(result.stdout, encoding="utf-8")
+    checked = runner.invoke(app, ["replay", str(trace), "--check"])
+    assert checked.exit_code == 0, checked.stdout + checked.stderr  # ours still match
+    assert "1 observations match (MCP calls are not replayed: crm.lookup_customer)" in (
+        checked.stdout
+    )
+    assert "unknown tool" not in checked.stdout + checked.stderr
+    assert len(calls_made(tmp_path)) == 1  # the server was not called again

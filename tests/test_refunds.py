@@ -28,7 +28,7 @@ from agent_cli.tools.refunds import (
 )
 
 from .fakellm import FakeLLM, openai_calls, openai_text
-from .helpers import TODAY, call, delivered_recently, final
+from .helpers import TODAY, call, delivered_recently, final, json_lines
 
 runner = CliRunner()
 
@@ -245,10 +245,10 @@ def refunds_config(tmp_path: Path, extra: str = "") -> Path:
 
 
 def test_refunds_are_off_unless_enabled(tmp_path: Path) -> None:
-    tools = json.loads(runner.invoke(app, ["tools", "--json"]).stdout)
+    tools = json_lines(runner.invoke(app, ["tools", "--json"]).stdout)
     assert "issue_refund" not in [t["name"] for t in tools]
     config = refunds_config(tmp_path)
-    tools = json.loads(runner.invoke(app, ["tools", "--json", "--config", str(config)]).stdout)
+    tools = json_lines(runner.invoke(app, ["tools", "--json", "--config", str(config)]).stdout)
     assert "issue_refund" in [t["name"] for t in tools]
 
 

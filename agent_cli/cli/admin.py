@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from agent_cli.cli.apps import app, config_app, logs_app, orders_app
+from agent_cli.cli.completion import complete_order_code
 from agent_cli.cli.options import (
     BaseUrlOption,
     ConfigOption,
@@ -23,6 +24,9 @@ def doctor(
     provider: ProviderOption = None,
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="One JSON line per check: check, ok, detail.")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Check the configuration, the API key, the provider and each MCP server; say what to fix.
@@ -32,7 +36,8 @@ def doctor(
     from agent_cli.diagnostics import doctor as run_doctor
     from agent_cli.runtime import ProviderOptions
 
-    raise typer.Exit(run_doctor(ProviderOptions(provider, model, base_url, None, config)))
+    options = ProviderOptions(provider, model, base_url, None, config)
+    raise typer.Exit(run_doctor(options, json_output=json_output))
 
 
 @config_app.command(name="init")
@@ -125,7 +130,9 @@ def orders_list(
 
 @orders_app.command(name="show")
 def orders_show(
-    code: Annotated[str, typer.Argument(help="The order code, e.g. A100.")],
+    code: Annotated[
+        str, typer.Argument(help="The order code, e.g. A100.", autocompletion=complete_order_code)
+    ],
     json_output: Annotated[bool, typer.Option("--json", help="Print the order as JSON.")] = False,
     config: ConfigOption = None,
 ) -> None:

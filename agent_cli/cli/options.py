@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from agent_cli.cli.completion import complete_provider
+
 ConfigOption = Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")]
 ProviderOption = Annotated[
     str | None,
@@ -15,6 +17,7 @@ ProviderOption = Annotated[
         help="offline, openai, anthropic, ollama, or a \\[profiles.NAME] of the config "
         "(default: AGENT_PROVIDER, the config, else OPENAI_API_KEY / ANTHROPIC_API_KEY, "
         "else offline).",
+        autocompletion=complete_provider,
     ),
 ]
 ModelOption = Annotated[str | None, typer.Option("--model", help="The model name to ask for.")]

@@ -95,8 +95,18 @@ def check_run(run: RecordedRun, settings: Settings) -> CheckResult:
         except AgentError:
             pass  # the ending is compared below, through the observations it left
     differences = compare(run.observations, tuple(seen))
-    compared = sum(1 for o in run.observations if o.tool not in NOT_COMPARED)
-    return CheckResult(run, compared, differences, status[0] if status else "error")
+    mcp = tuple(dict.fromkeys(o.tool for o in run.observations if is_mcp_tool(o.tool)))
+    compared = sum(1 for o in run.observations if o.tool not in NOT_COMPARED) - sum(
+        1 for o in run.observations if is_mcp_tool(o.tool)
+    )
+    ending = status[0] if status else "error"
+    return CheckResult(run, compared, differences, ending, not_replayed=mcp)
+
+
+def is_mcp_tool(name: str) -> bool:
+    """An MCP server's tool (`NAME.tool`; ours have no dot): a replay starts no server, so its
+    calls are not made again and their observations are not compared."""
+    return "." in name
 
 
 def _store_of(run: RecordedRun, settings: Settings) -> LazyStore:
@@ -117,7 +127,7 @@ def compare(
         new = now[number] if number < len(now) else None
         call = old or new
         assert call is not None
-        if call.tool in NOT_COMPARED:
+        if call.tool in NOT_COMPARED or is_mcp_tool(call.tool):
             continue
         if old is None or new is None or _key(old) != _key(new):
             differences.append(
@@ -167,6 +177,7 @@ def check_json(result: CheckResult) -> dict[str, Any]:
         "recorded_status": result.run.status,
         "status": result.status,
         "problem": result.problem,
+        "not_replayed": list(result.not_replayed),
         "differences": [
             {
                 "number": d.number,

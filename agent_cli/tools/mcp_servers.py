@@ -41,7 +41,14 @@ from agent_cli.seams import Observation
 from agent_cli.text import mask_secrets, valid_text
 from agent_cli.tools import mcp_http, mcp_processes
 from agent_cli.tools.mcp_limits import SKIPPED_META
-from agent_cli.tools.mcp_tools import MAX_STDERR_LINE, McpTool, observation_of, offer, one_line
+from agent_cli.tools.mcp_tools import (
+    MAX_STDERR_LINE,
+    McpTool,
+    clipped,
+    observation_of,
+    offer,
+    one_line,
+)
 
 # The SDK logs its servers' failures; with no handler at all Python would print them on stderr,
 # in the middle of the live view. What matters reaches the user as warnings and observations.
@@ -139,7 +146,7 @@ class _Server:
             return ""
         if not lines:
             return ""
-        return f"; it said: {mask_secrets(valid_text(lines[-1]))[:MAX_STDERR_LINE]}"
+        return f"; it said: {clipped(mask_secrets(valid_text(lines[-1])), MAX_STDERR_LINE)}"
 
 
 def expand_env(env: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
@@ -379,4 +386,4 @@ def describe(exc: BaseException) -> str:
     message = one_line(str(exc)) or type(exc).__name__
     if isinstance(exc, FileNotFoundError | PermissionError):
         message = f"{exc.strerror}: {exc.filename}" if exc.filename else message
-    return mask_secrets(message)[:MAX_STDERR_LINE]
+    return clipped(mask_secrets(message), MAX_STDERR_LINE)

@@ -77,7 +77,7 @@ def mcp_tool(
         return f"tool {shown} skipped: its input schema is invalid ({problem})"
     read_only = bool(tool.annotations and tool.annotations.read_only_hint)
     approval = settings.approval_of(tool.name, read_only=read_only)
-    description = one_line(tool.description or "")[:MAX_DESCRIPTION]
+    description = clipped(one_line(tool.description or ""), MAX_DESCRIPTION)
     return McpTool(
         name=name,
         # The model is told too: a call may wait for a person, or be denied.
@@ -98,7 +98,7 @@ def schema_problem(schema: Any) -> str | None:
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.exceptions.SchemaError as exc:
-        return one_line(exc.message)[:MAX_STDERR_LINE]
+        return clipped(one_line(exc.message), MAX_STDERR_LINE)
     return None
 
 
@@ -136,7 +136,7 @@ class McpTool:
             error := jsonschema.exceptions.best_match(validator.iter_errors(arguments))
         ) is not None:
             where = ".".join(str(part) for part in error.absolute_path) or "arguments"
-            raise InvalidArguments(f"{where}: {one_line(error.message)[:MAX_STDERR_LINE]}")
+            raise InvalidArguments(f"{where}: {clipped(one_line(error.message), MAX_STDERR_LINE)}")
         deadline = time.monotonic() + time_left  # an approval may take a while: one deadline
 
         def call() -> Observation:
@@ -166,3 +166,15 @@ def observation_of(result: types.CallToolResult) -> Observation:
 def one_line(text: str) -> str:
     """A server's text on one line, without terminal controls (it reaches screens and prompts)."""
     return " ".join(clean_text(valid_text(text)).split())
+
+
+def clipped(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters: cut at a word's end where one is near, and
+    marked with `…` so a reader knows there was more."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit * 3 // 4:  # a word boundary near the end: cut there, not mid-word
+        cut = cut[:space]
+    return cut.rstrip() + "…"

@@ -161,9 +161,14 @@ def show_check(console: Console, result: CheckResult) -> None:
             Text(f"- {head}: not replayed: {result.problem}", style="dim"), soft_wrap=True
         )
         return
+    skipped = ""
+    if result.not_replayed:  # a replay starts no MCP server
+        skipped = f" (MCP calls are not replayed: {', '.join(result.not_replayed)})"
     if result.matches:
         console.print(
-            Text.assemble(("✓ ", "green"), f"{head}: {result.compared} observations match"),
+            Text.assemble(
+                ("✓ ", "green"), f"{head}: {result.compared} observations match{skipped}"
+            ),
             soft_wrap=True,
         )
         return
@@ -173,7 +178,8 @@ def show_check(console: Console, result: CheckResult) -> None:
     console.print(
         Text.assemble(
             ("✗ ", "red"),
-            f"{head}: {len(result.differences)} of {result.compared} observations differ{ending}",
+            f"{head}: {len(result.differences)} of {result.compared} observations differ"
+            f"{ending}{skipped}",
         ),
         soft_wrap=True,
     )
