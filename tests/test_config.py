@@ -94,8 +94,16 @@ def test_missing_explicit_file(tmp_path: Path) -> None:
 
 
 def test_example_config_matches_the_defaults() -> None:
-    example = Path(__file__).parent.parent / "agent_cli" / "config.example.toml"
+    example = Path(__file__).parent.parent / "config.example.toml"  # where users look for it
     assert load_settings(example) == load_settings()
+
+
+def test_the_package_ships_the_top_level_example() -> None:
+    from importlib import resources
+
+    shipped = resources.files("agent_cli").joinpath("config.example.toml").read_text("utf-8")
+    top = (Path(__file__).parent.parent / "config.example.toml").read_text("utf-8")
+    assert shipped == top  # one file, not two to keep in step
 
 
 @pytest.mark.parametrize(
