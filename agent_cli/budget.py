@@ -87,6 +87,9 @@ class RunState:
     queued: list[int] = field(default_factory=list)  # approval queue items this run made
     call_ids: set[str] = field(default_factory=set)  # every call id used in this run
     _recent_calls: list[tuple[str, str]] = field(default_factory=list)  # (tool, args) newest last
+    # The estimated size of each step of the history, measured once as it joins: the history only
+    # grows at its end, and measuring it all again at every step made a run quadratic.
+    _sizes: list[int] = field(default_factory=list)
 
     @property
     def deadline(self) -> float:
@@ -150,7 +153,8 @@ class RunState:
         oldest observations are elided first; the newest steps (and the goal) stay whole."""
         steps = list(self.history)
         budget = self.limits.history_tokens * CHARS_PER_TOKEN
-        size = sum(_size(step) for step in steps)
+        self._sizes += [_size(step) for step in steps[len(self._sizes) :]]
+        size = sum(self._sizes)
         for index, step in enumerate(steps[: max(len(steps) - KEEP_WHOLE_STEPS, 0)]):
             if size <= budget:
                 break

@@ -307,3 +307,20 @@ def test_time_a_person_takes_to_answer_does_not_count_against_the_timeout(
     rest = [events.send("A100"), *events]
     finished = rest[-1]
     assert isinstance(finished, RunFinished) and finished.status == "answered"
+
+
+@pytest.mark.parametrize("steps", [4, 32])
+def test_each_step_of_the_history_is_measured_once_however_long_the_run(
+    store: OrderStore, monkeypatch: pytest.MonkeyPatch, steps: int
+) -> None:
+    """Loop work per model call stays flat as the run grows: a counter, not a timer."""
+    from agent_cli import budget
+
+    measured: list[int] = []
+    real = budget._size
+    monkeypatch.setattr(budget, "_size", lambda step: measured.append(step.number) or real(step))
+    lookups = [call("lookup_order", order_code=f"Z{n:03d}") for n in range(steps)]
+    model, events = scripted_run(store, *lookups, final("done"), max_steps=steps + 1)
+    assert isinstance(events[-1], RunFinished) and events[-1].status == "answered"
+    assert len(model.requests) == steps + 1
+    assert sorted(measured) == list(range(1, steps + 1))  # once per step, not once per call
