@@ -423,3 +423,46 @@ def test_credentials_in_the_base_url_are_never_shown_nor_recorded(tmp_path: Any)
         assert "hunter2pass" not in result.stdout + result.stderr
     assert "hunter2pass" not in trace.read_text()
     assert "bob:***@" in shown[2].stdout  # the rest of the URL still says where it points
+
+
+def test_one_watchdog_thread_serves_every_attempt_of_a_channel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import threading
+
+    from .helpers import mock_channel
+
+    started: list[str] = []
+    real_start = threading.Thread.start
+
+    def start(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    channel = mock_channel(lambda request: httpx.Response(200, json={"ok": True}))
+    for _ in range(20):
+        answer = channel.request_json(
+            "POST", "/x", {}, deadline=time.monotonic() + 60, on_call=lambda _: None
+        )
+        assert answer == {"ok": True}
+    channel.close()
+    assert started.count("watchdog") == 1 and len(started) == 1  # not a Timer per request
+
+
+def test_the_watchdog_fires_once_after_its_time_and_not_once_disarmed() -> None:
+    import threading
+
+    from agent_cli.providers.watchdog import Watchdog
+
+    fired = threading.Event()
+    watchdog = Watchdog()
+    watchdog.arm(60, fired.set)
+    watchdog.disarm()  # an attempt that ended in time
+    watchdog.arm(0.01, fired.set)  # re-armed for the next attempt, which hangs
+    assert fired.wait(30)
+    fired.clear()
+    watchdog.arm(2, fired.set)  # 2 s: a busy machine does not stall that long between lines
+    watchdog.disarm()
+    assert not fired.wait(3)  # disarmed: the alarm never comes
+    watchdog.close()

@@ -44,6 +44,7 @@ from agent_cli.providers.api_errors import (
 )
 from agent_cli.providers.retries import RetryPolicy, retry_after_seconds, retryable
 from agent_cli.providers.streaming import SseParser, StreamFailed, StreamReader
+from agent_cli.providers.watchdog import Watchdog
 from agent_cli.seams import DeadlineExceeded, ModelCall
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -96,8 +97,10 @@ class Channel:
         self._client = httpx.Client(headers=dict(headers), transport=transport, verify=verify)
         self._sockets: list[socket.socket] = []  # every socket this client opened, for cut_off
         self._streamed: int | None = None  # events read in this attempt, once a stream began
+        self._watchdog = Watchdog()  # one thread for all this channel's attempts
 
     def close(self) -> None:
+        self._watchdog.close()
         self._client.close()
 
     def request_json(
@@ -159,14 +162,12 @@ class Channel:
         if remaining <= 0:
             raise DeadlineExceeded
         # httpx's timeouts apply per read, so a server trickling its status line, headers or
-        # body one byte at a time never trips them: a watchdog shuts the sockets at the deadline.
+        # body one byte at a time never trips them: the watchdog shuts the sockets at the deadline.
         read = min(self._read, remaining)
         timeout = httpx.Timeout(read, connect=min(self._connect, remaining), pool=read)
         cut = threading.Event()
-        watchdog = threading.Timer(min(remaining, _MAX_WATCH_S), self._cut_off, (cut,))
-        watchdog.daemon = True
         if remaining < _MAX_WATCH_S:  # no deadline (a test's infinity): nothing to watch for
-            watchdog.start()
+            self._watchdog.arm(remaining, lambda: self._cut_off(cut))
         self._streamed = None
         broken_stream = False
         try:
@@ -199,7 +200,7 @@ class Channel:
                 failure = f"the reply stream was cut off after {self._streamed} events ({failure})"
                 broken_stream = True
         finally:
-            watchdog.cancel()
+            self._watchdog.disarm()
         latency = (self._clock() - started) * 1000
         return _Attempt(None, httpx.Headers(), b"", latency, failure, cut=broken_stream)
 
