@@ -117,7 +117,12 @@ class Session:
     """The read-run-render loop of `agent chat`."""
 
     def __init__(
-        self, options: RunOptions, settings: Settings, stack: ExitStack, *, resume: bool = False
+        self,
+        options: RunOptions,
+        settings: Settings,
+        stack: ExitStack,
+        *,
+        resume: bool | str = False,
     ) -> None:
         self.id = uuid.uuid4().hex
         self.options = options
@@ -134,18 +139,21 @@ class Session:
         self._trace: BinaryIO | None = None
         if options.trace:
             self.start_trace(options.trace)
-        self._opening = self._resume() if resume else None  # said after the welcome
+        self._opening = self._resume(resume) if resume else None  # said after the welcome
         self.log = run_recorder(settings, kind="chat", session_id=self.id, dry_run=options.dry_run)
         if self.log is not None:
             stack.callback(self.log.close)
 
-    def _resume(self) -> str:
-        """`chat --continue`: take the newest logged session's id and answered turns."""
+    def _resume(self, session: bool | str) -> str:
+        """`chat --continue` (the newest logged session) or `--session ID` (that one): take its
+        id and answered turns."""
         fresh = "No earlier session in the run log; starting a new one."
-        if not configured_log_path(self.settings.log.path).exists() and self.settings.log.enabled:
+        named = session if isinstance(session, str) else None
+        missing = not configured_log_path(self.settings.log.path).exists()
+        if named is None and missing and self.settings.log.enabled:
             return fresh
         with opened_log(self.settings) as log:
-            last = log.last_session()
+            last = log.last_session(named)
         if last is None:
             return fresh
         self.id, turns = last
@@ -336,7 +344,7 @@ class Session:
             TraceWriter(self._trace, session_id=self.id).write(event)
 
 
-def chat(options: RunOptions, *, resume: bool = False) -> int:
+def chat(options: RunOptions, *, resume: bool | str = False) -> int:
     settings = options.settings()
     with ExitStack() as stack:
         session = Session(options, settings, stack, resume=resume)

@@ -264,12 +264,28 @@ class RunLog:
         ).fetchone()
         return str(row[0]).splitlines() if row else []
 
-    def last_session(self) -> tuple[str, list[Exchange]] | None:
-        """The newest chat session: its id, and its answered turns, oldest first."""
-        row = self._db.execute(
-            "SELECT session_id FROM runs WHERE kind = 'chat' AND session_id IS NOT NULL "
-            "ORDER BY id DESC LIMIT 1"
-        ).fetchone()
+    def last_session(self, prefix: str | None = None) -> tuple[str, list[Exchange]] | None:
+        """The newest chat session (or the one whose id starts with `prefix`: a UsageError when
+        none or several do): its id, and its answered turns, oldest first."""
+        where = "kind = 'chat' AND session_id IS NOT NULL"
+        if prefix is not None:
+            found = self._db.execute(
+                f"SELECT DISTINCT session_id FROM runs WHERE {where} AND session_id LIKE ?"
+                " ESCAPE '\\' LIMIT 2",
+                (_like(prefix).removeprefix("%"),),
+            ).fetchall()
+            if len(found) != 1:
+                problem = "matches several sessions; give more of it" if found else "is no session"
+                raise UsageError(
+                    f"Chat session {prefix!r} {problem}; see agent logs list --kind chat"
+                )
+        row = (
+            found[0]
+            if prefix is not None
+            else self._db.execute(
+                f"SELECT session_id FROM runs WHERE {where} ORDER BY id DESC LIMIT 1"
+            ).fetchone()
+        )
         if row is None:
             return None
         turns = self._db.execute(

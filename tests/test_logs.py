@@ -427,3 +427,23 @@ def test_a_count_of_the_runs_shown_is_a_note_not_a_warning() -> None:
         ask("Is order A100 refundable?")
     result = agent("logs", "list", "-n", "2")
     assert "2 of 3 runs shown" in result.stderr and "warning" not in result.stderr
+
+
+def test_chat_session_resumes_a_named_session_not_only_the_newest(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(openai_text("First session answer."), openai_text("Second session answer."))
+    provider = ["--provider", "openai", "--base-url", fake_llm.url, "--today", "2026-10-13"]
+    env = {"OPENAI_API_KEY": KEY}
+    assert agent("chat", *provider, stdin="What are your hours?\n", env=env).exit_code == 0
+    assert agent("chat", *provider, stdin="Do you ship abroad?\n", env=env).exit_code == 0
+    older = logged("--kind", "chat")[-1]
+    assert older["question"] == "What are your hours?"
+    fake_llm.queue(openai_text("You asked about our hours."))
+    again = agent(
+        "chat", "--session", older["session_id"][:8], *provider, stdin="Which one?\n", env=env
+    )
+    assert again.exit_code == 0, again.stderr
+    assert f"Continuing session {older['session_id'][:8]}: 1 of 1 turns remembered" in again.stdout
+    sent = [m["content"] for m in fake_llm.bodies()[-1]["messages"][1:]]
+    assert sent == ["What are your hours?", "First session answer.", "Which one?"]
+    unknown = agent("chat", "--session", "zzzz", *provider, stdin="Hi\n", env=env)
+    assert unknown.exit_code == 2 and "Chat session 'zzzz' is no session" in unknown.stderr

@@ -104,6 +104,14 @@ def chat(
             "--continue", help="Resume the last chat session: its answered turns are remembered."
         ),
     ] = False,
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session",
+            help="Resume this chat session instead (its id or first characters; "
+            "agent logs list --kind chat shows them).",
+        ),
+    ] = None,
     instructions: InstructionsOption = None,
     config: ConfigOption = None,
 ) -> None:
@@ -131,7 +139,7 @@ def chat(
         ),
         instructions=instructions,
     )
-    raise typer.Exit(run_chat(options, resume=resume))
+    raise typer.Exit(run_chat(options, resume=session if session is not None else resume))
 
 
 @app.command(name="eval")
