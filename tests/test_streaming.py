@@ -445,3 +445,42 @@ def test_a_tool_name_repeated_in_every_delta_is_one_name_and_split_names_are_joi
         (decision,) = _mock_adapter("openai", body).decide(Seen().request()).decisions
         assert isinstance(decision, CallTool)
         assert (decision.tool, decision.args) == ("lookup_order", {"order_code": "A100"})
+
+
+def test_a_refusal_to_stream_is_remembered_for_the_next_runs_of_that_server(
+    fake_llm: FakeLLM,
+) -> None:
+    import os
+    import stat
+    from pathlib import Path
+
+    refusal = {"error": {"message": "Unrecognized request argument supplied: stream_options"}}
+    answer = "Order A100 is refundable: delivered 12 days ago."
+    fake_llm.queue(Reply(400, refusal), openai_calls(("lookup_order", {"order_code": "A100"})))
+    fake_llm.queue(openai_text(answer))
+    assert ask(fake_llm, "openai").exit_code == 0
+    fake_llm.queue(openai_calls(("lookup_order", {"order_code": "A100"})), openai_text(answer))
+    assert ask(fake_llm, "openai").exit_code == 0
+    streamed = [body.get("stream") is True for body in fake_llm.bodies()]
+    assert streamed == [True, False, False, False, False]  # the second run never asks to stream
+    memory = Path(os.environ["XDG_STATE_HOME"]) / "agent-cli" / "servers.json"
+    assert stat.S_IMODE(memory.stat().st_mode) == 0o600
+
+
+def test_a_remembered_refusal_is_forgotten_after_a_week_and_a_broken_file_ignored() -> None:
+    import json as json_module
+
+    from agent_cli.providers import server_memory
+
+    url = "http://127.0.0.1:8000/v1"
+    path = server_memory.memory_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    week_ago = time.time() - server_memory.FORGET_AFTER_S - 60
+    path.write_text(json_module.dumps({url: {"stream": week_ago}}))
+    assert not server_memory.refused(url, "stream")  # an upgraded server streams again
+    server_memory.remember_refusal(url + "/", "stream")
+    assert server_memory.refused(url, "stream")
+    path.write_text("{not json")
+    assert not server_memory.refused(url, "stream")
+    server_memory.remember_refusal(url, "stream")  # a broken file is replaced, not a crash
+    assert server_memory.refused(url, "stream")

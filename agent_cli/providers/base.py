@@ -151,6 +151,7 @@ class HttpAdapter(ABC):
         self.model = model
         self.mode = mode
         self.streaming = stream  # off for the rest of the run once a server refuses it
+        self.on_refused: Callable[[str], None] = lambda feature: None  # e.g. remembered
 
     def close(self) -> None:
         self._channel.close()
@@ -167,6 +168,7 @@ class HttpAdapter(ABC):
                 if plainer is None:
                     raise
                 was, instead = plainer
+                self.on_refused(refused.feature)
                 request.on_call(
                     ModelCall(
                         refused.attempt,

@@ -6,6 +6,7 @@ import httpx
 
 from agent_cli import __version__
 from agent_cli.config import ProviderChoice, ProviderSettings
+from agent_cli.providers import server_memory
 from agent_cli.providers.anthropic import ANTHROPIC_VERSION, AnthropicMessages, AnthropicOptions
 from agent_cli.providers.http import Channel
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
@@ -43,15 +44,30 @@ def channel_for(
 def connect(
     choice: ProviderChoice, settings: ProviderSettings, key: str | None
 ) -> OpenAIChat | AnthropicMessages:
-    """An adapter with its own httpx.Client: one connection pool for the whole run."""
+    """An adapter with its own httpx.Client: one connection pool for the whole run. A server
+    that refused streaming lately is not asked to stream (see server_memory)."""
     channel = channel_for(choice, settings, key)
+    stream = settings.stream and not server_memory.refused(choice.base_url, "stream")
+    adapter = _adapter(choice, settings, channel, stream=stream)
+
+    def remember(feature: str) -> None:
+        if feature == "stream":
+            server_memory.remember_refusal(choice.base_url, feature)
+
+    adapter.on_refused = remember
+    return adapter
+
+
+def _adapter(
+    choice: ProviderChoice, settings: ProviderSettings, channel: Channel, *, stream: bool
+) -> OpenAIChat | AnthropicMessages:
     if choice.kind == "anthropic":
         options = AnthropicOptions(
             model=choice.model,
             mode=settings.mode,
             temperature=settings.temperature,
             max_output_tokens=_output_cap(settings),
-            stream=settings.stream,
+            stream=stream,
         )
         return AnthropicMessages(channel, options)
     return OpenAIChat(
@@ -63,7 +79,7 @@ def connect(
             max_output_tokens=_output_cap(settings),
             max_tokens_param=choice.max_tokens_param,
             response_format=settings.response_format,
-            stream=settings.stream,
+            stream=stream,
         ),
     )
 
