@@ -220,3 +220,25 @@ def test_a_narrow_terminal_gets_one_block_of_key_value_lines_per_row() -> None:
 def test_a_wide_terminal_gets_the_table() -> None:
     out = _tools_on(Console(file=io.StringIO(), force_terminal=True, width=120, color_system=None))
     assert "┃ tool" in out and "(optional)" in out
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_an_eval_rows_why_wraps_at_word_ends_on_a_terminal_and_is_one_line_piped(
+    terminal: bool,
+) -> None:
+    from agent_cli.outcomes import CaseResult, Failure, RunRecord
+    from agent_cli.ui.eval_view import EvalView
+
+    message = "the answer said not_refundable where the lookup computed refundable " * 3
+    result = CaseResult("en-day-30", "openai/m", 1, (Failure("verdict", message),), RunRecord())
+    file = io.StringIO()
+    console = Console(file=file, force_terminal=terminal, width=70, color_system=None)
+    EvalView(console, total=1).case_finished(result)
+    rows = file.getvalue().splitlines()[1:]  # after the header
+    if not terminal:
+        assert len(rows) == 1  # greppable
+        return
+    assert len(rows) > 1 and all(len(row) <= 70 for row in rows)
+    words = " ".join(rows).split()
+    for word in message.split():
+        assert word in words  # no word cut in two by a line break

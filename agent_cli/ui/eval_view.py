@@ -57,7 +57,9 @@ class EvalView:
         if not self._header_shown:
             self._console.print(Text(_HEADER, style="bold"), soft_wrap=True)
             self._header_shown = True
-        self._console.print(_row(result), soft_wrap=True)  # one line a case, greppable
+        # Piped: one line a case, greppable. On a terminal, Rich wraps a long "why" at word
+        # ends (left to the terminal, a line breaks in the middle of a word).
+        self._console.print(_row(result), soft_wrap=not self._console.is_terminal)
         if self._progress is not None:
             self._progress.advance(self._task)
 
