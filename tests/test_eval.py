@@ -455,9 +455,13 @@ answer_matches = ["30 days"]
 """
 
 
+LONG_PATTERN = "Refunds within 30 days of delivery|refunds are granted within thirty days"
+
+
 def test_models_side_by_side_over_http(fake_llm: FakeLLM) -> None:
     path = Path(os.environ["HOME"]) / "cases.toml"
-    path.write_text(GENERAL.format(id="p1") + GENERAL.format(id="p2"), encoding="utf-8")
+    case = GENERAL.replace('"30 days"', f'"{LONG_PATTERN}"')
+    path.write_text(case.format(id="p1") + case.format(id="p2"), encoding="utf-8")
     fake_llm.queue(
         openai_text("Refunds within 30 days of delivery."),
         openai_text("Refunds within 30 days of delivery."),
@@ -481,7 +485,12 @@ def test_models_side_by_side_over_http(fake_llm: FakeLLM) -> None:
     assert result.exit_code == 0, result.stderr
     assert [body["model"] for body in fake_llm.bodies()] == ["small", "small", "large", "large"]
     out = result.stdout
-    assert "models side by side" in out and "openai/small" in out and "openai/large" in out
+    lines = out.splitlines()
+    # Piped, the side-by-side table is tab-separated lines with every reason whole.
+    assert "case\topenai/small\topenai/large" in lines
+    matrix = dict(line.split("\t", 1) for line in lines if line.startswith(("p1\t", "p2\t")))
+    assert matrix["p1"] == f"✓\t✗ the answer does not match /{LONG_PATTERN}/"
+    assert "…" not in matrix["p1"] and matrix["p2"] == "✓\t✓"
     assert "2/2 100.0%" in out and "1/2 50.0%" in out
     assert fake_llm.violations == []
 

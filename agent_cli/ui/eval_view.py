@@ -13,6 +13,7 @@ from rich.text import Text
 
 from agent_cli.outcomes import CaseResult, CheckResult, ModelSummary
 from agent_cli.ui.console import clean_text
+from agent_cli.ui.tables import print_rows
 
 _CASE, _MODEL = 26, 22
 _HEADER = (
@@ -67,8 +68,8 @@ class EvalView:
         self, results: Sequence[CaseResult], summaries: Sequence[ModelSummary], *, partial: bool
     ) -> None:
         if len(summaries) > 1:
-            self._console.print(side_by_side(results, [s.model for s in summaries]))
-        self._console.print(summary_table(summaries, partial=partial))
+            side_by_side(self._console, results, [s.model for s in summaries])
+        show_summary(self._console, summaries, partial=partial)
 
 
 def _row(result: CaseResult) -> Text:
@@ -95,55 +96,78 @@ def why(result: CaseResult) -> str:
     return text
 
 
-def side_by_side(results: Sequence[CaseResult], models: Sequence[str]) -> Table:
+def side_by_side(console: Console, results: Sequence[CaseResult], models: Sequence[str]) -> None:
+    """A row per case, a column per model. On a terminal a failure's reason is cut to fit;
+    piped, every value is whole (tab-separated, like the other tables)."""
     table = Table(title="models side by side")
+    _title_when_piped(console, table)
     table.add_column("case", no_wrap=True)
     for model in models:
         table.add_column(model, overflow="fold")
+    cut = 40 if console.is_terminal else None
     cells: dict[tuple[str, str], list[CaseResult]] = {}
     cases: list[str] = []
     for result in results:
         if result.case not in cases:
             cases.append(result.case)
         cells.setdefault((result.case, result.model), []).append(result)
-    for case in cases:
-        row = [Text(case)]
-        for model in models:
-            runs = cells.get((case, model), [])
-            passed = sum(1 for run in runs if run.passed)
-            if not runs:
-                row.append(Text("-", style="dim"))
-            elif passed == len(runs):
-                row.append(Text("✓" if len(runs) == 1 else f"✓ {passed}/{len(runs)}", "green"))
-            else:
-                first = next(run for run in runs if not run.passed)
-                label = "✗" if len(runs) == 1 else f"✗ {passed}/{len(runs)}"
-                row.append(Text(f"{label} {_cut(first.failures[0].message, 40)}", "red"))
-        table.add_row(*row)
-    return table
+    rows = [
+        [Text(case)] + [_matrix_cell(cells.get((case, model), []), cut) for model in models]
+        for case in cases
+    ]
+    print_rows(console, table, rows)
 
 
-def summary_table(summaries: Sequence[ModelSummary], *, partial: bool = False) -> Table:
+def _matrix_cell(runs: Sequence[CaseResult], cut: int | None) -> Text:
+    passed = sum(1 for run in runs if run.passed)
+    if not runs:
+        return Text("-", style="dim")
+    if passed == len(runs):
+        return Text("✓" if len(runs) == 1 else f"✓ {passed}/{len(runs)}", "green")
+    first = next(run for run in runs if not run.passed)
+    label = "✗" if len(runs) == 1 else f"✗ {passed}/{len(runs)}"
+    message = clean_text(first.failures[0].message)
+    return Text(f"{label} {message if cut is None else _cut(message, cut)}", "red")
+
+
+def show_summary(
+    console: Console, summaries: Sequence[ModelSummary], *, partial: bool = False
+) -> None:
+    """A row per model; piped, tab-separated lines with every value whole."""
     title = "summary (interrupted: the cases that finished)" if partial else "summary"
     table = Table(title=title, caption="latency p50/p95; tokens and cost per case")
+    _title_when_piped(console, table)
     table.add_column("model", no_wrap=True)
     for name in ("passed", "p50/p95", "tokens", "cost"):
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("failures", overflow="fold", min_width=8)
+    rows = []
     for s in summaries:
         failures = ", ".join(f"{kind} {n}" for kind, n in s.failures.items()) or "-"
-        table.add_row(
-            Text(s.model, style="bold"),
-            Text(
-                f"{s.passed}/{s.cases} {s.accuracy:.1%}",
-                style="green" if s.accuracy == 1 else "red",
-            ),
-            Text(f"{_ms(s.p50_ms).removesuffix(' ms')}/{_ms(s.p95_ms)}"),
-            Text(f"{s.tokens_per_case:,.0f}", justify="right"),
-            Text(f"{s.cost_per_case:.4f}" if s.cost_per_case is not None else "-", justify="right"),
-            Text(failures),
+        rows.append(
+            [
+                Text(s.model, style="bold"),
+                Text(
+                    f"{s.passed}/{s.cases} {s.accuracy:.1%}",
+                    style="green" if s.accuracy == 1 else "red",
+                ),
+                Text(f"{_ms(s.p50_ms).removesuffix(' ms')}/{_ms(s.p95_ms)}"),
+                Text(f"{s.tokens_per_case:,.0f}", justify="right"),
+                Text(
+                    f"{s.cost_per_case:.4f}" if s.cost_per_case is not None else "-",
+                    justify="right",
+                ),
+                Text(failures),
+            ]
         )
-    return table
+    print_rows(console, table, rows)
+
+
+def _title_when_piped(console: Console, table: Table) -> None:
+    """Piped, a table is bare tab-separated lines: its title goes on a line before them."""
+    if not console.is_terminal:
+        console.print()
+        console.print(str(table.title), soft_wrap=True)
 
 
 def _ms(value: float) -> str:
