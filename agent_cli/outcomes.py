@@ -84,6 +84,8 @@ class CaseResult:
     failures: tuple[Failure, ...]
     record: RunRecord
     trace: Path | None = None
+    question: str = ""
+    today: date | None = None  # the case's own day, when it sets one
 
     @property
     def passed(self) -> bool:

@@ -10,20 +10,21 @@ import tempfile
 import uuid
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 
 from agent_cli.config import Settings, choose_provider
 from agent_cli.errors import EvalBelowTarget, Interrupted, ReplayDiffers, UsageError
 from agent_cli.evaluation.cases import EvalCase, builtin_cases, load_cases
 from agent_cli.evaluation.regress import check_json, check_traces, traces_in
-from agent_cli.evaluation.report import render_report
+from agent_cli.evaluation.report import ReportContext, render_report
 from agent_cli.evaluation.runner import Contender, check_tools, plan_jobs, run_jobs
 from agent_cli.evaluation.summary import result_json, summarize
 from agent_cli.instructions import shop_instructions
 from agent_cli.outcomes import CaseResult, ModelSummary
 from agent_cli.runlog import configured_log_path
 from agent_cli.runtime import RunOptions, choose_model, run_recorder, warn
-from agent_cli.store import configured_path
+from agent_cli.store import SAMPLE_DAY, configured_path
 from agent_cli.ui.console import make_console
 from agent_cli.ui.eval_view import EvalView, show_check, show_check_summary
 
@@ -91,7 +92,14 @@ def eval_command(options: EvalOptions) -> None:
         summaries = summarize(ordered, labels)
         output.close(ordered, summaries, partial=False)
     if options.report is not None:
-        _write_report(options.report, ordered, summaries)
+        context = ReportContext(
+            source="built-in cases" if options.builtin else str(options.cases),
+            base_urls={c.label: c.base_url for c in contenders},
+            ran_at=datetime.now().astimezone(),
+            sample_day=SAMPLE_DAY,
+            directory=options.report.parent,
+        )
+        _write_report(options.report, render_report(ordered, summaries, context))
     _check_target(summaries, options.min_pass)
 
 
@@ -154,10 +162,12 @@ def _contenders(options: EvalOptions) -> list[Contender]:
         with ExitStack() as stack:
             built = choose_model(run, settings, stack)
             label = f"{built.provider}/{built.model}"
+        offline = built.provider == "offline"
+        base_url = "" if offline else choose_provider(settings, os.environ).base_url
         for path in options.instructions or (None,):
             text = shop_instructions(settings, path).text
             named = f"{label} + {path.name}" if len(options.instructions) > 1 and path else label
-            contenders.append(Contender(named, run, settings, text))
+            contenders.append(Contender(named, run, settings, text, base_url))
     return contenders
 
 
@@ -204,9 +214,9 @@ def _check_report_target(path: Path, settings: Settings) -> None:
             raise UsageError(f"--report {path}: that is {what}; choose another file")
 
 
-def _write_report(path: Path, results: list[CaseResult], summaries: list[ModelSummary]) -> None:
-    """Written whole or not at all: a temporary file beside it, then renamed over it."""
-    html = render_report(results, summaries, title="agent eval")
+def _write_report(path: Path, html: str) -> None:
+    """Written whole or not at all: a temporary file beside it (mode 0600, like the run log
+    it comes from), then renamed over it."""
     draft: str | None = None
     try:
         with tempfile.NamedTemporaryFile(

@@ -1,49 +1,156 @@
-"""A self-contained HTML report of an eval: inline CSS and SVG, no scripts, no network."""
+"""A self-contained HTML report of an eval: inline CSS, SVG and one small script (the filter),
+nothing fetched from elsewhere.
+
+A team reads it to see what failed and why, so failures come first, each row is one case with
+a column per model (a comparison matrix), each cell holds the answer, the reason and a link to
+the trace, and the header says what ran: the case file, the models with their base URLs, the
+day the cases were dated for. Below 640 px the tables become one block per row."""
 
 from __future__ import annotations
 
 import html
+import os
+import re
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from agent_cli.outcomes import CaseResult, ModelSummary
 
 _CSS = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; }
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em; color: #222; }
+h1 { margin: 0 0 .3em; } h2 { margin: 1.2em 0 .4em; }
+dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 0; }
+dl.meta dt { color: #555; } dl.meta dd { margin: 0; }
+table { border-collapse: collapse; margin: .5em 0; width: 100%; }
 th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; vertical-align: top; }
-td.num { text-align: right; }
-.pass { color: #17803d; } .fail { color: #b42318; }
+td.num { text-align: right; white-space: nowrap; }
+td, dd { overflow-wrap: anywhere; }
+.pass { color: #17803d; } .fail { color: #b42318; } .none { color: #888; }
+.question { color: #444; } .answer { white-space: pre-wrap; margin: .2em 0; }
+.why { margin: .2em 0; } .run { color: #555; font-size: 12px; }
+.filter { display: flex; flex-wrap: wrap; gap: 4px 14px; align-items: center; margin: .4em 0; }
+svg { max-width: 680px; width: 100%; height: auto; display: block; }
 svg text { font: 12px system-ui, sans-serif; }
+[hidden] { display: none !important; }
+@media (max-width: 640px) {
+  body { margin: .6em; }
+  table, tbody, tr, td { display: block; width: auto; }
+  tr.head { display: none; }
+  tr { border: 1px solid #ccc; margin: 0 0 .6em; }
+  td { border: 0; border-top: 1px solid #eee; }
+  td.num { text-align: left; }
+  td[data-label]::before { content: attr(data-label) ": "; color: #555; font-weight: 600; }
+}
+"""
+
+# Shows the rows the form asks for; without scripts every row stays shown.
+_FILTER_SCRIPT = """
+const form = document.getElementById("filter");
+form.addEventListener("change", () => {
+  const show = form.elements.show.value, kind = form.elements.kind.value;
+  for (const row of document.querySelectorAll("tr[data-case]")) {
+    const failed = row.dataset.status === "failed";
+    const kinds = row.dataset.kinds.split(" ");
+    row.hidden = (show === "failed" && !failed) || (show === "passed" && failed)
+      || (kind !== "" && !kinds.includes(kind));
+  }
+});
 """
 _BAR_HEIGHT, _LABEL_WIDTH, _CHART_WIDTH = 22, 220, 360
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+@dataclass(frozen=True, slots=True)
+class ReportContext:
+    """What ran, for the report's header; trace links are relative to `directory`."""
+
+    source: str  # the case file's path, or "built-in cases"
+    base_urls: dict[str, str]  # model label -> its provider's base URL ("" offline)
+    ran_at: datetime
+    sample_day: date  # the day a case without its own `today` is dated for
+    directory: Path
+
+
+@dataclass(frozen=True, slots=True)
+class _CaseRow:
+    case: str
+    repeat: int
+    question: str
+    today: date | None
+    by_model: dict[str, CaseResult]
+
+    @property
+    def failed(self) -> bool:
+        return any(not result.passed for result in self.by_model.values())
+
+    @property
+    def kinds(self) -> list[str]:
+        return sorted({f.kind for r in self.by_model.values() for f in r.failures})
 
 
 def render_report(
-    results: Sequence[CaseResult], summaries: Sequence[ModelSummary], *, title: str
+    results: Sequence[CaseResult], summaries: Sequence[ModelSummary], context: ReportContext
 ) -> str:
-    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    models = [s.model for s in summaries]
+    rows = case_rows(results)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{_e(title)}</h1><p>{len(results)} case runs, {when}</p>",
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>agent eval: {_e(context.source)}</title><style>{_CSS}</style></head><body>",
+        "<h1>agent eval</h1>",
+        _header(results, models, context),
         "<h2>Accuracy</h2>",
         bar_chart(summaries, lambda s: s.accuracy * 100, 100.0, lambda v: f"{v:.1f}%"),
         "<h2>Latency (p50)</h2>",
         bar_chart(
-            summaries,
-            lambda s: s.p50_ms,
-            max((s.p95_ms for s in summaries), default=1.0),
-            lambda v: f"{v:,.0f} ms",
+            summaries, lambda s: s.p50_ms, max((s.p95_ms for s in summaries), default=1.0), ms
         ),
         "<h2>Summary</h2>",
         _summary_table(summaries),
         "<h2>Cases</h2>",
-        _cases_table(results),
+        _filter_form(rows),
+        _cases_table(rows, models, context.directory),
+        f"<script>{_FILTER_SCRIPT}</script>",
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def case_rows(results: Sequence[CaseResult]) -> list[_CaseRow]:
+    """One row per case (and repeat) with each model's result; failed rows first, each group
+    in the order the cases were given."""
+    rows: dict[tuple[str, int], _CaseRow] = {}
+    for r in results:
+        row = rows.setdefault(
+            (r.case, r.repeat), _CaseRow(r.case, r.repeat, r.question, r.today, {})
+        )
+        row.by_model[r.model] = r
+    return sorted(rows.values(), key=lambda row: not row.failed)
+
+
+def ms(value: float) -> str:
+    """Milliseconds as measured: 0.42 ms, 4.2 ms and 42 ms are not all "0 ms"."""
+    if value < 1:
+        return f"{value:.2f} ms"
+    return f"{value:.1f} ms" if value < 10 else f"{value:,.0f} ms"
+
+
+def _header(results: Sequence[CaseResult], models: list[str], context: ReportContext) -> str:
+    items = [
+        ("cases", context.source),
+        ("ran", context.ran_at.strftime("%Y-%m-%d %H:%M %Z").strip()),
+        ("dated", f"{context.sample_day.isoformat()} (the sample day) unless a case sets its own"),
+        ("case runs", f"{len(results)}"),
+    ]
+    for model in models:
+        base_url = _public_url(context.base_urls.get(model, ""))
+        items.append(("model", f"{model} at {base_url}" if base_url else f"{model} (offline)"))
+    body = "".join(f"<dt>{_e(term)}</dt><dd>{_e(text)}</dd>" for term, text in items)
+    return f'<dl class="meta">{body}</dl>'
 
 
 def bar_chart(
@@ -52,10 +159,10 @@ def bar_chart(
     scale: float,
     label: Callable[[float], str],
 ) -> str:
-    """One horizontal bar per model, as inline SVG."""
+    """One horizontal bar per model, as inline SVG that shrinks to the page's width."""
     height = _BAR_HEIGHT * max(len(summaries), 1) + 4
     width = _LABEL_WIDTH + _CHART_WIDTH + 90
-    rows = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">']
+    rows = [f'<svg viewBox="0 0 {width} {height}" role="img">']
     for index, summary in enumerate(summaries):
         y = index * _BAR_HEIGHT + 2
         amount = value(summary)
@@ -71,65 +178,120 @@ def bar_chart(
 
 
 def _summary_table(summaries: Sequence[ModelSummary]) -> str:
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in (
-            "model",
-            "passed",
-            "accuracy",
-            "p50",
-            "p95",
-            "tokens/case",
-            "cost/case",
-            "failures",
-        )
-    )
+    heads = ("model", "passed", "accuracy", "p50", "p95", "tokens/case", "cost/case", "failures")
     rows = []
     for s in summaries:
         failures = ", ".join(f"{kind} {n}" for kind, n in s.failures.items()) or "-"
         cost = f"{s.cost_per_case:.4f}" if s.cost_per_case is not None else "-"
-        cells = [
-            _e(s.model),
-            f'<td class="num">{s.passed}/{s.cases}',
-            f'<td class="num">{s.accuracy:.1%}',
-            f'<td class="num">{s.p50_ms:,.0f} ms',
-            f'<td class="num">{s.p95_ms:,.0f} ms',
-            f'<td class="num">{s.tokens_per_case:,.0f}',
-            f'<td class="num">{cost}',
-            _e(failures),
-        ]
-        rows.append("<tr>" + "".join(_cell(c) for c in cells) + "</tr>")
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+        values = (
+            s.model,
+            f"{s.passed}/{s.cases}",
+            f"{s.accuracy:.1%}",
+            ms(s.p50_ms),
+            ms(s.p95_ms),
+            f"{s.tokens_per_case:,.0f}",
+            cost,
+            failures,
+        )
+        cells = "".join(
+            _td(head, _e(value), numeric=head not in ("model", "failures"))
+            for head, value in zip(heads, values, strict=True)
+        )
+        rows.append(f"<tr>{cells}</tr>")
+    return f"<table>{_head_row(heads)}{''.join(rows)}</table>"
 
 
-def _cases_table(results: Sequence[CaseResult]) -> str:
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("case", "model", "result", "why", "steps", "tokens", "latency", "cost", "trace")
+def _filter_form(rows: Sequence[_CaseRow]) -> str:
+    failed = sum(1 for row in rows if row.failed)
+    counts: dict[str, int] = {}
+    for row in rows:
+        for kind in row.kinds:
+            counts[kind] = counts.get(kind, 0) + 1
+    choices = (("all", len(rows)), ("failed", failed), ("passed", len(rows) - failed))
+    radios = "".join(
+        f'<label><input type="radio" name="show" value="{name}"'
+        f"{' checked' if name == 'all' else ''}> {name} ({count})</label>"
+        for name, count in choices
     )
-    rows = []
-    for r in results:
-        record = r.record
-        why = "; ".join(f.message for f in r.failures) or "passed"
-        verdict = '<td class="pass">pass' if r.passed else '<td class="fail">fail'
-        cells = [
-            _e(r.case + (f" #{r.repeat}" if r.repeat > 1 else "")),
-            _e(r.model),
-            verdict,
-            _e(why),
-            f'<td class="num">{record.steps}',
-            f'<td class="num">{record.usage.total:,}',
-            f'<td class="num">{record.elapsed_ms:,.0f} ms',
-            f'<td class="num">{record.cost:.4f}' if record.cost is not None else "-",
-            _e(str(r.trace)) if r.trace else "-",
-        ]
-        rows.append("<tr>" + "".join(_cell(c) for c in cells) + "</tr>")
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+    options = "".join(
+        f'<option value="{_e(kind)}">{_e(kind)} ({n})</option>'
+        for kind, n in sorted(counts.items())
+    )
+    select = f'<select name="kind"><option value="">any failure kind</option>{options}</select>'
+    return f'<form id="filter" class="filter">show {radios}{select}</form>'
 
 
-def _cell(content: str) -> str:
-    return (content if content.startswith("<td") else f"<td>{content}") + "</td>"
+def _cases_table(rows: Sequence[_CaseRow], models: list[str], directory: Path) -> str:
+    body = []
+    for row in rows:
+        name = row.case + (f" #{row.repeat}" if row.repeat > 1 else "")
+        today = f'<div class="run">today {row.today.isoformat()}</div>' if row.today else ""
+        first = _td("case", f'<b>{_e(name)}</b><div class="question">{_e(row.question)}</div>')
+        cells = [first.replace("</td>", f"{today}</td>")]
+        cells += [_td(m, _result_cell(row.by_model.get(m), directory)) for m in models]
+        status = "failed" if row.failed else "passed"
+        body.append(
+            f'<tr data-case="{_e(name)}" data-status="{status}" '
+            f'data-kinds="{_e(" ".join(row.kinds))}">{"".join(cells)}</tr>'
+        )
+    return f"<table>{_head_row(('case', *models))}{''.join(body)}</table>"
+
+
+def _result_cell(result: CaseResult | None, directory: Path) -> str:
+    if result is None:
+        return '<span class="none">not run</span>'
+    record = result.record
+    if result.passed:
+        verdict = '<div class="pass">✓ passed</div>'
+    else:
+        kinds = ", ".join(dict.fromkeys(f.kind for f in result.failures))
+        why = "; ".join(f.message for f in result.failures)
+        verdict = f'<div class="fail">✗ {_e(kinds)}</div><p class="why">{_e(why)}</p>'
+    answer = record.answer if record.answer is not None else f"(no answer: {record.status})"
+    facts = [
+        "1 step" if record.steps == 1 else f"{record.steps} steps",
+        f"{record.usage.total:,} tokens",
+        ms(record.elapsed_ms),
+    ]
+    if record.cost is not None:
+        facts.append(f"cost {record.cost:.4f}")
+    if record.run_id:
+        facts.append(f"run {record.run_id[:8]}")
+    meta = " · ".join(_e(fact) for fact in facts)
+    if result.trace is not None:
+        meta += f' · <a href="{_e(trace_href(result.trace, directory))}">trace</a>'
+    return f'{verdict}<p class="answer">{_e(answer)}</p><div class="run">{meta}</div>'
+
+
+def trace_href(trace: Path, directory: Path) -> str:
+    """A link that still works when the report and the traces move together."""
+    target = trace.resolve()
+    try:
+        relative = os.path.relpath(target, directory.resolve())
+    except ValueError:  # another drive (Windows): an absolute link
+        return target.as_uri()
+    return quote(Path(relative).as_posix())
+
+
+def _public_url(url: str) -> str:
+    """A base URL without any user:password@ or query (a key passed there stays out)."""
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host  # an IPv6 address
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _head_row(heads: Sequence[str]) -> str:
+    return '<tr class="head">' + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr>"
+
+
+def _td(label: str, content: str, *, numeric: bool = False) -> str:
+    css = ' class="num"' if numeric else ""
+    return f'<td data-label="{_e(label)}"{css}>{content}</td>'
 
 
 def _e(text: str) -> str:
-    return html.escape(text, quote=True)
+    return html.escape(_CONTROL.sub("", text), quote=True)

@@ -44,6 +44,7 @@ class Contender:
     options: RunOptions
     settings: Settings
     instructions: str = ""  # the shop's own (instructions.py)
+    base_url: str = ""  # the provider's, for the report; empty offline
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,9 +202,17 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
     except Exception as exc:  # the case crashed: a failed case, and the others go on
         record.status, record.error = "error", f"{type(exc).__name__}: {exc}"
         record.elapsed_ms = record.elapsed_ms or (time.perf_counter() - started) * 1000
-        failure = Failure("error", record.error)
-        return CaseResult(case.id, contender.label, job.repeat, (failure,), record, trace)
-    return CaseResult(case.id, contender.label, job.repeat, judge(case, record), record, trace)
+        return _result(job, (Failure("error", record.error),), record, trace)
+    return _result(job, judge(case, record), record, trace)
+
+
+def _result(
+    job: Job, failures: tuple[Failure, ...], record: RunRecord, trace: Path | None
+) -> CaseResult:
+    case = job.case
+    return CaseResult(
+        case.id, job.contender.label, job.repeat, failures, record, trace, case.question, case.today
+    )
 
 
 def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
