@@ -202,6 +202,9 @@ def init_orders(*, sample: bool, config: Path | None, today: str | None = None) 
     settings = load_settings(config)
     as_of = parse_today(today)
     path = configured_path(settings.store.path)
+    if path.exists() and sample:
+        _add_samples_if_empty(path, sample_orders(as_of))
+        return
     if path.exists():
         raise UsageError(
             f"An order database exists already at {path}; nothing was changed. Add orders with "
@@ -213,6 +216,23 @@ def init_orders(*, sample: bool, config: Path | None, today: str | None = None) 
     finally:
         store.close()
     print(f"Created the order database {path} ({count} orders)")
+
+
+def _add_samples_if_empty(path: Path, samples: tuple[Order, ...]) -> None:
+    """`orders init --sample` on a database with no orders fills it: nothing is lost. One that
+    holds orders is left alone."""
+    store = OrderStore.open(path, create=False)
+    try:
+        if store.all():
+            raise UsageError(
+                f"An order database with orders exists already at {path}; nothing was changed. "
+                "Add orders with 'agent orders import FILE', or remove the file and run "
+                "'agent orders init --sample' again"
+            )
+        store.import_orders(samples)
+    finally:
+        store.close()
+    print(f"Added {len(samples)} sample orders to the empty order database {path}")
 
 
 def import_orders(file: Path, *, config: Path | None) -> None:

@@ -55,6 +55,21 @@ def test_orders_init_creates_a_private_database_empty_or_with_samples(tmp_path: 
     assert listed.exit_code == 0 and listed.stdout == ""  # no orders: no lines
 
 
+def test_orders_init_sample_fills_an_empty_database_and_leaves_a_full_one(tmp_path: Path) -> None:
+    path = tmp_path / "shop.db"
+    env = {"AGENT_DB": str(path)}
+    assert runner.invoke(app, ["orders", "init"], env=env).exit_code == 0
+    filled = runner.invoke(app, ["orders", "init", "--sample"], env=env)
+    assert filled.exit_code == 0, filled.stderr
+    assert f"Added {len(SAMPLE_ORDERS)} sample orders to the empty order database" in filled.stdout
+    listed = runner.invoke(app, ["orders", "list", "--json"], env=env)
+    assert len(listed.stdout.splitlines()) == len(SAMPLE_ORDERS)
+    again = runner.invoke(app, ["orders", "init", "--sample"], env=env)
+    assert again.exit_code == 2 and "with orders exists already" in again.stderr
+    assert "agent orders import FILE" in again.stderr
+    assert runner.invoke(app, ["orders", "list", "--json"], env=env).stdout == listed.stdout
+
+
 def test_the_first_answer_on_a_fresh_machine_is_the_readmes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -124,7 +124,7 @@ def test_list_filters_by_status_and_time_and_limits() -> None:
     assert len(limited.stdout.splitlines()) == 2
     assert "2 of 4 runs shown (newest first); -n N shows more" in limited.stderr
     piped = agent("logs", "list").stdout.splitlines()  # a pipe gets every run, tab-separated
-    assert piped[0].startswith("run\tstarted\tkind\tstatus") and len(piped) == 5
+    assert piped[0].startswith("run\tstarted\tkind\tsession\tstatus") and len(piped) == 5
     for args, message in [
         (["--status", "happy"], "--status 'happy' is not a status; use answered"),
         (["--since", "last week"], "--since 'last week' is not a date"),
@@ -404,6 +404,10 @@ def test_runs_are_filtered_by_kind_provider_model_and_session(fake_llm: FakeLLM)
     session = chats[0]["session_id"]
     assert len(logged("--session", session[:6])) == 2
     assert logged("--session", "zz") == []
+    piped = [line.split("\t") for line in agent("logs", "list").stdout.splitlines()]
+    column = piped[0].index("session")
+    assert sorted(row[column] for row in piped[1:] if row[2] == "chat") == [session, session]
+    assert {row[column] for row in piped[1:] if row[2] == "ask"} == {"-"}
     assert {r["kind"] for r in logged("--provider", "offline")} == {"ask"}
     assert {r["model"] for r in logged("--model", chats[0]["model"])} == {chats[0]["model"]}
     bad = agent("logs", "list", "--kind", "cron")

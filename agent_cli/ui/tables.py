@@ -169,21 +169,24 @@ def show_logged_runs(console: Console, runs: Iterable[LoggedRun]) -> None:
     tab-separated lines with whole ids and UTC times."""
     if not console.is_terminal:
         out = console.file
-        out.write("run\tstarted\tkind\tstatus\tsteps\ttokens\tprovider/model\tquestion\n")
+        out.write("run\tstarted\tkind\tsession\tstatus\tsteps\ttokens\tprovider/model\tquestion\n")
         for r in runs:
             question = clean_text(r.question).replace("\t", " ").replace("\n", " ")
             out.write(
-                f"{r.run_id}\t{r.started_at}\t{r.kind}\t{r.status}\t{r.steps}\t{r.tokens}\t"
-                f"{r.provider}/{r.model}\t{question}\n"
+                f"{r.run_id}\t{r.started_at}\t{r.kind}\t{r.session_id or '-'}\t{r.status}\t"
+                f"{r.steps}\t{r.tokens}\t{r.provider}/{r.model}\t{question}\n"
             )
         out.flush()
         return
-    table = Table("run", "started", "kind", "status", "steps", "tokens", "model", "question")
+    table = Table(
+        "run", "started", "kind", "session", "status", "steps", "tokens", "model", "question"
+    )
     rows = [
         [
             Text(r.run_id[:8], style="bold"),
             Text(_local(r.started_at), no_wrap=True),
             Text(r.kind),
+            Text((r.session_id or "-")[:8], style="dim"),
             Text(r.status, style="green" if r.status == "answered" else "yellow"),
             Text(str(r.steps), justify="right"),
             Text(f"{r.tokens:,}" if r.tokens else "-", justify="right"),
