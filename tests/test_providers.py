@@ -439,3 +439,40 @@ def test_the_model_reads_whether_an_order_is_refundable_as_of_the_runs_date(
     assert result.exit_code == 0, result.stderr
     sent = fake_llm.bodies()[1]["messages"][-1]["content"]
     assert "refundable_now=yes as_of=2026-10-13 (delivered 12 days ago; window 30 days)" in sent
+
+
+def wire_size(body: Any) -> int:
+    return len(json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_the_first_request_stays_lean_and_grows_by_little_per_step(
+    fake_llm: FakeLLM, provider: str
+) -> None:
+    """Every byte of the first request is paid again on every step of every run: the scenario
+    lookup_order -> refund_policy -> answer starts under 1,600 bytes (2,094 before the prompt
+    diet) and each step adds under 460 (an observation carries its computed facts and its
+    <data> delimiters: about 440 here)."""
+    if provider == "openai":
+        replies = [
+            openai_calls(("lookup_order", {"order_code": "A100"})),
+            openai_calls(("refund_policy", {})),
+            openai_text("Order A100 is refundable: delivered 12 days ago; window 30 days."),
+        ]
+    else:
+        replies = [
+            anthropic_calls(("lookup_order", {"order_code": "A100"})),
+            anthropic_calls(("refund_policy", {})),
+            anthropic_text("Order A100 is refundable: delivered 12 days ago; window 30 days."),
+        ]
+    fake_llm.queue(*replies)
+    result = ask(fake_llm, provider, "--no-stream")
+    assert result.exit_code == 0, result.stderr
+    sizes = [wire_size(body) for body in fake_llm.bodies()]
+    assert len(sizes) == 3
+    assert sizes[0] <= 1_600, sizes
+    assert (sizes[-1] - sizes[0]) / (len(sizes) - 1) <= 460, sizes
+    for body in fake_llm.bodies():  # keywords no model reads stay home
+        sent = json.dumps(body.get("tools", []))
+        assert '"title"' not in sent and '"pattern"' not in sent
+        assert "additionalProperties" not in sent

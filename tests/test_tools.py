@@ -170,7 +170,7 @@ def test_specs_carry_precise_json_schemas(store: OrderStore) -> None:
     assert lookup.parameters["additionalProperties"] is False
     assert lookup.parameters["properties"]["order_code"]["type"] == "string"
     assert policy.parameters["properties"] == {}
-    assert "DELIVERED" in lookup.description and "NOT_FOUND" in lookup.description
+    assert "refundable_now" in lookup.description and "NOT_FOUND" in lookup.description
 
 
 @pytest.mark.parametrize(

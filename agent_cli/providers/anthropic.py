@@ -40,6 +40,7 @@ from agent_cli.providers.prompts import (
     repair_message,
     system_prompt,
     wire_form,
+    wire_schema,
 )
 from agent_cli.providers.streaming import StreamFailed, event_json
 from agent_cli.seams import ModelReply, ModelRequest, TextDelta, ToolSpec
@@ -143,7 +144,7 @@ def _tool(spec: ToolSpec, names: WireNames) -> dict[str, Any]:
     return {
         "name": names.out(spec.name),
         "description": spec.description,
-        "input_schema": dict(spec.parameters),
+        "input_schema": wire_schema(spec.parameters),
     }
 
 

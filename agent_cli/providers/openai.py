@@ -45,6 +45,7 @@ from agent_cli.providers.prompts import (
     system_prompt,
     tool_specs,
     wire_form,
+    wire_schema,
 )
 from agent_cli.providers.streaming import StreamFailed, event_json
 from agent_cli.seams import ModelReply, ModelRequest, TextDelta, ToolSpec
@@ -233,7 +234,7 @@ def _tool(spec: ToolSpec, names: WireNames) -> dict[str, Any]:
         "function": {
             "name": names.out(spec.name),
             "description": spec.description,
-            "parameters": dict(spec.parameters),
+            "parameters": wire_schema(spec.parameters),
         },
     }
 

@@ -74,7 +74,7 @@ class LookupOrderArgs(ToolArgs):
         str,
         Field(
             pattern=ORDER_CODE_PATTERN,
-            description="The order code: letters and digits only, e.g. A100",
+            description="Letters and digits, e.g. A100",
         ),
         AfterValidator(str.upper),
     ]
@@ -121,17 +121,15 @@ def order_tools(
     return [
         Tool(
             "lookup_order",
-            "Look up one order by its code (letters and digits, e.g. A100). Returns its status "
-            "(PENDING, SHIPPING, DELIVERED, CANCELLED or REFUNDED), total, currency, delivery "
-            "date and whether the refund policy allows a refund today (refundable_now, with the "
-            "reason), or NOT_FOUND if no order has that code.",
+            "Look up an order by its code (e.g. A100): status, total, currency, delivery date, "
+            "and refundable_now with the reason; NOT_FOUND if there is none.",
             LookupOrderArgs,
             lookup_order,
         ),
         Tool(
             "refund_policy",
-            "Return the refund policy: how many days after delivery a refund is accepted and "
-            "which order statuses can be refunded. Takes no arguments.",
+            "The refund policy: the days after delivery a refund is accepted, and the statuses "
+            "that can be refunded.",
             NoArgs,
             refund_policy,
         ),
