@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
+from agent_cli.providers.prompts import wire_schema
 
 from .fakellm import (
     FakeLLM,
@@ -476,3 +477,24 @@ def test_the_first_request_stays_lean_and_grows_by_little_per_step(
         sent = json.dumps(body.get("tools", []))
         assert '"title"' not in sent and '"pattern"' not in sent
         assert "additionalProperties" not in sent
+
+
+def test_the_wire_schema_drops_unread_keywords_but_keeps_properties_named_like_them() -> None:
+    schema = {
+        "type": "object",
+        "title": "Args",
+        "additionalProperties": False,
+        "properties": {
+            "title": {"type": "string", "title": "Title", "pattern": "^[a-z]+$"},
+            "items": {"type": "array", "items": {"type": "string", "title": "Item"}},
+        },
+        "required": ["title"],
+    }
+    assert wire_schema(schema) == {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string"},
+            "items": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["title"],
+    }
