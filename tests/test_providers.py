@@ -66,7 +66,7 @@ def test_openai_tools_mode_full_run(fake_llm: FakeLLM) -> None:
     first, second, third = fake_llm.bodies()
     assert first["model"] == "gpt-4o-mini"
     names = [t["function"]["name"] for t in first["tools"]]
-    assert names == ["lookup_order", "refund_policy", "ask_user"]
+    assert names == ["lookup_order", "refund_policy"]  # an order is named: nothing to ask
     assert first["tools"][0]["function"]["parameters"]["required"] == ["order_code"]
     assert (
         first["messages"][0]["role"] == "system" and "2026-10-13" in first["messages"][0]["content"]
@@ -451,7 +451,7 @@ def test_the_first_request_stays_lean_and_grows_by_little_per_step(
     fake_llm: FakeLLM, provider: str
 ) -> None:
     """Every byte of the first request is paid again on every step of every run: the scenario
-    lookup_order -> refund_policy -> answer starts under 1,600 bytes (2,094 before the prompt
+    lookup_order -> refund_policy -> answer starts under 1,300 bytes (2,094 before the prompt
     diet) and each step adds under 460 (an observation carries its computed facts and its
     <data> delimiters: about 440 here)."""
     if provider == "openai":
@@ -471,7 +471,7 @@ def test_the_first_request_stays_lean_and_grows_by_little_per_step(
     assert result.exit_code == 0, result.stderr
     sizes = [wire_size(body) for body in fake_llm.bodies()]
     assert len(sizes) == 3
-    assert sizes[0] <= 1_600, sizes
+    assert sizes[0] <= 1_300, sizes
     assert (sizes[-1] - sizes[0]) / (len(sizes) - 1) <= 460, sizes
     for body in fake_llm.bodies():  # keywords no model reads stay home
         sent = json.dumps(body.get("tools", []))
@@ -498,3 +498,25 @@ def test_the_wire_schema_drops_unread_keywords_but_keeps_properties_named_like_t
         },
         "required": ["title"],
     }
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_ask_user_is_offered_only_while_no_order_is_named(fake_llm: FakeLLM, provider: str) -> None:
+    if provider == "openai":
+        fake_llm.queue(openai_calls(("ask_user", {"question": "Which order?"})))
+    else:
+        fake_llm.queue(anthropic_calls(("ask_user", {"question": "Which order?"})))
+    variable = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
+    base = fake_llm.url if provider == "anthropic" else fake_llm.url + "/v1"
+    argv = ["ask", "Is my order refundable?", "--provider", provider, "--base-url", base]
+    argv += ["--today", "2026-10-13", "--json", "--no-stream"]
+    result = runner.invoke(app, argv, env={variable: KEY})
+    assert result.exit_code == 4, result.stderr  # headless: nobody answers the question
+    assert final(result)["status"] == "needs_input"
+    (body,) = fake_llm.bodies()
+
+    def names(body: dict[str, Any]) -> list[str]:
+        tools = body["tools"]
+        return [t["function"]["name"] if "function" in t else t["name"] for t in tools]
+
+    assert names(body)[-1] == "ask_user"

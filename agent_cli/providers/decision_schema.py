@@ -91,8 +91,12 @@ def forced_lookup(request: ModelRequest) -> ToolSpec | None:
 
 def tools_offered(request: ModelRequest, *, force: bool) -> tuple[tuple[ToolSpec, ...], str | None]:
     """Tools mode's tools for this step, and the one the server must call (None: the model
-    chooses); with `force` off (a server that refused a named choice), never one."""
+    chooses); with `force` off (a server that refused a named choice), never one. As in JSON
+    mode, `ask_user` is offered only while the customer has named no order: with one named,
+    nothing is missing to ask for, and its ~250 bytes would be paid on every step."""
     specs = tool_specs(request)
+    if _codes_to_look_up(request) is not None:
+        specs = tuple(spec for spec in specs if spec.name != ASK_USER_TOOL)
     forced = forced_lookup(request) if force else None
     if forced is None:
         return specs, None
