@@ -520,3 +520,11 @@ def test_ask_user_is_offered_only_while_no_order_is_named(fake_llm: FakeLLM, pro
         return [t["function"]["name"] if "function" in t else t["name"] for t in tools]
 
     assert names(body)[-1] == "ask_user"
+
+
+def test_a_question_asked_anyway_is_still_heard(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(openai_calls(("ask_user", {"question": "Which item of A100?"})))
+    result = ask(fake_llm, "openai", "--no-stream")
+    assert result.exit_code == 4, result.stderr
+    assert final(result)["status"] == "needs_input"
+    assert "Which item of A100?" in result.stderr
