@@ -1,0 +1,210 @@
+"""agent-cli against the floor: a hand-written bare httpx loop, on the same 3-call scenario
+(lookup_order -> refund_policy -> answer) against the same loopback server, in one run. Prints
+one table of figures and ratios; asserts nothing.
+
+    python benchmarks/compare.py [--runs N]
+    python benchmarks/compare.py --bare-once URL   # one bare run as a whole process
+
+The bare loop is what a person writes in an afternoon: one short system prompt, two tools with
+a line each, a dict of functions, no limits, no grounding, no trace. Every row compares like
+with like: the same server, latency and machine, in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+
+from loop_steps import per_call_us  # noqa: E402
+from providers import Server, one_run  # noqa: E402
+
+QUESTION = "Is order A100 refundable?"
+BARE_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "lookup_order",
+            "description": "Look up an order by code.",
+            "parameters": {
+                "type": "object",
+                "properties": {"order_code": {"type": "string"}},
+                "required": ["order_code"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "refund_policy",
+            "description": "The refund policy.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    },
+]
+
+
+def bare_run(client: httpx.Client, url: str, db: sqlite3.Connection) -> str:
+    """The floor: ask, run each call, append, until an answer."""
+
+    def lookup_order(order_code: str) -> str:
+        row = db.execute("SELECT status, total FROM o WHERE code = ?", (order_code,)).fetchone()
+        return json.dumps({"status": row[0], "total": row[1]} if row else "NOT_FOUND")
+
+    def refund_policy() -> str:
+        return "Refunds within 30 days of delivery for DELIVERED orders."
+
+    functions: dict[str, Any] = {"lookup_order": lookup_order, "refund_policy": refund_policy}
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a support agent. Use the tools."},
+        {"role": "user", "content": QUESTION},
+    ]
+    while True:
+        body = {"model": "bench", "messages": messages, "tools": BARE_TOOLS}
+        reply = client.post(url + "/v1/chat/completions", json=body).json()
+        message = reply["choices"][0]["message"]
+        messages.append(message)
+        if not message.get("tool_calls"):
+            return str(message["content"])
+        for call in message["tool_calls"]:
+            args = json.loads(call["function"]["arguments"])
+            result = functions[call["function"]["name"]](**args)
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
+
+
+def bare_db() -> sqlite3.Connection:
+    db = sqlite3.connect(":memory:", check_same_thread=False)
+    db.execute("CREATE TABLE o (code TEXT PRIMARY KEY, status TEXT, total INTEGER)")
+    db.execute("INSERT INTO o VALUES ('A100', 'DELIVERED', 250000)")
+    return db
+
+
+def in_process_ms(run_once: Any, count: int) -> float:
+    for _ in range(20):
+        run_once()  # warm up imports, connections and the server
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        run_once()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def request_bytes(server: Server, run_once: Any) -> tuple[int, float]:
+    server.reset()
+    run_once()
+    sizes = server.stats()["request_bytes"]
+    return sizes[0], (sizes[-1] - sizes[0]) / max(len(sizes) - 1, 1)
+
+
+def process_ms(argv: list[str], env: dict[str, str], count: int = 10) -> float:
+    subprocess.run(argv, env=env, capture_output=True, check=True)  # first use makes files
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        subprocess.run(argv, env=env, capture_output=True, check=True)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--bare-once", metavar="URL")
+    args = parser.parse_args()
+    if args.bare_once:
+        with httpx.Client() as client:
+            print(bare_run(client, args.bare_once, bare_db()))
+        return
+    import providers
+
+    from agent_cli.store import OrderStore
+
+    providers.STORE = OrderStore.open(Path(tempfile.mkdtemp()) / "orders.db")
+    rows: list[tuple[str, str, str]] = []
+    client, db = httpx.Client(), bare_db()
+
+    fast = Server(latency=0.0)
+    ours_bytes = request_bytes(fast, lambda: one_run(fast.url))
+    bare_bytes = request_bytes(fast, lambda: bare_run(client, fast.url, db))
+    rows.append(
+        (
+            "request bytes at step 1 / growth per step",
+            f"{bare_bytes[0]:,} / +{bare_bytes[1]:.0f}",
+            f"{ours_bytes[0]:,} / +{ours_bytes[1]:.0f}",
+        )
+    )
+    bare_ms = in_process_ms(lambda: bare_run(client, fast.url, db), 200)
+    ours_ms = in_process_ms(lambda: one_run(fast.url), 200)
+    rows.append(
+        (
+            "HTTP at 0 ms, ms per 3-step run in process",
+            f"{bare_ms:.2f}",
+            f"{ours_ms:.2f} ({ours_ms / bare_ms:.2f}x)",
+        )
+    )
+
+    home = tempfile.mkdtemp()
+    env = {**os.environ, "HOME": home, "OPENAI_API_KEY": "bench", "NO_COLOR": "1"}
+    env.pop("XDG_DATA_HOME", None)
+    agent = [sys.executable, "-m", "agent_cli", "ask", "-q", "--provider", "openai"]
+    agent += ["--base-url", fast.url + "/v1", "--model", "bench", QUESTION]
+    bare_once = process_ms([sys.executable, __file__, "--bare-once", fast.url], env)
+    ours_once = process_ms(agent, env)
+    rows.append(
+        (
+            "whole process, 3 steps at 0 ms",
+            f"{bare_once:.0f} ms",
+            f"{ours_once:.0f} ms ({ours_once / bare_once:.2f}x)",
+        )
+    )
+    fast.stop()
+
+    slow = Server(latency=0.05)
+    floor = args.runs * 3 * 0.05
+    started = time.perf_counter()
+    for _ in range(args.runs):
+        bare_run(client, slow.url, db)
+    bare_slow = time.perf_counter() - started
+    started = time.perf_counter()
+    for _ in range(args.runs):
+        one_run(slow.url)
+    ours_slow = time.perf_counter() - started
+    slow.stop()
+    rows.append(
+        (
+            f"50 ms latency, {args.runs} sequential runs, vs the {floor:.0f} s floor",
+            f"{bare_slow / floor:.3f}x",
+            f"{ours_slow / floor:.3f}x",
+        )
+    )
+    flat = [per_call_us(steps) for steps in (3, 32)]
+    rows.append(
+        ("loop time per model call, 3 -> 32 steps", "-", f"{flat[0]:.0f} -> {flat[1]:.0f} us")
+    )
+    client.close()
+    show(rows)
+
+
+def show(rows: list[tuple[str, str, str]]) -> None:
+    print("| figure | bare loop | agent-cli |")
+    print("|---|---|---|")
+    for figure, bare, ours in rows:
+        print(f"| {figure} | {bare} | {ours} |")
+
+
+if __name__ == "__main__":
+    main()
