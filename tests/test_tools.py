@@ -251,3 +251,28 @@ def test_a_lookup_refunded_in_full_is_not_refundable_and_without_a_date_says_not
     as_of.day = None
     plain = tools.invoke("lookup_order", {"order_code": "A100"})
     assert isinstance(plain, Observation) and "refundable_now" not in plain.text
+
+
+def test_a_tool_schema_is_built_once_per_process_and_each_spec_is_its_own(
+    monkeypatch: pytest.MonkeyPatch, store: OrderStore
+) -> None:
+    """pydantic builds a schema anew on every call, a quarter of a millisecond per tool per run:
+    it is built once, and a spec handed out can be changed without changing the next."""
+    import pydantic
+
+    from agent_cli.tools import _schema
+
+    built: list[str] = []
+    original = pydantic.BaseModel.model_json_schema.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[pydantic.BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        built.append(cls.__name__)
+        return original(cls, *args, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(pydantic.BaseModel, "model_json_schema", classmethod(counting))
+    _schema.cache_clear()
+    for _ in range(5):
+        specs = registry(store).specs()
+    assert sorted(built) == ["LookupOrderArgs", "NoArgs"]
+    specs[0].parameters["properties"]["order_code"]["enum"] = ["X1"]  # type: ignore[index]
+    assert "enum" not in registry(store).specs()[0].parameters["properties"]["order_code"]
