@@ -223,7 +223,7 @@ def _add_samples_if_empty(path: Path, samples: tuple[Order, ...]) -> None:
     holds orders is left alone."""
     store = OrderStore.open(path, create=False)
     try:
-        if store.all():
+        if store.count():
             raise UsageError(
                 f"An order database with orders exists already at {path}; nothing was changed. "
                 "Add orders with 'agent orders import FILE', or remove the file and run "

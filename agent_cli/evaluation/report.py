@@ -226,8 +226,8 @@ def _cases_table(rows: Sequence[_CaseRow], models: list[str], directory: Path) -
     for row in rows:
         name = row.case + (f" #{row.repeat}" if row.repeat > 1 else "")
         today = f'<div class="run">today {row.today.isoformat()}</div>' if row.today else ""
-        first = _td("case", f'<b>{_e(name)}</b><div class="question">{_e(row.question)}</div>')
-        cells = [first.replace("</td>", f"{today}</td>")]
+        case = f'<b>{_e(name)}</b><div class="question">{_e(row.question)}</div>{today}'
+        cells = [_td("case", case)]
         cells += [_td(m, _result_cell(row.by_model.get(m), directory)) for m in models]
         status = "failed" if row.failed else "passed"
         body.append(

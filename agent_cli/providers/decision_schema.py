@@ -22,7 +22,7 @@ ago; window 30 days.`, in Japanese for a Japanese question), then the model's ow
 verdict is code's, not the model's, and grounding would refuse any other.
 
 Tools mode has no schema for the reply, but the same rule forces the call: while an answer waits
-for a named order's lookup, `forced_lookup` is the one tool the server must call (OpenAI's named
+for a named order's lookup, `_forced_lookup` is the one tool the server must call (OpenAI's named
 `tool_choice`, Anthropic's `{"type": "tool"}`), its `order_code` narrowed to the codes still to
 look up, so a server that turns the call into a grammar (llama.cpp, vLLM) writes one of them.
 """
@@ -77,12 +77,12 @@ def step_schema(request: ModelRequest) -> dict[str, Any]:
     return {"type": "object", "anyOf": branches}
 
 
-def forced_lookup(request: ModelRequest) -> ToolSpec | None:
+def _forced_lookup(request: ModelRequest, codes: list[str] | None) -> ToolSpec | None:
     """The lookup tool, narrowed, when this step must look up a named order: the customer named
-    one not yet looked up, and no repeated call has stopped the offers (see the docstring)."""
+    one not yet looked up (`codes`), and no repeated call has stopped the offers (see the
+    module's docstring)."""
     if request.final:
         return None
-    codes = _codes_to_look_up(request)
     tools = useful_tools(request, codes)
     if not codes or not _answer_waits(request, codes, tools):
         return None
@@ -94,10 +94,11 @@ def tools_offered(request: ModelRequest, *, force: bool) -> tuple[tuple[ToolSpec
     chooses); with `force` off (a server that refused a named choice), never one. As in JSON
     mode, `ask_user` is offered only while the customer has named no order: with one named,
     nothing is missing to ask for, and its ~250 bytes would be paid on every step."""
+    codes = _codes_to_look_up(request)
     specs = tool_specs(request)
-    if _codes_to_look_up(request) is not None:
+    if codes is not None:
         specs = tuple(spec for spec in specs if spec.name != ASK_USER_TOOL)
-    forced = forced_lookup(request) if force else None
+    forced = _forced_lookup(request, codes) if force else None
     if forced is None:
         return specs, None
     return tuple(forced if spec.name == forced.name else spec for spec in specs), forced.name
