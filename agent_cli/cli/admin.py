@@ -103,7 +103,8 @@ def orders_init(
     """Create the order database at AGENT_DB / store.path (or the default location).
 
     A path you name is never created by other commands, so a typo cannot leave a stray sample
-    database behind. Exit code 2 when the database exists already.
+    database behind. With --sample, a database with no orders gets the samples; exit code 2
+    when the database exists already (and, with --sample, holds orders).
     """
     from agent_cli.commands import init_orders
 

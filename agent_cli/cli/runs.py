@@ -179,7 +179,11 @@ def eval_(
         bool, typer.Option("--json", help="Print JSON Lines: one per case, then one per model.")
     ] = False,
     report: Annotated[
-        Path | None, typer.Option(help="Write a self-contained HTML report to this file.")
+        Path | None,
+        typer.Option(
+            help="Write a self-contained HTML report to this file (0600): failures first, "
+            "a column per model, trace links."
+        ),
     ] = None,
     record: Annotated[
         Path | None, typer.Option(help="Keep each case's trace in this directory.")
