@@ -1,7 +1,5 @@
 """The commands around the agent: doctor, config, tools, orders and logs."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """`agent approvals list | show | approve | deny`."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

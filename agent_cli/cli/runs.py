@@ -1,7 +1,5 @@
 """The commands that run the agent: ask, chat, eval and replay."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 
