@@ -394,6 +394,49 @@ def test_with_no_order_named_tools_mode_leaves_the_choice_to_the_model(fake_llm:
     assert choices(fake_llm) == [None]
 
 
+def ask_unnamed(fake: FakeLLM, provider: str) -> Any:
+    """`agent ask` with a question that names no order, headless (nobody to answer)."""
+    variable = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
+    base = fake.url if provider == "anthropic" else fake.url + "/v1"
+    argv = ["ask", "返金できますか？", "--provider", provider, "--base-url", base]
+    argv += ["--today", "2026-10-13", "--json"]
+    return runner.invoke(app, argv, env={variable: KEY})
+
+
+def named_choice(provider: str, tool: str) -> dict[str, Any]:
+    if provider == "openai":
+        return {"type": "function", "function": {"name": tool}}
+    return {"type": "tool", "name": tool}
+
+
+RAMBLE = "The shop's customer support is not available. " * 40
+CUT_OFF = {"openai": {"finish": "length"}, "anthropic": {"stop": "max_tokens"}}
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_with_no_order_named_a_reply_cut_off_before_any_tool_is_followed_by_a_question(
+    fake_llm: FakeLLM, provider: str
+) -> None:
+    fake_llm.queue(text_reply(provider, RAMBLE, **CUT_OFF[provider]))
+    fake_llm.queue(calls_reply(provider, ("ask_user", {"question": "注文番号は？"})))
+    result = ask_unnamed(fake_llm, provider)
+    assert choices(fake_llm) == [None, named_choice(provider, "ask_user")]
+    assert result.exit_code == 4, result.stderr
+    assert "注文番号は？" in result.stderr
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_once_a_tool_has_run_a_cut_off_reply_leaves_the_choice_to_the_model(
+    fake_llm: FakeLLM, provider: str
+) -> None:
+    fake_llm.queue(calls_reply(provider, ("refund_policy", {})))
+    fake_llm.queue(text_reply(provider, RAMBLE, **CUT_OFF[provider]))
+    fake_llm.queue(text_reply(provider, "返金は配達後30日以内、DELIVEREDの注文のみです。"))
+    result = ask_unnamed(fake_llm, provider)
+    assert result.exit_code == 0, result.stderr
+    assert choices(fake_llm) == [None, None, None]
+
+
 def test_a_refused_named_tool_choice_is_dropped_for_the_rest_of_the_run(fake_llm: FakeLLM) -> None:
     message = "tool_choice: only 'auto' and 'none' are supported"
     fake_llm.refuse_choice = error(400, message)

@@ -25,6 +25,9 @@ Tools mode has no schema for the reply, but the same rule forces the call: while
 for a named order's lookup, `_forced_lookup` is the one tool the server must call (OpenAI's named
 `tool_choice`, Anthropic's `{"type": "tool"}`), its `order_code` narrowed to the codes still to
 look up, so a server that turns the call into a grammar (llama.cpp, vLLM) writes one of them.
+And when the customer named no order, no tool has run and the last reply was unusable,
+`ask_user` is the call the server must make (`_forced_question`): SmolLM2, asked in Japanese
+with no order code, otherwise rambles to its output limit on every repair and the run fails.
 """
 
 from __future__ import annotations
@@ -100,8 +103,19 @@ def tools_offered(request: ModelRequest, *, force: bool) -> tuple[tuple[ToolSpec
         specs = tuple(spec for spec in specs if spec.name != ASK_USER_TOOL)
     forced = _forced_lookup(request, codes) if force else None
     if forced is None:
-        return specs, None
+        return specs, _forced_question(request, codes) if force else None
     return tuple(forced if spec.name == forced.name else spec for spec in specs), forced.name
+
+
+def _forced_question(request: ModelRequest, codes: list[str] | None) -> str | None:
+    """`ask_user`, when the customer named no order, no tool has run, and the model's last
+    reply was unusable (a small model rambles to its output limit): it could neither act nor
+    answer, and asking the customer is what can help. Never on a first reply: a policy
+    question needs no order."""
+    if codes is not None or request.final or not request.history:
+        return None
+    unusable_only = all(step.call is None for step in request.history)
+    return ASK_USER_TOOL if unusable_only else None
 
 
 def _answer_waits(
