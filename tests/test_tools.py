@@ -72,8 +72,7 @@ def test_invalid_arguments_are_never_coerced(
 def test_refund_policy_reflects_the_settings(store: OrderStore) -> None:
     policy = RefundPolicy(14, ("DELIVERED", "REFUNDED"))
     text = registry(store, policy).invoke("refund_policy", {}).text
-    assert "refund_window_days=14 refundable_statuses=DELIVERED,REFUNDED" in text
-    assert "within 14 days" in text
+    assert text == "refund_window_days=14 refundable_statuses=DELIVERED,REFUNDED"
 
 
 def test_refund_policy_refuses_arguments(store: OrderStore) -> None:

@@ -25,13 +25,9 @@ class RefundPolicy:
     refundable_statuses: tuple[str, ...] = ("DELIVERED",)
 
     def describe(self) -> str:
+        """The policy as facts (the tool's description says what they mean)."""
         statuses = ",".join(self.refundable_statuses)
-        readable = " or ".join(self.refundable_statuses)
-        return (
-            f"refund_window_days={self.window_days} refundable_statuses={statuses}\n"
-            f"Refunds are accepted within {self.window_days} days of the delivery date, "
-            f"for orders with status {readable} only."
-        )
+        return f"refund_window_days={self.window_days} refundable_statuses={statuses}"
 
 
 @dataclass(slots=True)
