@@ -181,6 +181,18 @@ def test_with_no_order_named_the_model_may_ask_or_read_the_policy_not_guess_a_co
     assert jsonschema.Draft202012Validator(second).is_valid(json.loads(ANSWER))
 
 
+def test_with_no_order_named_an_unusable_first_reply_does_not_open_the_answer(
+    fake_llm: FakeLLM,
+) -> None:
+    question = json.dumps({"type": "ask_user", "question": "Which order?"})
+    fake_llm.queue(openai_text("Sure! Refunds are easy."), openai_text(question))
+    argv = ["ask", "Is my order refundable?", "--provider", "openai", "--base-url", fake_llm.url]
+    argv += ["--mode", "json", "--no-grounding"]
+    result = runner.invoke(app, argv, env={"OPENAI_API_KEY": KEY})
+    assert result.exit_code == 4, result.stderr  # the question, with nobody to answer it
+    assert [offered(s) for s in schemas(fake_llm)] == [["refund_policy", "ask_user"]] * 2
+
+
 def test_a_tool_that_takes_nothing_is_not_offered_again_once_it_answered(
     fake_llm: FakeLLM,
 ) -> None:

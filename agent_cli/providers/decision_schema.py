@@ -123,8 +123,9 @@ def _answer_waits(
 ) -> bool:
     """An answer is not offered yet: nothing has been observed and no order named (call a tool
     or ask), or an order the customer named is still to be looked up and a lookup is offered."""
-    if codes is None:
-        return not request.history and bool(tools)
+    if codes is None:  # an unusable reply observed nothing: it does not open the answer
+        observed = any(step.call is not None for step in request.history)
+        return not observed and bool(tools)
     return bool(codes) and any(ORDER_CODE in _properties(spec) for spec in tools)
 
 
