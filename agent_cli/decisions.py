@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 MAX_THOUGHT_CHARS = 4_000
 MAX_ANSWER_CHARS = 20_000
+MAX_ECHOED_REPLY = 800  # characters of an unusable reply shown back to the model
 
 
 class CallTool(BaseModel):
@@ -138,4 +139,14 @@ class Step:
     call: CallTool | None  # None: the reply held no usable decision (see `reply`)
     observation: str
     is_error: bool
-    reply: str | None = None  # the unusable reply as the model wrote it
+    reply: str | None = None  # the unusable reply as the model wrote it (see `unusable`)
+
+    @classmethod
+    def unusable(cls, number: int, problem: str, reply: str) -> Step:
+        """A reply that could not be used, and why. The model is shown its first
+        MAX_ECHOED_REPLY characters again: enough to see what went wrong, not a 1,024-token
+        ramble paid again on every later step (seconds of prompt on a small local model)."""
+        if len(reply) > MAX_ECHOED_REPLY:
+            more = len(reply) - MAX_ECHOED_REPLY
+            reply = f"{reply[:MAX_ECHOED_REPLY]}… [{more:,} more characters not repeated]"
+        return cls(number, None, problem, True, reply)

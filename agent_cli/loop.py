@@ -205,7 +205,7 @@ def _refuse_answer(answer: str, problem: str, number: int, state: RunState) -> R
     budget the run ends as ungrounded (the trace keeps the answer in its decision record)."""
     if state.repairs >= state.limits.max_repairs:
         raise Ungrounded(problem)
-    state.history = (*state.history, Step(number, None, problem, True, answer))
+    state.history = (*state.history, Step.unusable(number, problem, answer))
     return _repair(problem, "answer", number, state)
 
 
@@ -261,7 +261,7 @@ def _consult(
         yield from _calls(calls, number, state)
         state.usage += _usage_of(exc)
         if not final:
-            state.history = (*state.history, Step(number, None, exc.problem, True, exc.raw))
+            state.history = (*state.history, Step.unusable(number, exc.problem, exc.raw))
             yield _repair(exc.problem, "reply", number, state)
         return None
     except DeadlineExceeded:

@@ -124,6 +124,44 @@ def test_an_oversized_answer_is_a_repair_not_a_crash(fake_llm: FakeLLM) -> None:
     assert "answer: String should have at most 20000 characters" in repairs[0]["problem"]
 
 
+def _echoed_replies(body: dict[str, Any]) -> list[str]:
+    """The model's own unusable replies as a request shows them back to it."""
+    texts = []
+    for message in body["messages"]:
+        content = message["content"]
+        if message["role"] == "assistant" and isinstance(content, str) and content:
+            texts.append(content)
+        elif message["role"] == "assistant" and isinstance(content, list):
+            texts += [block["text"] for block in content if block.get("type") == "text"]
+    return texts
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_long_unusable_reply_is_shown_back_cut_not_whole(
+    fake_llm: FakeLLM, provider: str
+) -> None:
+    """A small model's ramble to its output limit would otherwise be paid again, whole, on every
+    later step: seconds of prompt each time on a local server."""
+    ramble = "A new order has been placed. " * 400  # 11,600 characters
+    if provider == "openai":
+        cut = openai_text(ramble, finish="length")
+        rest = [openai_calls(("lookup_order", {"order_code": "A100"}))]
+        rest.append(openai_text("Order A100 is refundable: delivered 12 days ago."))
+    else:
+        cut = anthropic_text(ramble, stop="max_tokens")
+        rest = [anthropic_calls(("lookup_order", {"order_code": "A100"}))]
+        rest.append(anthropic_text("Order A100 is refundable: delivered 12 days ago."))
+    fake_llm.queue(cut, *rest)
+    result = ask(fake_llm, provider)
+    assert result.exit_code == 0, result.stderr
+    later = fake_llm.bodies()[1:]
+    assert len(later) == 2
+    for body in later:
+        (echoed,) = _echoed_replies(body)
+        assert echoed.startswith(ramble[:800]) and len(echoed) < 900
+        assert echoed.endswith("[10,800 more characters not repeated]")
+
+
 class _Exploding:
     provider = "test"
     model = "exploding"
