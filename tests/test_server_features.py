@@ -437,6 +437,17 @@ def test_with_no_order_named_a_reply_cut_off_before_any_tool_is_followed_by_a_qu
     assert "注文番号は？" in result.stderr
 
 
+def test_a_server_that_refuses_the_named_question_is_asked_again_without_it(
+    fake_llm: FakeLLM,
+) -> None:
+    fake_llm.refuse_choice = error(400, "tool_choice: only 'auto' and 'none' are supported")
+    fake_llm.queue(openai_text(RAMBLE, finish="length"))
+    fake_llm.queue(openai_calls(("ask_user", {"question": "注文番号は？"})))
+    result = ask_unnamed(fake_llm, "openai")
+    assert choices(fake_llm) == [None, named_choice("openai", "ask_user"), None]
+    assert result.exit_code == 4, result.stderr
+
+
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_once_a_tool_has_run_a_cut_off_reply_leaves_the_choice_to_the_model(
     fake_llm: FakeLLM, provider: str
