@@ -56,28 +56,37 @@ class Server:
         self.process.wait()
 
 
-def one_run(url: str, *, mode: str = "tools", max_steps: int = 8, limits: Any = None) -> None:
-    from agent_cli.budget import Limits
+def adapter(url: str, *, mode: str = "tools") -> Any:
+    """The `openai` adapter for the loopback server, with its own HTTP client."""
     from agent_cli.config import ProviderChoice, ProviderSettings
-    from agent_cli.decisions import FinalAnswer
+    from agent_cli.providers.connect import connect
+
+    choice = ProviderChoice("openai", "openai", "bench", url + "/v1", "", "max_tokens")
+    return connect(choice, ProviderSettings(mode=mode), None)  # type: ignore[arg-type]
+
+
+def one_run(
+    url: str, *, mode: str = "tools", max_steps: int = 8, limits: Any = None, model: Any = None
+) -> None:
+    """One 3-step run; with `model`, on that adapter (its client reused, as a chat session and an
+    eval worker reuse theirs), else on a new one, closed after the run (as a new process)."""
+    from agent_cli.budget import Limits
     from agent_cli.events import RunFinished
     from agent_cli.loop import run
-    from agent_cli.providers.connect import connect
     from agent_cli.tools import ToolRegistry
     from agent_cli.tools.orders import RefundPolicy, order_tools
 
-    choice = ProviderChoice("openai", "openai", "bench", url + "/v1", "", "max_tokens")
-    model = connect(choice, ProviderSettings(mode=mode), None)  # type: ignore[arg-type]
+    used = model if model is not None else adapter(url, mode=mode)
     store = STORE
     tools = ToolRegistry(order_tools(lambda: store, RefundPolicy()))
     try:
         limits = limits or Limits(max_steps)
-        for event in run("Is order A100 refundable?", model, tools, limits=limits):
+        for event in run("Is order A100 refundable?", used, tools, limits=limits):
             last = event
     finally:
-        model.close()
+        if model is None:
+            used.close()
     assert isinstance(last, RunFinished) and last.status == "answered", last
-    del FinalAnswer
 
 
 STORE: Any = None
