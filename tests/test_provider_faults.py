@@ -450,6 +450,27 @@ def test_one_watchdog_thread_serves_every_attempt_of_a_channel(
     assert started.count("watchdog") == 1 and len(started) == 1  # not a Timer per request
 
 
+def test_a_run_wakes_its_watchdog_once_not_at_every_attempt() -> None:
+    """Each wake-up is a context switch; every attempt of a run carries the run's deadline."""
+    from .helpers import mock_channel
+
+    channel = mock_channel(lambda request: httpx.Response(200, json={"ok": True}))
+    wakes: list[int] = []
+    condition = channel._watchdog._changed
+    real_notify = condition.notify
+    condition.notify = lambda n=1: (wakes.append(n), real_notify(n))[1]  # type: ignore[method-assign]
+    deadline = time.monotonic() + 60
+    for _ in range(20):
+        answer = channel.request_json("POST", "/x", {}, deadline=deadline, on_call=lambda _: None)
+        assert answer == {"ok": True}
+    assert len(wakes) <= 1
+    before = len(wakes)
+    earlier = time.monotonic() + 30  # a sooner deadline (another run) must wake it at once
+    channel.request_json("POST", "/x", {}, deadline=earlier, on_call=lambda _: None)
+    assert len(wakes) == before + 1
+    channel.close()
+
+
 def test_the_watchdog_fires_once_after_its_time_and_not_once_disarmed() -> None:
     import threading
 
