@@ -53,7 +53,21 @@ def read_json(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
         raise JsonTextError("not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise JsonTextError(exc.msg) from None
+    if _nothing_to_tidy(text, max_depth):
+        return value
     return tidy(value, max_depth=max_depth)
+
+
+def _nothing_to_tidy(text: str | bytes, max_depth: int) -> bool:
+    """Whether the decoded value can hold neither a lone surrogate nor nesting past
+    `max_depth`, so `tidy`'s walk would change nothing (a stream's every chunk is read: the walk
+    was the largest cost of our own per reply). Only an ASCII text without a \\u escape has no
+    surrogate to hide, and one with no more brackets than the limit cannot nest past it."""
+    if not text.isascii():
+        return False
+    if isinstance(text, bytes):
+        return b"\\u" not in text and text.count(b"[") + text.count(b"{") <= max_depth
+    return "\\u" not in text and text.count("[") + text.count("{") <= max_depth
 
 
 def tidy(value: Any, *, max_depth: int = MAX_DEPTH) -> Any:

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
@@ -450,3 +450,52 @@ def test_a_tool_calls_delta_of_the_wrong_type_is_an_invalid_response() -> None:
     with pytest.raises(AgentError) as caught:
         adapter("openai", body, stream=True).decide(_request())
     assert isinstance(caught.value, MalformedReply | ProviderError)
+
+
+# -- read_json's shortcut reads exactly what the full walk reads ------------------------------
+
+JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6) | st.just("\ud800"),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=3) | st.just("\udfff"), inner, max_size=3)
+    ),
+    max_leaves=30,
+)
+
+
+def _walked(text: str | bytes, max_depth: int) -> tuple[str, Any]:
+    """What read_json gave before its shortcut: every value walked by `tidy`."""
+    from agent_cli.jsontext import JsonTextError, NonFinite, tidy
+
+    value = json.loads(text, parse_constant=NonFinite, strict=False)
+    try:
+        return "ok", tidy(value, max_depth=max_depth)
+    except JsonTextError as exc:
+        return "error", str(exc)
+
+
+@EXAMPLES
+@given(
+    value=JSON_VALUES,
+    ascii_only=st.booleans(),
+    as_bytes=st.booleans(),
+    max_depth=st.integers(min_value=1, max_value=6),
+)
+@example(value=[[[[1]]]], ascii_only=True, as_bytes=False, max_depth=3)  # one level too deep
+@example(value={"a": {"b": {"c": {}}}}, ascii_only=True, as_bytes=True, max_depth=3)
+@example(value=["\ud800"], ascii_only=True, as_bytes=False, max_depth=3)  # an escaped surrogate
+@example(value={"\udfff": 1}, ascii_only=False, as_bytes=True, max_depth=3)  # a raw one
+def test_read_json_reads_what_the_full_walk_reads(
+    value: Any, ascii_only: bool, as_bytes: bool, max_depth: int
+) -> None:
+    from agent_cli.jsontext import JsonTextError, read_json
+
+    text: str | bytes = json.dumps(value, ensure_ascii=ascii_only)
+    if as_bytes:
+        text = text.encode("utf-8", "surrogatepass")  # raw surrogates, as a hostile server sends
+    try:
+        got: tuple[str, Any] = ("ok", read_json(text, max_depth=max_depth))
+    except JsonTextError as exc:
+        got = ("error", str(exc))
+    assert got == _walked(text, max_depth)
