@@ -463,8 +463,11 @@ def test_a_run_wakes_its_watchdog_once_not_at_every_attempt() -> None:
     for _ in range(20):
         answer = channel.request_json("POST", "/x", {}, deadline=deadline, on_call=lambda _: None)
         assert answer == {"ok": True}
-    assert len(wakes) <= 1
+    assert len(wakes) <= 1  # 0, but for a preemption between two reads of the clock
     before = len(wakes)
+    waited = time.monotonic() + 60  # a busy machine may not have run the thread yet
+    while not channel._watchdog._waiting and time.monotonic() < waited:
+        time.sleep(0.01)
     earlier = time.monotonic() + 30  # a sooner deadline (another run) must wake it at once
     channel.request_json("POST", "/x", {}, deadline=earlier, on_call=lambda _: None)
     assert len(wakes) == before + 1

@@ -5,9 +5,10 @@ the watchdog with the run's deadline before each attempt and disarms it after. S
 `threading.Timer` per attempt cost a thread start every request (15% of an in-process run's
 HTTP time); this thread is started once, at the first attempt, and ends with the channel.
 Waking it is a context switch too (arm and disarm each woke it: ~0.1 ms an attempt on two busy
-cores), so it is woken only when an alarm falls due before it would wake anyway: every attempt
-of a run is armed with the run's own deadline, so a run wakes it once, and a disarmed alarm is
-found gone when the thread next wakes.
+cores), so it is woken only while it waits, and only for an alarm due before it would wake
+anyway: every attempt of a run is armed with the run's own deadline, and a disarmed thread
+still waits until that time, so a run wakes it at most once; a disarmed alarm is found gone
+when the thread next wakes.
 """
 
 from __future__ import annotations
@@ -31,15 +32,20 @@ class Watchdog:
         self._alarm: Callable[[], None] | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._last_due: float | None = None  # the time last armed, kept when disarmed
         self._wakes_at: float | None = None  # the end of the thread's wait; None: no end
+        self._waiting = False  # the thread is in its wait (else it reads the state first)
 
     def arm(self, after_s: float, alarm: Callable[[], None]) -> None:
         with self._changed:
             self._due, self._alarm = self._clock() + after_s, alarm
+            self._last_due = self._due
             if self._thread is None:
                 self._thread = threading.Thread(target=self._watch, daemon=True, name="watchdog")
                 self._thread.start()
-            elif self._wakes_at is None or self._due < self._wakes_at - _SLACK_S:
+            elif self._waiting and (
+                self._wakes_at is None or self._due < self._wakes_at - _SLACK_S
+            ):  # a thread not waiting reads the new time before it next waits
                 self._changed.notify()
 
     def disarm(self) -> None:
@@ -54,18 +60,22 @@ class Watchdog:
     def _watch(self) -> None:
         with self._changed:
             while not self._closed:
-                if self._due is None or self._alarm is None:
-                    self._wakes_at = None
-                    self._changed.wait()
+                now = self._clock()
+                if self._alarm is not None and self._due is not None and self._due <= now:
+                    self._ring(self._alarm)
                     continue
-                left = self._due - self._clock()
-                if left > 0:
-                    self._wakes_at = self._due
-                    self._changed.wait(left)
-                    continue
-                alarm, self._due, self._alarm = self._alarm, None, None
-                self._changed.release()  # the alarm shuts sockets: never under the lock
-                try:
-                    alarm()
-                finally:
-                    self._changed.acquire()
+                # Disarmed, it still waits until the last time armed: the next attempt of the
+                # run is armed with the same deadline and need not wake it.
+                until = self._due if self._alarm is not None else self._last_due
+                self._wakes_at = until if until is not None and until > now else None
+                self._waiting = True
+                self._changed.wait(None if self._wakes_at is None else self._wakes_at - now)
+                self._waiting = False
+
+    def _ring(self, alarm: Callable[[], None]) -> None:
+        self._due, self._alarm = None, None
+        self._changed.release()  # the alarm shuts sockets: never under the lock
+        try:
+            alarm()
+        finally:
+            self._changed.acquire()
