@@ -117,15 +117,14 @@ def order_tools(
     return [
         Tool(
             "lookup_order",
-            "Look up an order by its code (e.g. A100): status, total, currency, delivery date, "
-            "and refundable_now with the reason; NOT_FOUND if there is none.",
+            "Look up an order by its code (e.g. A100): status, total, delivery date, "
+            "refundable_now and why; NOT_FOUND if none.",
             LookupOrderArgs,
             lookup_order,
         ),
         Tool(
             "refund_policy",
-            "The refund policy: the days after delivery a refund is accepted, and the statuses "
-            "that can be refunded.",
+            "The refund policy: days after delivery and the statuses that can be refunded.",
             NoArgs,
             refund_policy,
         ),
