@@ -110,3 +110,22 @@ def test_eval_compares_instructions_side_by_side(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     models = sorted(line["model"] for line in lines if line["event"] == "summary")
     assert models == ["offline/playbook + brief.md", "offline/playbook + warm.md"]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_the_refund_rule_names_the_refund_tool_only_when_it_is_offered(
+    fake_llm: FakeLLM, tmp_path: Path, provider: str
+) -> None:
+    from .fakellm import anthropic_text
+
+    reply = anthropic_text if provider == "anthropic" else openai_text
+    fake_llm.queue(reply("Order A100 is refundable."), reply("Order A100 is refundable."))
+    config = tmp_path / "c.toml"
+    config.write_text("[refunds]\nenabled = true\n")
+    without = ask(fake_llm, provider, "--no-grounding")
+    offered = ask(fake_llm, provider, "--no-grounding", "--config", str(config))
+    assert without.exit_code == 0 and offered.exit_code == 0, offered.stderr
+    plain, with_refunds = (system_of(b, provider) for b in fake_llm.bodies())
+    assert "Never promise a refund." in plain and "issue_refund" not in plain
+    assert "Refunds need the issue_refund tool and a human's approval" in with_refunds
+    assert "never promise one" in with_refunds
