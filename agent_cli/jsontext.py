@@ -65,9 +65,9 @@ def _nothing_to_tidy(text: str | bytes, max_depth: int) -> bool:
     surrogate to hide, and one with no more brackets than the limit cannot nest past it."""
     if not text.isascii():
         return False
-    if isinstance(text, bytes):
-        return b"\\u" not in text and text.count(b"[") + text.count(b"{") <= max_depth
-    return "\\u" not in text and text.count("[") + text.count("{") <= max_depth
+    ascii_text = text.decode("ascii") if isinstance(text, bytes) else text
+    brackets = ascii_text.count("[") + ascii_text.count("{")
+    return "\\u" not in ascii_text and brackets <= max_depth
 
 
 def tidy(value: Any, *, max_depth: int = MAX_DEPTH) -> Any:

@@ -114,8 +114,7 @@ def _forced_question(request: ModelRequest, codes: list[str] | None) -> str | No
     question needs no order."""
     if codes is not None or request.final or not request.history:
         return None
-    unusable_only = all(step.call is None for step in request.history)
-    return ASK_USER_TOOL if unusable_only else None
+    return None if _observed(request) else ASK_USER_TOOL
 
 
 def _answer_waits(
@@ -124,9 +123,13 @@ def _answer_waits(
     """An answer is not offered yet: nothing has been observed and no order named (call a tool
     or ask), or an order the customer named is still to be looked up and a lookup is offered."""
     if codes is None:  # an unusable reply observed nothing: it does not open the answer
-        observed = any(step.call is not None for step in request.history)
-        return not observed and bool(tools)
+        return not _observed(request) and bool(tools)
     return bool(codes) and any(ORDER_CODE in _properties(spec) for spec in tools)
+
+
+def _observed(request: ModelRequest) -> bool:
+    """A tool has run (or the customer answered) in this run; unusable replies observe nothing."""
+    return any(step.call is not None for step in request.history)
 
 
 def _final_branch(request: ModelRequest) -> dict[str, Any]:

@@ -28,18 +28,16 @@ class Watchdog:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._changed = threading.Condition()
-        self._due: float | None = None
-        self._alarm: Callable[[], None] | None = None
+        self._due: float | None = None  # the time last armed, kept when disarmed
+        self._alarm: Callable[[], None] | None = None  # set while armed
         self._thread: threading.Thread | None = None
         self._closed = False
-        self._last_due: float | None = None  # the time last armed, kept when disarmed
         self._wakes_at: float | None = None  # the end of the thread's wait; None: no end
         self._waiting = False  # the thread is in its wait (else it reads the state first)
 
     def arm(self, after_s: float, alarm: Callable[[], None]) -> None:
         with self._changed:
             self._due, self._alarm = self._clock() + after_s, alarm
-            self._last_due = self._due
             if self._thread is None:
                 self._thread = threading.Thread(target=self._watch, daemon=True, name="watchdog")
                 self._thread.start()
@@ -50,11 +48,11 @@ class Watchdog:
 
     def disarm(self) -> None:
         with self._changed:  # no wake-up: the thread finds nothing due when it next wakes
-            self._due, self._alarm = None, None
+            self._alarm = None
 
     def close(self) -> None:
         with self._changed:
-            self._closed, self._due, self._alarm = True, None, None
+            self._closed, self._alarm = True, None
             self._changed.notify()
 
     def _watch(self) -> None:
@@ -66,14 +64,14 @@ class Watchdog:
                     continue
                 # Disarmed, it still waits until the last time armed: the next attempt of the
                 # run is armed with the same deadline and need not wake it.
-                until = self._due if self._alarm is not None else self._last_due
-                self._wakes_at = until if until is not None and until > now else None
+                due = self._due
+                self._wakes_at = due if due is not None and due > now else None
                 self._waiting = True
                 self._changed.wait(None if self._wakes_at is None else self._wakes_at - now)
                 self._waiting = False
 
     def _ring(self, alarm: Callable[[], None]) -> None:
-        self._due, self._alarm = None, None
+        self._alarm = None
         self._changed.release()  # the alarm shuts sockets: never under the lock
         try:
             alarm()
