@@ -369,6 +369,10 @@ def choices(fake: FakeLLM) -> list[Any]:
     return [body.get("tool_choice") for body in fake.bodies()]
 
 
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [tool.get("function", tool)["name"] for tool in body["tools"]]
+
+
 def lookup_params(body: dict[str, Any]) -> dict[str, Any]:
     for tool in body["tools"]:
         spec = tool.get("function", tool)
@@ -392,9 +396,12 @@ def test_tools_mode_names_the_lookup_of_a_named_order_then_leaves_the_model_its_
         else {"type": "tool", "name": "lookup_order"}
     )
     assert choices(fake_llm) == [named, None, None]
-    first, second, _ = fake_llm.bodies()
+    first, second, third = fake_llm.bodies()
+    # the one tool the server must call is sent alone, its code narrowed to the one named
+    assert tool_names(first) == ["lookup_order"]
     assert lookup_params(first)["properties"]["order_code"] == {"enum": ["A100"]}
-    assert "enum" not in lookup_params(second)["properties"]["order_code"]
+    # A100 is looked up: no lookup is left to make, nor a question to ask
+    assert tool_names(second) == tool_names(third) == ["refund_policy"]
 
 
 def test_with_no_order_named_tools_mode_leaves_the_choice_to_the_model(fake_llm: FakeLLM) -> None:
@@ -433,6 +440,9 @@ def test_with_no_order_named_a_reply_cut_off_before_any_tool_is_followed_by_a_qu
     fake_llm.queue(calls_reply(provider, ("ask_user", {"question": "注文番号は？"})))
     result = ask_unnamed(fake_llm, provider)
     assert choices(fake_llm) == [None, named_choice(provider, "ask_user")]
+    first, second = fake_llm.bodies()
+    assert tool_names(first) == ["lookup_order", "refund_policy", "ask_user"]
+    assert tool_names(second) == tool_names(first)  # sent alone, SmolLM2 rambled in it
     assert result.exit_code == 4, result.stderr
     assert "注文番号は？" in result.stderr
 
@@ -469,5 +479,65 @@ def test_a_refused_named_tool_choice_is_dropped_for_the_rest_of_the_run(fake_llm
     assert result.exit_code == 0, result.stderr
     named = {"type": "function", "function": {"name": "lookup_order"}}
     assert choices(fake_llm) == [named, None, None]
+    refused, again, _ = fake_llm.bodies()
+    assert tool_names(refused) == ["lookup_order"]
+    assert tool_names(again) == ["lookup_order", "refund_policy"]  # the model's own choice
     downgrade = [r for r in records(result) if r["event"] == "model_call" and r["fallback"]]
     assert [r["error"] for r in downgrade] == ["HTTP 400: a named tool_choice refused"]
+
+
+# -- a refund comes after the lookup: it stays on offer, narrowed to the orders named ----------
+
+
+def refunds_on(tmp_path: Any) -> str:
+    config = tmp_path / "refunds.toml"
+    config.write_text("[refunds]\nenabled = true\nmax_amount = 50000\n")
+    return str(config)
+
+
+def test_json_mode_offers_the_refund_after_the_lookup_for_the_orders_named(
+    fake_llm: FakeLLM, tmp_path: Any
+) -> None:
+    import jsonschema
+
+    fake_llm.queue(openai_text(LOOKUP), openai_text(ANSWER))
+    result = ask(fake_llm, "openai", "--mode", "json", "--config", refunds_on(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    first, second = schemas(fake_llm)
+    assert offered(first) == ["lookup_order", "refund_policy", "issue_refund"]
+    assert offered(second) == ["refund_policy", "issue_refund", "final"]
+    valid = jsonschema.Draft202012Validator(second)
+    refund = {"order_code": "A100", "amount": 1000, "reason": "damaged"}
+    assert valid.is_valid({"type": "tool", "tool": "issue_refund", "args": refund})
+    elsewhere = {**refund, "order_code": "A101"}  # an order the customer never named
+    assert not valid.is_valid({"type": "tool", "tool": "issue_refund", "args": elsewhere})
+
+
+def test_tools_mode_narrows_the_refund_to_the_orders_named(
+    fake_llm: FakeLLM, tmp_path: Any
+) -> None:
+    fake_llm.queue(openai_calls(("lookup_order", {"order_code": "A100"})))
+    fake_llm.queue(openai_text("Order A100 is refundable: delivered 12 days ago."))
+    result = ask(fake_llm, "openai", "--config", refunds_on(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    first, second = fake_llm.bodies()
+    assert tool_names(first) == ["lookup_order"]
+    assert tool_names(second) == ["refund_policy", "issue_refund"]
+    (refund,) = [t["function"] for t in second["tools"] if t["function"]["name"] == "issue_refund"]
+    assert refund["parameters"]["properties"]["order_code"] == {"enum": ["A100"]}
+
+
+def test_tools_mode_never_narrows_the_offer_to_nothing() -> None:
+    """A run whose only tool is the lookup, done: Anthropic refuses a history of tool calls
+    sent without tools, so the offer stays as it was."""
+    from datetime import date
+
+    from agent_cli.decisions import CallTool, Step
+    from agent_cli.providers.decision_schema import tools_offered
+    from agent_cli.seams import ModelRequest, ToolSpec
+
+    lookup = ToolSpec("lookup_order", "Look up an order.", {"properties": {"order_code": {}}})
+    done = Step(1, CallTool(tool="lookup_order", args={"order_code": "A100"}), "order=A100", False)
+    request = ModelRequest("Is A100 refundable?", date(2026, 10, 13), (lookup,), (done,), 0.0)
+    specs, forced = tools_offered(request, force=True)
+    assert [spec.name for spec in specs] == ["lookup_order", "ask_user"] and forced is None

@@ -8,10 +8,11 @@ and every tool once the model repeats a call it has already made (a small model 
 call then can only answer). At a step limit only the final answer is left.
 
 An argument named `order_code` is narrowed to the order codes the customer named (the question,
-the chat's earlier turns, replies to clarifying questions) that this run has not looked up yet:
-a small model otherwise copies the example from the tool's description, or invents a code. A
-tool taking one is not offered while the customer has named no order (ask them instead), nor
-once every named order is looked up.
+the chat's earlier turns, replies to clarifying questions): a small model otherwise copies the
+example from the tool's description, or invents a code. The lookup is narrowed to those this run
+has not looked up yet, and not offered once every one is; any other tool taking a code (a
+refund) to all of them, as it comes after the lookup. A tool taking one is not offered while the
+customer has named no order (ask them instead).
 A clarifying question is offered only while the customer has named no order: asking which order
 cannot help once they have.
 
@@ -25,6 +26,7 @@ Tools mode has no schema for the reply, but the same rule forces the call: while
 for a named order's lookup, `_forced_lookup` is the one tool the server must call (OpenAI's named
 `tool_choice`, Anthropic's `{"type": "tool"}`), its `order_code` narrowed to the codes still to
 look up, so a server that turns the call into a grammar (llama.cpp, vLLM) writes one of them.
+Once the customer has named orders, the tools taking a code are narrowed as in JSON mode.
 And when the customer named no order, no tool has run and the last reply was unusable,
 `ask_user` is the call the server must make (`_forced_question`): SmolLM2, asked in Japanese
 with no order code, otherwise rambles to its output limit on every repair and the run fails.
@@ -94,17 +96,22 @@ def _forced_lookup(request: ModelRequest, codes: list[str] | None) -> ToolSpec |
 
 def tools_offered(request: ModelRequest, *, force: bool) -> tuple[tuple[ToolSpec, ...], str | None]:
     """Tools mode's tools for this step, and the one the server must call (None: the model
-    chooses); with `force` off (a server that refused a named choice), never one. As in JSON
-    mode, `ask_user` is offered only while the customer has named no order: with one named,
-    nothing is missing to ask for, and its ~250 bytes would be paid on every step."""
+    chooses); with `force` off (a server that refused a named choice), never one. The lookup
+    the server must call is sent alone: no other can be chosen, and each costs its bytes of
+    prompt on the first step of most runs. A forced `ask_user` is not: sent alone, SmolLM2
+    wrote its question to the output limit (`benchmarks/local_model.py`).
+    As in JSON mode, once the customer has named orders the tools taking a code are narrowed
+    (see the module's docstring) and `ask_user` is not offered: nothing is missing to ask for.
+    Only while the customer has named no order is every tool offered as it is: the model may
+    read a code in a form that `find_order_codes` misses."""
     codes = _codes_to_look_up(request)
     specs = tool_specs(request)
-    if codes is not None:
-        specs = tuple(spec for spec in specs if spec.name != ASK_USER_TOOL)
+    if codes is not None:  # never no tools: Anthropic refuses a history of calls without them
+        specs = _fitted(request.tools, codes, _named_codes(request)) or specs
     forced = _forced_lookup(request, codes) if force else None
-    if forced is None:
-        return specs, _forced_question(request, codes) if force else None
-    return tuple(forced if spec.name == forced.name else spec for spec in specs), forced.name
+    if forced is not None:
+        return (forced,), forced.name
+    return specs, _forced_question(request, codes) if force else None
 
 
 def _forced_question(request: ModelRequest, codes: list[str] | None) -> str | None:
@@ -124,7 +131,7 @@ def _answer_waits(
     or ask), or an order the customer named is still to be looked up and a lookup is offered."""
     if codes is None:  # an unusable reply observed nothing: it does not open the answer
         return not _observed(request) and bool(tools)
-    return bool(codes) and any(ORDER_CODE in _properties(spec) for spec in tools)
+    return bool(codes) and any(spec.name == LOOKUP_TOOL for spec in tools)
 
 
 def _observed(request: ModelRequest) -> bool:
@@ -193,23 +200,37 @@ def useful_tools(request: ModelRequest, codes: list[str] | None) -> tuple[ToolSp
     if _repeating(history):
         return ()
     answered = {_key(step) for step in history if step.call is not None and not step.is_error}
-    useful = []
-    for spec in request.tools:
-        if _takes_nothing(spec) and (spec.name, "{}") in answered:
-            continue
+    unanswered = [
+        spec
+        for spec in request.tools
+        if not (_takes_nothing(spec) and (spec.name, "{}") in answered)
+    ]
+    if codes is None:  # no order is named: a code would be a guess
+        return tuple(spec for spec in unanswered if ORDER_CODE not in _properties(spec))
+    return _fitted(unanswered, codes, _named_codes(request))
+
+
+def _fitted(
+    specs: tuple[ToolSpec, ...] | list[ToolSpec], codes: list[str], named: list[str]
+) -> tuple[ToolSpec, ...]:
+    """`specs` once the customer has named orders (`named`; `codes`: those not looked up
+    yet): the lookup narrowed to `codes`, left out once they are none; any other tool taking
+    a code narrowed to `named`; the rest as they are."""
+    fitted = []
+    for spec in specs:
         if ORDER_CODE not in _properties(spec):
-            useful.append(spec)
-        elif codes:  # else no order is named (a code would be a guess) or all are looked up
-            useful.append(_narrowed(spec, codes))
-    return tuple(useful)
+            fitted.append(spec)
+        elif spec.name != LOOKUP_TOOL:
+            fitted.append(_narrowed(spec, named))
+        elif codes:
+            fitted.append(_narrowed(spec, codes))
+    return tuple(fitted)
 
 
 def _codes_to_look_up(request: ModelRequest) -> list[str] | None:
     """The order codes the customer named and no call has asked about yet; None when the
     customer named none (then any code may be right)."""
-    said = [request.goal, *(turn.question for turn in request.conversation)]
-    said += [step.observation for step in request.history if _is_reply(step)]
-    named = find_order_codes(" ".join(said))
+    named = _named_codes(request)
     if not named:
         return None
     asked = {
@@ -218,6 +239,14 @@ def _codes_to_look_up(request: ModelRequest) -> list[str] | None:
         if step.call is not None
     }
     return [code for code in named if code not in asked]
+
+
+def _named_codes(request: ModelRequest) -> list[str]:
+    """The order codes the customer named: in the question, the chat's earlier turns and their
+    replies to clarifying questions."""
+    said = [request.goal, *(turn.question for turn in request.conversation)]
+    said += [step.observation for step in request.history if _is_reply(step)]
+    return find_order_codes(" ".join(said))
 
 
 def _narrowed(spec: ToolSpec, codes: list[str]) -> ToolSpec:
