@@ -3,7 +3,7 @@
 one table of figures and ratios; asserts nothing.
 
     python benchmarks/compare.py [--runs N]
-    python benchmarks/compare.py --bare-once URL   # one bare run as a whole process
+    python benchmarks/compare.py --bare-once URL [--with-deps]   # one bare run as a process
 
 The bare loop is what a person writes in an afternoon: one short system prompt, two tools with
 a line each, a dict of functions, no limits, no grounding, no trace. Every row compares like
@@ -111,6 +111,23 @@ def request_bytes(server: Server, run_once: Any) -> tuple[int, float]:
     return sizes[0], (sizes[-1] - sizes[0]) / max(len(sizes) - 1, 1)
 
 
+def import_runtime_deps() -> None:
+    """What any CLI built on agent-cli's runtime dependencies imports before its first line
+    runs: Typer (which builds a pydantic TypeAdapter per parameter), pydantic's models and
+    Rich's console, with the collector off and then frozen, as agent-cli's entry point does."""
+    import gc
+
+    gc.disable()
+    import pydantic.main
+    import rich.console
+    import typer._adapters
+    import typer.main
+
+    assert pydantic.main and rich.console and typer._adapters and typer.main
+    gc.freeze()
+    gc.enable()
+
+
 def process_ms(argv: list[str], env: dict[str, str], count: int = 10) -> float:
     subprocess.run(argv, env=env, capture_output=True, check=True)  # first use makes files
     times = []
@@ -144,8 +161,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--bare-once", metavar="URL")
+    parser.add_argument("--with-deps", action="store_true", help="import Typer, pydantic, Rich")
     args = parser.parse_args()
     if args.bare_once:
+        if args.with_deps:
+            import_runtime_deps()
         with httpx.Client() as client:
             print(bare_run(client, args.bare_once, bare_db()))
         return
@@ -184,12 +204,20 @@ def main() -> None:
     agent = [sys.executable, "-m", "agent_cli", "ask", "-q", "--provider", "openai"]
     agent += ["--base-url", fast.url + "/v1", "--model", "bench", QUESTION]
     bare_once = process_ms([sys.executable, __file__, "--bare-once", fast.url], env)
+    deps_once = process_ms([sys.executable, __file__, "--bare-once", fast.url, "--with-deps"], env)
     ours_once = process_ms(agent, env)
     rows.append(
         (
             "whole process, 3 steps at 0 ms",
             f"{bare_once:.0f} ms",
             f"{ours_once:.0f} ms ({ours_once / bare_once:.2f}x)",
+        )
+    )
+    rows.append(
+        (
+            "the bare process also importing Typer, pydantic and Rich (agent-cli's floor)",
+            "-",
+            f"{deps_once:.0f} ms ({deps_once / bare_once:.2f}x)",
         )
     )
     fast.stop()
