@@ -440,6 +440,22 @@ def _anthropic_problem(headers: dict[str, str], body: dict[str, Any]) -> str | N
             return f"tool_use ids must be unique: {pending}"
         used.update(pending)
         expected_role = "assistant" if expected_role == "user" else "user"
+    return _anthropic_history_tools_problem(body, messages)
+
+
+def _anthropic_history_tools_problem(body: dict[str, Any], messages: list[Any]) -> str | None:
+    """The API's own words when a history of tool blocks comes without tools (reported in
+    anthropic-sdk-python#494); and, stricter than anything documented, a tool_use naming a tool
+    the request does not define (the API checks tool references so; agent-cli keeps them)."""
+    blocks = [b for m in messages if isinstance(m.get("content"), list) for b in m["content"]]
+    named = {b.get("name") for b in blocks if b.get("type") == "tool_use"}
+    if not named and not any(b.get("type") == "tool_result" for b in blocks):
+        return None
+    defined = {tool.get("name") for tool in body.get("tools", [])}
+    if not defined:
+        return "Requests which include `tool_use` or `tool_result` blocks must define tools."
+    if missing := sorted(str(name) for name in named - defined):
+        return f"tool_use names a tool the request does not define: {missing}"
     return None
 
 

@@ -453,8 +453,10 @@ def test_the_first_request_stays_lean_and_grows_by_little_per_step(
     """Every byte of the first request is paid again on every step of every run: the scenario
     lookup_order -> refund_policy -> answer starts under 950 bytes (2,094 before the prompt
     diet, about 1,120 before the lookup it must make was sent alone; 863-923 now) and each step
-    adds under 360 (an observation carries its computed facts and its <data> delimiters; the
-    lookup is no longer offered once made: about 325 here)."""
+    adds under 360 on OpenAI (an observation carries its computed facts and its <data>
+    delimiters; the lookup is no longer offered once made: about 325 here). Anthropic keeps
+    every tool its history's calls named, so its second step carries the lookup again: under
+    500 a step there (about 480): its later steps are as they were before the first was cut."""
     if provider == "openai":
         replies = [
             openai_calls(("lookup_order", {"order_code": "A100"})),
@@ -473,7 +475,7 @@ def test_the_first_request_stays_lean_and_grows_by_little_per_step(
     sizes = [wire_size(body) for body in fake_llm.bodies()]
     assert len(sizes) == 3
     assert sizes[0] <= 950, sizes
-    assert (sizes[-1] - sizes[0]) / (len(sizes) - 1) <= 360, sizes
+    assert (sizes[-1] - sizes[0]) / (len(sizes) - 1) <= (360 if provider == "openai" else 500)
     for body in fake_llm.bodies():  # keywords no model reads stay home
         sent = json.dumps(body.get("tools", []))
         assert '"title"' not in sent and '"pattern"' not in sent

@@ -400,8 +400,11 @@ def test_tools_mode_names_the_lookup_of_a_named_order_then_leaves_the_model_its_
     # the one tool the server must call is sent alone, its code narrowed to the one named
     assert tool_names(first) == ["lookup_order"]
     assert lookup_params(first)["properties"]["order_code"] == {"enum": ["A100"]}
-    # A100 is looked up: no lookup is left to make, nor a question to ask
-    assert tool_names(second) == tool_names(third) == ["refund_policy"]
+    # A100 is looked up: no lookup is left to make, nor a question to ask; Anthropic keeps every
+    # tool its history's calls named (a request naming an undefined one may be refused)
+    later = ["refund_policy"] if provider == "openai" else ["refund_policy", "lookup_order"]
+    assert tool_names(second) == tool_names(third) == later
+    assert fake_llm.violations == []
 
 
 def test_with_no_order_named_tools_mode_leaves_the_choice_to_the_model(fake_llm: FakeLLM) -> None:

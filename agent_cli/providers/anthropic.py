@@ -39,6 +39,7 @@ from agent_cli.providers.prompts import (
     observation_message,
     repair_message,
     system_prompt,
+    tool_specs,
     wire_form,
     wire_schema,
 )
@@ -99,7 +100,7 @@ class AnthropicMessages(HttpAdapter):
             _append_user_text(messages, final_prompt(options.mode))
         if options.mode == "tools":
             specs, forced = tools_offered(request, force=True)
-            body["tools"] = [_tool(spec, names) for spec in specs]
+            body["tools"] = [_tool(spec, names) for spec in _with_called(specs, request)]
             if request.final:  # the history holds tool_use blocks, so the tools stay, unusable
                 body["tool_choice"] = {"type": "none"}
             elif forced is not None:
@@ -138,6 +139,17 @@ class AnthropicMessages(HttpAdapter):
             return Usage()
         counts = [usage.get("input_tokens"), usage.get("output_tokens")]
         return Usage(*(c if isinstance(c, int) and c >= 0 else 0 for c in counts))
+
+
+def _with_called(specs: tuple[ToolSpec, ...], request: ModelRequest) -> tuple[ToolSpec, ...]:
+    """`specs`, and every tool a call in the history named. The API refuses a history of
+    `tool_use` blocks sent without tools, and may refuse one naming a tool the request does not
+    define: a tool definition a step is cheaper than a run that fails at its second step."""
+    offered = {spec.name for spec in specs}
+    called = {step.call.tool for step in request.history if step.call is not None}
+    if called <= offered:
+        return specs
+    return (*specs, *(spec for spec in tool_specs(request) if spec.name in called - offered))
 
 
 def _tool(spec: ToolSpec, names: WireNames) -> dict[str, Any]:
