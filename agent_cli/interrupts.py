@@ -10,11 +10,17 @@ and does not end the process (a No at chat's approval prompt, a cancelled chat t
 hold, so the next one interrupts again.
 
 Outside a driven run (a chat prompt, a command's own work) signals act as they always do.
+
+A signal that arrives just as its handler is set to be ignored (as a run ends) is reported by
+CPython as "Signal N ignored due to race condition", with a traceback; `quiet_signal_races` keeps
+that report off the screen, as ignoring that signal was the point.
 """
 
 from __future__ import annotations
 
+import re
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -91,3 +97,27 @@ def driving() -> Iterator[None]:
         # Held: the process is ending. Ignored in C, not by a Python handler: the interpreter
         # resets those as it exits, and a Ctrl-C then would still kill it with SIGINT.
         signal.signal(signal.SIGINT, signal.SIG_IGN if _state.held else _state.previous)
+
+
+_RACE = re.compile(r"Signal \d+ ignored due to race condition")
+
+
+class _QuietRaces:
+    """An unraisable-exception hook that drops CPython's report of a signal caught between
+    its check and a new handler (SIG_IGN, SIG_DFL): the Python handler it found gone was being
+    replaced to ignore exactly such late signals. Every other report goes to `previous`."""
+
+    def __init__(self, previous: Callable[[Any], object]) -> None:
+        self.previous = previous
+
+    def __call__(self, report: Any) -> None:
+        value = report.exc_value
+        if isinstance(value, OSError) and _RACE.fullmatch(str(value)):
+            return
+        self.previous(report)
+
+
+def quiet_signal_races() -> None:
+    """Install `_QuietRaces` over the current hook, once."""
+    if not isinstance(sys.unraisablehook, _QuietRaces):
+        sys.unraisablehook = _QuietRaces(sys.unraisablehook)

@@ -82,6 +82,7 @@ def _name_values(command: Any) -> None:
 def _guarded(call: Any) -> int:
     interrupts.reset()
     if threading.current_thread() is threading.main_thread():
+        interrupts.quiet_signal_races()
         signal.signal(signal.SIGTERM, interrupts.on_sigterm)
     try:
         return _exit_code(call)
