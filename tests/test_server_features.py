@@ -14,6 +14,7 @@ from agent_cli.cli import app
 
 from .fakellm import FakeLLM, Reply, error, openai_calls, openai_text
 from .test_providers import KEY, ask, final, records
+from .test_refunds import refunds_config
 from .test_streaming import calls_reply, text_reply
 
 runner = CliRunner()
@@ -492,19 +493,13 @@ def test_a_refused_named_tool_choice_is_dropped_for_the_rest_of_the_run(fake_llm
 # -- a refund comes after the lookup: it stays on offer, narrowed to the orders named ----------
 
 
-def refunds_on(tmp_path: Any) -> str:
-    config = tmp_path / "refunds.toml"
-    config.write_text("[refunds]\nenabled = true\nmax_amount = 50000\n")
-    return str(config)
-
-
 def test_json_mode_offers_the_refund_after_the_lookup_for_the_orders_named(
     fake_llm: FakeLLM, tmp_path: Any
 ) -> None:
     import jsonschema
 
     fake_llm.queue(openai_text(LOOKUP), openai_text(ANSWER))
-    result = ask(fake_llm, "openai", "--mode", "json", "--config", refunds_on(tmp_path))
+    result = ask(fake_llm, "openai", "--mode", "json", "--config", str(refunds_config(tmp_path)))
     assert result.exit_code == 0, result.stderr
     first, second = schemas(fake_llm)
     assert offered(first) == ["lookup_order", "refund_policy", "issue_refund"]
@@ -521,7 +516,7 @@ def test_tools_mode_narrows_the_refund_to_the_orders_named(
 ) -> None:
     fake_llm.queue(openai_calls(("lookup_order", {"order_code": "A100"})))
     fake_llm.queue(openai_text("Order A100 is refundable: delivered 12 days ago."))
-    result = ask(fake_llm, "openai", "--config", refunds_on(tmp_path))
+    result = ask(fake_llm, "openai", "--config", str(refunds_config(tmp_path)))
     assert result.exit_code == 0, result.stderr
     first, second = fake_llm.bodies()
     assert tool_names(first) == ["lookup_order"]

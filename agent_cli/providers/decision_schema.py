@@ -35,6 +35,7 @@ with no order code, otherwise rambles to its output limit on every repair and th
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from agent_cli.decisions import ASK_USER_TOOL, Step
@@ -72,8 +73,9 @@ def step_schema(request: ModelRequest) -> dict[str, Any]:
     final = _final_branch(request)
     if request.final:
         return final
-    codes = _codes_to_look_up(request)
-    tools = useful_tools(request, codes)
+    named = _named_codes(request)
+    codes = _codes_to_look_up(request, named)
+    tools = useful_tools(request, codes, named)
     branches = [_call_branch(spec) for spec in tools]
     if codes is None:  # a question helps only while no order is named
         branches.append(_QUESTION)
@@ -82,13 +84,15 @@ def step_schema(request: ModelRequest) -> dict[str, Any]:
     return {"type": "object", "anyOf": branches}
 
 
-def _forced_lookup(request: ModelRequest, codes: list[str] | None) -> ToolSpec | None:
+def _forced_lookup(
+    request: ModelRequest, codes: list[str] | None, named: list[str]
+) -> ToolSpec | None:
     """The lookup tool, narrowed, when this step must look up a named order: the customer named
     one not yet looked up (`codes`), and no repeated call has stopped the offers (see the
     module's docstring)."""
     if request.final:
         return None
-    tools = useful_tools(request, codes)
+    tools = useful_tools(request, codes, named)
     if not codes or not _answer_waits(request, codes, tools):
         return None
     return next((spec for spec in tools if spec.name == LOOKUP_TOOL), None)
@@ -104,11 +108,12 @@ def tools_offered(request: ModelRequest, *, force: bool) -> tuple[tuple[ToolSpec
     (see the module's docstring) and `ask_user` is not offered: nothing is missing to ask for.
     Only while the customer has named no order is every tool offered as it is: the model may
     read a code in a form that `find_order_codes` misses."""
-    codes = _codes_to_look_up(request)
+    named = _named_codes(request)
+    codes = _codes_to_look_up(request, named)
     specs = tool_specs(request)
-    if codes is not None:  # never no tools: Anthropic refuses a history of calls without them
-        specs = _fitted(request.tools, codes, _named_codes(request)) or specs
-    forced = _forced_lookup(request, codes) if force else None
+    if codes is not None:  # never no tools: a history of calls may need them (Anthropic does)
+        specs = _fitted(request.tools, codes, named) or specs
+    forced = _forced_lookup(request, codes, named) if force else None
     if forced is not None:
         return (forced,), forced.name
     return specs, _forced_question(request, codes) if force else None
@@ -193,9 +198,11 @@ def _literal(text: str) -> str:
     return "".join(out)
 
 
-def useful_tools(request: ModelRequest, codes: list[str] | None) -> tuple[ToolSpec, ...]:
+def useful_tools(
+    request: ModelRequest, codes: list[str] | None, named: list[str]
+) -> tuple[ToolSpec, ...]:
     """The tools worth offering at this step, `order_code` narrowed to `codes` (None: the
-    customer named no order) (see the module's docstring)."""
+    customer named no order) or `named` (see the module's docstring)."""
     history = request.history
     if _repeating(history):
         return ()
@@ -207,12 +214,10 @@ def useful_tools(request: ModelRequest, codes: list[str] | None) -> tuple[ToolSp
     ]
     if codes is None:  # no order is named: a code would be a guess
         return tuple(spec for spec in unanswered if ORDER_CODE not in _properties(spec))
-    return _fitted(unanswered, codes, _named_codes(request))
+    return _fitted(unanswered, codes, named)
 
 
-def _fitted(
-    specs: tuple[ToolSpec, ...] | list[ToolSpec], codes: list[str], named: list[str]
-) -> tuple[ToolSpec, ...]:
+def _fitted(specs: Iterable[ToolSpec], codes: list[str], named: list[str]) -> tuple[ToolSpec, ...]:
     """`specs` once the customer has named orders (`named`; `codes`: those not looked up
     yet): the lookup narrowed to `codes`, left out once they are none; any other tool taking
     a code narrowed to `named`; the rest as they are."""
@@ -227,10 +232,9 @@ def _fitted(
     return tuple(fitted)
 
 
-def _codes_to_look_up(request: ModelRequest) -> list[str] | None:
-    """The order codes the customer named and no call has asked about yet; None when the
-    customer named none (then any code may be right)."""
-    named = _named_codes(request)
+def _codes_to_look_up(request: ModelRequest, named: list[str]) -> list[str] | None:
+    """The order codes the customer named (`named`) that no call has asked about yet; None
+    when the customer named none (then any code may be right)."""
     if not named:
         return None
     asked = {
