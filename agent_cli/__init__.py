@@ -1,5 +1,5 @@
 """agent-cli: a command-line support agent built on an observe-reason-act loop."""
 
-__version__ = "0.1.0"
+from agent_cli._version import __version__
 
 __all__ = ["__version__"]

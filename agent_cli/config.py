@@ -2,8 +2,8 @@
 
 The config file is `--config FILE`, else `$AGENT_CONFIG`, else `~/.config/agent-cli/config.toml`
 when it exists. Unknown keys are errors (typos are caught), and so are values out of range.
-The provider is chosen here too (`choose_provider`); API keys are read from the environment only,
-never from the file, and never printed.
+The provider is chosen from these settings by `providers/choice.py`; API keys are read from the
+environment only, never from the file, and never printed.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -26,8 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from agent_cli.errors import ConfigError, InvalidApiKey, MissingApiKey
-from agent_cli.refund_rules import RefundRule
+from agent_cli.errors import ConfigError
 from agent_cli.validation_text import describe_settings_error
 
 OrderStatus = Literal["PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED"]
@@ -72,6 +69,35 @@ class PolicySettings(_Section):
     )
 
 
+RuleDecision = Literal["auto", "ask", "queue", "deny"]
+
+
+class RefundRule(_Section):
+    """One `[[refunds.rules]]` entry: a decision and the conditions it needs (policy/refund_rules.py
+    decides with them)."""
+
+    name: str = Field(min_length=1, max_length=80)
+    decision: RuleDecision
+    below: dict[str, int] | None = None  # amount < below[currency]
+    at_least: dict[str, int] | None = None  # amount >= at_least[currency]
+    statuses: list[str] | None = None  # the order's status is one of these
+    customers: list[str] | None = None  # the order's customer is one of these
+    max_days_since_delivery: int | None = Field(default=None, ge=0)
+    min_days_since_delivery: int | None = Field(default=None, ge=0)
+    reasons: list[str] | None = None  # the reason contains one of these (any case)
+    max_refunds_before: int | None = Field(default=None, ge=0)  # the customer's, in the period
+    period_days: int = Field(default=30, ge=1, le=3660)
+
+    @model_validator(mode="after")
+    def _amounts_are_per_currency(self) -> RefundRule:
+        for name in ("below", "at_least"):
+            amounts = getattr(self, name) or {}
+            for currency, amount in amounts.items():
+                if len(currency) != 3 or not currency.isalpha() or amount < 0:
+                    raise ValueError(f"{name}: {currency} = {amount} is not a currency amount")
+        return self
+
+
 class RefundSettings(_Section):
     enabled: bool = False  # issue_refund exists only when enabled
     max_amount: int = Field(default=50_000, ge=1, le=10**12)  # per refund
@@ -80,8 +106,8 @@ class RefundSettings(_Section):
     # With nobody at the run's terminal to approve it, a refund waits this long in the approval
     # queue (`agent approvals`); 0: it is denied, as with the queue off.
     queue_hours: float = Field(default=72.0, ge=0, le=24 * 366)
-    # Refund rules as policy (refund_rules.py): the first that matches decides auto, ask, queue
-    # or deny; none: ask.
+    # Refund rules as policy (policy/refund_rules.py): the first that matches decides auto, ask,
+    # queue or deny; none: ask.
     rules: list[RefundRule] = Field(default_factory=list, max_length=100)
 
     @model_validator(mode="after")
@@ -94,7 +120,7 @@ class RefundSettings(_Section):
 
 class StoreSettings(_Section):
     path: Annotated[Path, Field(strict=False)] | None = None  # None: the user's data directory
-    # A team's PostgreSQL (pg_store.py) instead of the SQLite file: postgresql://user@host/db.
+    # A team's PostgreSQL (store/postgres.py) instead of the SQLite file: postgresql://user@host/db.
     # The password comes from PGPASSWORD, ~/.pgpass or ${NAME}, never from this file.
     url: str | None = Field(default=None, pattern=r"^postgres(ql)?://", max_length=2_000)
 
@@ -106,7 +132,8 @@ class LogSettings(_Section):
 
 
 class AgentSettings(_Section):
-    # The shop's own instructions (instructions.py), added to our rules, never in their place.
+    # The shop's own instructions (policy/instructions.py): added to our rules, never in their
+    # place.
     instructions: str | None = Field(default=None, max_length=8_000)
     instructions_file: Annotated[Path, Field(strict=False)] | None = None
 
@@ -350,87 +377,3 @@ def _read_toml(path: Path, *, named_by: str | None) -> dict[str, Any]:
         raise ConfigError(f"Config file {path} is nested too deeply to read") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"Cannot read config file {path}: {exc}") from None
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderChoice:
-    """The provider a run will use, resolved from settings and the environment."""
-
-    name: str  # offline, or a profile name (openai, anthropic, ollama, [profiles.X])
-    kind: Literal["offline", "openai", "anthropic"]
-    model: str = "playbook"
-    base_url: str = ""
-    api_key_env: str = ""  # empty: no key needed
-    max_tokens_param: str = "max_tokens"
-    automatic: bool = False  # nothing named it: chosen from the keys in the environment
-
-    def api_key(self, env: Mapping[str, str]) -> str | None:
-        """The key, trimmed (a pasted key often ends in a newline); MissingApiKey if unset."""
-        if not self.api_key_env:
-            return None
-        key = env.get(self.api_key_env, "").strip()
-        if not key:
-            raise MissingApiKey(
-                f"No API key for {self.name}: set {self.api_key_env} "
-                "(or api_key_env under [provider] in the config)"
-            )
-        if problem := key_problem(key):
-            raise InvalidApiKey(
-                f"{self.api_key_env} {problem}; set it to the key alone (the value is not shown)"
-            )
-        return key
-
-
-def key_problem(key: str) -> str | None:
-    """Why `key` (already trimmed) cannot be a key, or None. A key with a line break or a control
-    character inside would be refused by the HTTP library, which quotes the whole header."""
-    if any(char.isspace() for char in key):
-        return "contains whitespace inside the key"
-    if not key.isascii() or not key.isprintable():
-        return "contains a control or non-ASCII character"
-    return None
-
-
-OFFLINE = ProviderChoice("offline", "offline")
-
-
-def choose_provider(settings: Settings, env: Mapping[str, str]) -> ProviderChoice:
-    """A named provider, else the first key found (OPENAI_API_KEY, ANTHROPIC_API_KEY), else
-    the offline playbook model."""
-    name, automatic = settings.provider.name, False
-    if name is None:
-        automatic = True
-        key_envs = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-        name = next((n for n, var in key_envs.items() if env.get(var, "").strip()), "offline")
-    if name == "offline":
-        return ProviderChoice("offline", "offline", automatic=automatic)
-    profiles = {**BUILTIN_PROFILES, **settings.profiles}
-    profile = profiles.get(name)
-    if profile is None:
-        known = ", ".join(["offline", *profiles])
-        raise ConfigError(f"Unknown provider {name!r}; choose one of: {known}")
-    chosen = settings.provider
-    base_url = str(chosen.base_url or profile.base_url)
-    return ProviderChoice(
-        name=name,
-        kind=profile.kind,
-        model=chosen.model or profile.model,
-        base_url=base_url,
-        api_key_env=profile.api_key_env if chosen.api_key_env is None else chosen.api_key_env,
-        max_tokens_param=_max_tokens_param(chosen, profile, base_url),
-        automatic=automatic,
-    )
-
-
-def _max_tokens_param(chosen: ProviderSettings, profile: ProfileSettings, base_url: str) -> str:
-    """The parameter that caps a reply, as the server at `base_url` honours it: the setting,
-    else OpenAI's own name on OpenAI's API, else the profile's for its own server, else
-    `max_tokens` (compatible servers ignore max_completion_tokens and write on and on)."""
-    if chosen.max_tokens_param is not None:
-        return chosen.max_tokens_param
-    host = urlsplit(base_url).hostname or ""
-    if host == "api.openai.com":
-        return "max_completion_tokens"
-    if base_url.rstrip("/") != str(profile.base_url).rstrip("/"):
-        return "max_tokens"
-    return profile.max_tokens_param

@@ -1,16 +1,22 @@
 """Text that came from outside (a model, a tool, a server, a user's file): always valid Unicode,
 safe to print (no terminal control sequences), never a key or a password.
 
-A JSON string may hold a lone surrogate (`"\\ud800"`), which no encoder accepts: printing it,
+A JSON string may hold a lone surrogate (`"\ud800"`), which no encoder accepts: printing it,
 validating it or sending it on would fail. Such code points are replaced with U+FFFD, so one bad
 character costs one character, never the run.
+
+JSON from outside (a provider's reply, a trace line, a logged record) is read by `read_json`:
+`json.loads` alone recurses once per level (a reply nested 100,000 deep raises RecursionError),
+keeps lone surrogates, and reads a bare NaN as a float no request can carry.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 
 def valid_text(text: str) -> str:
@@ -78,3 +84,92 @@ def read_text_file(path: Path, *, max_bytes: int, error: type[Exception]) -> str
         raise error(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+MAX_DEPTH = 64  # a real reply nests about 6 deep; tool arguments a few levels more
+
+
+class JsonTextError(ValueError):
+    """The text is not JSON this program will read; the message says why."""
+
+
+class NonFinite(str):
+    """A bare NaN, Infinity or -Infinity, which JSON has no room for. It is read as its name,
+    so no float that JSON cannot write gets past a reader (a request built from it would fail),
+    and marked, so a reader of tool arguments can refuse it (`non_finite_in`)."""
+
+
+def non_finite_in(value: Any) -> str | None:
+    """The first NaN or Infinity `read_json` met inside `value`, or None."""
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, NonFinite):
+            return str(node)
+        if isinstance(node, dict):
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return None
+
+
+def read_json(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
+    """Decode JSON, refusing anything nested deeper than `max_depth`, with every string (keys
+    included) made valid Unicode."""
+    try:
+        # strict=False: a raw line break inside a string (small models write them) is read.
+        value = json.loads(text, parse_constant=NonFinite, strict=False)
+    except RecursionError:
+        raise JsonTextError(f"nested deeper than {max_depth} levels") from None
+    except UnicodeDecodeError:
+        raise JsonTextError("not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise JsonTextError(exc.msg) from None
+    if _nothing_to_tidy(text, max_depth):
+        return value
+    return tidy(value, max_depth=max_depth)
+
+
+def _nothing_to_tidy(text: str | bytes, max_depth: int) -> bool:
+    """Whether the decoded value can hold neither a lone surrogate nor nesting past
+    `max_depth`, so `tidy`'s walk would change nothing (a stream's every chunk is read: the walk
+    was the largest cost of our own per reply). Only an ASCII text without a \\u escape has no
+    surrogate to hide, and one with no more brackets than the limit cannot nest past it."""
+    if not text.isascii():
+        return False
+    ascii_text = text.decode("ascii") if isinstance(text, bytes) else text
+    brackets = ascii_text.count("[") + ascii_text.count("{")
+    return "\\u" not in ascii_text and brackets <= max_depth
+
+
+def tidy(value: Any, *, max_depth: int = MAX_DEPTH) -> Any:
+    """Check the nesting depth without recursion and repair strings (in place in containers)."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if not isinstance(value, dict | list):  # null, a number, a boolean: nothing inside
+        return value
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        node, depth = pending.pop()
+        if depth > max_depth:
+            raise JsonTextError(f"nested deeper than {max_depth} levels")
+        if isinstance(node, dict):
+            _tidy_keys(node)
+        for key, item in list(node.items() if isinstance(node, dict) else enumerate(node)):
+            if isinstance(item, str):
+                node[key] = valid_text(item)
+            elif isinstance(item, dict | list):
+                pending.append((item, depth + 1))
+    return value
+
+
+def _tidy_keys(node: dict[str, Any]) -> None:
+    for key in [key for key in node if valid_text(key) != key]:
+        node[valid_text(key)] = node.pop(key)
+
+
+def print_json_lines(records: Iterable[Any]) -> None:
+    """`--json` output, the one rule for every command: one compact JSON object per line (an
+    order, a run, a tool, a setting, a check...), written as it comes."""
+    for record in records:
+        print(json.dumps(record, ensure_ascii=False), flush=True)

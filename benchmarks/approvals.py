@@ -20,8 +20,9 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
-from agent_cli import approval_queue
-from agent_cli.store import Order, OrderStore
+from agent_cli.store import approval_queue
+from agent_cli.store.models import Order
+from agent_cli.store.sqlite import OrderStore
 
 
 def fill(path: Path, items: int) -> None:

@@ -176,7 +176,7 @@ def main() -> None:
     from loop_steps import per_call_us
     from providers import Server, one_run
 
-    from agent_cli.store import OrderStore
+    from agent_cli.store.sqlite import OrderStore
 
     # An installed package has its bytecode; an editable checkout under
     # PYTHONDONTWRITEBYTECODE would compile every module on every process.

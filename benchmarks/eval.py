@@ -18,8 +18,8 @@ from providers import Server
 
 from agent_cli.evaluation.cases import EvalCase, builtin_cases, parse_cases
 from agent_cli.evaluation.runner import Contender, plan_jobs, run_jobs
-from agent_cli.outcomes import CaseResult
-from agent_cli.runtime import ProviderOptions, RunOptions
+from agent_cli.record.outcomes import CaseResult
+from agent_cli.runtime.options import ProviderOptions, RunOptions
 
 STEPS = 3  # the loopback server's run: lookup_order, refund_policy, then the answer
 HTTP_CASE = """

@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agent_cli.decisions import CallTool, FinalAnswer, Step
-from agent_cli.grounding import ground_answer
-from agent_cli.loop import run
+from agent_cli.core.decisions import CallTool, FinalAnswer, Step
+from agent_cli.core.loop import run
+from agent_cli.core.seams import AnswerCheck, Observation, ToolSpec
+from agent_cli.policy.grounding import ground_answer
 from agent_cli.providers.scripted import ScriptedModel
-from agent_cli.seams import AnswerCheck, Observation, ToolSpec
 
 STEPS = 3
 TYPICAL = "Yes, order A100 is refundable: it was delivered 12 days ago, within the 30-day window."

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_cli.runlog import LoggedRun, RunLog
+from agent_cli.record.runlog import LoggedRun, RunLog
 
 CUSTOMERS = ("Sato", "Suzuki", "Takahashi", "Tanaka", "Watanabe", "Ito", "Yamamoto", "Nakamura")
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import time
 
-from agent_cli.budget import Limits
-from agent_cli.decisions import CallTool, FinalAnswer
-from agent_cli.loop import run
+from agent_cli.core.budget import Limits
+from agent_cli.core.decisions import CallTool, FinalAnswer
+from agent_cli.core.loop import run
 from agent_cli.providers.scripted import ScriptedModel
-from agent_cli.store import SAMPLE_DAY, OrderStore
+from agent_cli.store.samples import SAMPLE_DAY
+from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import ToolRegistry
 from agent_cli.tools.orders import RefundPolicy, order_tools
 

@@ -58,7 +58,8 @@ class Server:
 
 def adapter(url: str, *, mode: str = "tools") -> Any:
     """The `openai` adapter for the loopback server, with its own HTTP client."""
-    from agent_cli.config import ProviderChoice, ProviderSettings
+    from agent_cli.config import ProviderSettings
+    from agent_cli.providers.choice import ProviderChoice
     from agent_cli.providers.connect import connect
 
     choice = ProviderChoice("openai", "openai", "bench", url + "/v1", "", "max_tokens")
@@ -70,9 +71,9 @@ def one_run(
 ) -> None:
     """One 3-step run; with `model`, on that adapter (its client reused, as a chat session and an
     eval worker reuse theirs), else on a new one, closed after the run (as a new process)."""
-    from agent_cli.budget import Limits
-    from agent_cli.events import RunFinished
-    from agent_cli.loop import run
+    from agent_cli.core.budget import Limits
+    from agent_cli.core.events import RunFinished
+    from agent_cli.core.loop import run
     from agent_cli.tools import ToolRegistry
     from agent_cli.tools.orders import RefundPolicy, order_tools
 
@@ -94,7 +95,7 @@ STORE: Any = None
 
 def main() -> None:
     global STORE  # noqa: PLW0603 - one store for every run, as a long-lived process would have
-    from agent_cli.store import OrderStore
+    from agent_cli.store.sqlite import OrderStore
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=100)
@@ -147,8 +148,8 @@ def main() -> None:
 def bounded_history() -> None:
     """(e) 20 lookups of orders with 5,000-character notes: request bytes per step without the
     bounds (no observation cap, no elision) and with the defaults (2,000 chars, 4,000 tokens)."""
-    from agent_cli.budget import Limits
-    from agent_cli.store import Order
+    from agent_cli.core.budget import Limits
+    from agent_cli.store.models import Order
 
     note = "Customer note. " * 334  # 5,010 characters
     STORE.import_orders([Order(f"N{n:03d}", "PENDING", 100, note=note) for n in range(1, 21)])

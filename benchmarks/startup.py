@@ -61,10 +61,10 @@ def loop_overhead_ms(runs: int) -> float:
     from collections.abc import Mapping
     from typing import Any
 
-    from agent_cli.decisions import CallTool, FinalAnswer
-    from agent_cli.loop import run
+    from agent_cli.core.decisions import CallTool, FinalAnswer
+    from agent_cli.core.loop import run
+    from agent_cli.core.seams import Observation, ToolSpec
     from agent_cli.providers.scripted import ScriptedModel
-    from agent_cli.seams import Observation, ToolSpec
 
     class NullTools:
         def specs(self) -> tuple[ToolSpec, ...]:

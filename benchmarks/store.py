@@ -25,7 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_cli.store import Order, OrderStore, RefundRefused, open_configured
+from agent_cli.store.configured import open_configured
+from agent_cli.store.models import Order, RefundRefused
+from agent_cli.store.sqlite import OrderStore
 from tests import postgres
 
 ORDERS = 1000
@@ -89,7 +91,7 @@ def main() -> None:
             sqlite_path = Path(folder) / "orders.db"
             OrderStore.open(sqlite_path, seed=orders()).close()
             url = server.database()
-            from agent_cli.pg_store import PostgresStore
+            from agent_cli.store.postgres import PostgresStore
 
             PostgresStore.connect(url, seed=orders()).close()
             stores = {"sqlite": ("sqlite", str(sqlite_path)), "postgresql": ("pg", url)}

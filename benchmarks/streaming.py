@@ -19,10 +19,10 @@ import time
 from datetime import date
 from pathlib import Path
 
+from agent_cli.core.seams import ModelRequest, TextDelta
 from agent_cli.providers.http import Channel
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
 from agent_cli.providers.retries import RetryPolicy
-from agent_cli.seams import ModelRequest, TextDelta
 
 HERE = Path(__file__).parent
 MODES = ("tools", "json")

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from agent_cli.store import SAMPLE_ORDERS, OrderStore
+from agent_cli.store.samples import SAMPLE_ORDERS
+from agent_cli.store.sqlite import OrderStore
 
 from .fakellm import FakeLLM
 
@@ -84,7 +85,7 @@ def either_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ord
     if request.param == "sqlite":
         opened = OrderStore.open(tmp_path / "orders.db")
     else:
-        from agent_cli.pg_store import PostgresStore
+        from agent_cli.store.postgres import PostgresStore
 
         url = request.getfixturevalue("pg_server").database()
         opened = PostgresStore.connect(url, seed=SAMPLE_ORDERS)

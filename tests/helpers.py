@@ -10,14 +10,14 @@ from typing import Any
 
 import httpx
 
-from agent_cli.budget import Limits
-from agent_cli.decisions import CallTool, FinalAnswer
-from agent_cli.events import Event, QuestionAsked
-from agent_cli.loop import run
+from agent_cli.core.budget import Limits
+from agent_cli.core.decisions import CallTool, FinalAnswer
+from agent_cli.core.events import Event, QuestionAsked
+from agent_cli.core.loop import run
 from agent_cli.providers.http import Channel
 from agent_cli.providers.retries import RetryPolicy
 from agent_cli.providers.scripted import ScriptedModel
-from agent_cli.store import OrderStore
+from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import ToolRegistry
 from agent_cli.tools.orders import RefundPolicy, order_tools
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from agent_cli.chat import Memory
 from agent_cli.cli import app
-from agent_cli.seams import Exchange
+from agent_cli.commands.chat import Memory
+from agent_cli.core.seams import Exchange
 
 from .fakellm import FakeLLM, openai_calls, openai_text
 
@@ -178,7 +178,7 @@ def test_memory_keeps_the_newest_turns_within_its_bounds() -> None:
 
 
 def test_history_file_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agent_cli.chat import history_path
+    from agent_cli.commands.chat import history_path
 
     monkeypatch.delenv("XDG_STATE_HOME")
     assert history_path(None) == Path.home() / ".local" / "state" / "agent-cli" / "history"
@@ -191,8 +191,8 @@ def test_switching_models_keeps_the_sessions_refund_count(
 ) -> None:
     from contextlib import ExitStack
 
-    from agent_cli.chat import Session
-    from agent_cli.runtime import ProviderOptions, RunOptions
+    from agent_cli.commands.chat import Session
+    from agent_cli.runtime.options import ProviderOptions, RunOptions
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     options = RunOptions(provider=ProviderOptions("openai", base_url=fake_llm.url))

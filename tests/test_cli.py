@@ -284,20 +284,20 @@ def test_exit_codes_are_in_the_help() -> None:
 
 
 def test_an_internal_error_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    import agent_cli.commands
+    import agent_cli.commands.ask
 
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(agent_cli.commands, "ask_once", explode)
+    monkeypatch.setattr(agent_cli.commands.ask, "ask_once", explode)
     assert_one_line_error(agent("ask", "q"), 1, "internal error (RuntimeError: bug)")
 
 
 def test_ctrl_c_during_a_run_exits_130_and_closes_the_trace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from agent_cli.core.seams import ModelReply, ModelRequest
     from agent_cli.providers.playbook import PlaybookModel
-    from agent_cli.seams import ModelReply, ModelRequest
 
     real_decide = PlaybookModel.decide
 
@@ -323,12 +323,12 @@ def test_ctrl_c_during_a_run_exits_130_and_closes_the_trace(
 
 
 def test_ctrl_c_while_rendering_is_recorded_too(tmp_path: Path) -> None:
-    from agent_cli.commands import drive
+    from agent_cli.core.events import Event, RunFinished, ToolObserved
+    from agent_cli.core.loop import run
     from agent_cli.errors import Interrupted
-    from agent_cli.events import Event, RunFinished, ToolObserved
-    from agent_cli.loop import run
     from agent_cli.providers.playbook import PlaybookModel
-    from agent_cli.store import OrderStore
+    from agent_cli.runtime.drive import drive
+    from agent_cli.store.sqlite import OrderStore
 
     from .helpers import registry
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_cli.decisions import (
+from agent_cli.core.decisions import (
     AskUser,
     CallTool,
     DecisionError,

@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
-from agent_cli.config import choose_provider, load_settings
+from agent_cli.config import load_settings
+from agent_cli.providers.choice import choose_provider
 
 from .fakellm import FakeLLM, Reply, error
 from .helpers import json_lines

@@ -17,9 +17,9 @@ from agent_cli.errors import CaseFileError, Interrupted
 from agent_cli.evaluation.cases import builtin_cases, load_cases, parse_cases
 from agent_cli.evaluation.judge import judge, stated_verdicts
 from agent_cli.evaluation.runner import Contender, plan_jobs, run_jobs
-from agent_cli.outcomes import CaseResult, RunRecord, ToolRun
 from agent_cli.providers.playbook import PlaybookModel
-from agent_cli.runtime import RunOptions
+from agent_cli.record.outcomes import CaseResult, RunRecord, ToolRun
+from agent_cli.runtime.options import RunOptions
 
 from .fakellm import FakeLLM, openai_text
 
@@ -672,7 +672,7 @@ def test_a_report_never_replaces_a_link_a_fifo_the_orders_or_the_log(tmp_path: P
         assert says in result.stderr and result.stdout == ""  # refused before any case ran
     assert victim.read_text() == "keep me"
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
-    from agent_cli.runlog import RunLog
+    from agent_cli.record.runlog import RunLog
 
     log = tmp_path / "runs.db"
     RunLog.open(log).close()

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
-from agent_cli.store import SAMPLE_ORDERS
+from agent_cli.store.samples import SAMPLE_ORDERS
 
 runner = CliRunner()
 ASK = ["ask", "Is order A100 refundable?", "--dry-run"]

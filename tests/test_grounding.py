@@ -10,17 +10,17 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from agent_cli.budget import Limits
 from agent_cli.cli import app
-from agent_cli.decisions import CallTool, Step
-from agent_cli.events import RepairRequested, RunFinished, RunStarted
-from agent_cli.grounding import find_order_codes, ground_answer
-from agent_cli.loop import run
+from agent_cli.core.budget import Limits
+from agent_cli.core.decisions import CallTool, Step
+from agent_cli.core.events import RepairRequested, RunFinished, RunStarted
+from agent_cli.core.loop import run
+from agent_cli.policy.grounding import find_order_codes, ground_answer
+from agent_cli.policy.verdicts import Verdict, opening, read_amount, stated_verdicts
 from agent_cli.providers.playbook import PlaybookModel
-from agent_cli.store import OrderStore
+from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import Tool, ToolFailure, ToolRegistry
 from agent_cli.tools.orders import LookupOrderArgs, format_order
-from agent_cli.verdicts import Verdict, opening, read_amount, stated_verdicts
 
 from .fakellm import FakeLLM, anthropic_calls, anthropic_text, openai_calls, openai_text
 from .helpers import TODAY, converse, registry
@@ -367,7 +367,7 @@ def test_the_opening_json_mode_imposes_reads_back_as_the_verdict_it_states(
 def test_the_amount_is_read_from_the_line_a_lookup_writes() -> None:
     from datetime import date
 
-    from agent_cli.store import Order
+    from agent_cli.store.models import Order
 
     order = Order(
         "A100", "DELIVERED", 250000, date(2026, 10, 1), "JPY", note="total=1 currency=USD"

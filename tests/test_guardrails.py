@@ -15,14 +15,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agent_cli.budget import Limits, Price
 from agent_cli.cli import app
+from agent_cli.core.budget import Limits, Price
+from agent_cli.core.events import ToolObserved
+from agent_cli.core.loop import run
+from agent_cli.core.seams import Observation, ToolSpec
 from agent_cli.errors import NoProgress
-from agent_cli.events import ToolObserved
-from agent_cli.loop import run
 from agent_cli.providers.scripted import ScriptedModel
-from agent_cli.seams import Observation, ToolSpec
-from agent_cli.store import SAMPLE_ORDERS, OrderStore
+from agent_cli.store.samples import SAMPLE_ORDERS
+from agent_cli.store.sqlite import OrderStore
 
 from .fakellm import FakeLLM, Reply, anthropic_calls, anthropic_text, openai_calls, openai_text
 from .helpers import TODAY, call, collect, final, registry
@@ -241,7 +242,7 @@ def test_a_cost_budget_needs_a_price() -> None:
 
 
 def test_price_arithmetic() -> None:
-    from agent_cli.decisions import Usage
+    from agent_cli.core.decisions import Usage
 
     assert Price(0.15, 0.60).of(Usage(1_000_000, 500_000)) == pytest.approx(0.45)
 
@@ -301,7 +302,7 @@ def test_sigterm_during_a_slow_response_is_recorded_and_exits_143(
 
 
 def test_a_killed_run_leaves_only_complete_lines(fake_llm: FakeLLM, tmp_path: Path) -> None:
-    from agent_cli.tracing import read_trace
+    from agent_cli.record.tracing import read_trace
 
     trace = tmp_path / "t.jsonl"
     process = start_a_slow_run(fake_llm, trace)
@@ -330,7 +331,7 @@ def test_trace_files_are_fsynced_at_step_boundaries(
 def test_a_full_disk_is_refused_before_the_first_model_call(
     fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agent_cli import commands
+    from agent_cli.commands import ask as commands
 
     from .test_trace_disk import FillingDisk
 
@@ -454,9 +455,9 @@ class _Slow:
 
 
 def test_calls_of_one_reply_stop_once_the_deadline_has_passed() -> None:
+    from agent_cli.core.events import RunFinished
+    from agent_cli.core.seams import ModelReply, ModelRequest
     from agent_cli.errors import RunTimedOut
-    from agent_cli.events import RunFinished
-    from agent_cli.seams import ModelReply, ModelRequest
 
     class ThreeCalls:
         provider, model = "test", "three"

@@ -15,14 +15,13 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
+from agent_cli.core.seams import ModelRequest
 from agent_cli.errors import MalformedReply, ProviderError
-from agent_cli.jsontext import JsonTextError, read_json
 from agent_cli.providers.anthropic import AnthropicMessages, AnthropicOptions
 from agent_cli.providers.http import Channel
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
 from agent_cli.providers.retries import retry_after_seconds
-from agent_cli.seams import ModelRequest
-from agent_cli.text import valid_text
+from agent_cli.text import JsonTextError, read_json, valid_text
 
 from .fakellm import FakeLLM, Reply, anthropic_calls, anthropic_text, openai_calls, openai_text
 from .helpers import mock_channel
@@ -177,7 +176,7 @@ def _trace_records(path: Path) -> list[dict[str, Any]]:
 def test_a_model_raising_anything_still_ends_the_trace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("agent_cli.runtime.choose_model", lambda *_: _Exploding())
+    monkeypatch.setattr("agent_cli.runtime.assemble.choose_model", lambda *_: _Exploding())
     trace = tmp_path / "run.jsonl"
     result = runner.invoke(app, ["ask", "Is A100 refundable?", "--trace", str(trace)])
     assert result.exit_code == 1
@@ -389,7 +388,7 @@ def test_nan_or_infinity_in_arguments_is_an_invalid_call_not_a_crash(
 
 
 def test_nan_in_a_json_mode_decision_makes_the_call_invalid() -> None:
-    from agent_cli.decisions import CallTool, Usage
+    from agent_cli.core.decisions import CallTool, Usage
     from agent_cli.providers.base import parse_json_decision
 
     text = '{"type": "tool", "tool": "issue_refund", "args": {"amount": -Infinity}}'

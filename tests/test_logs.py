@@ -15,11 +15,12 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
-from agent_cli.decisions import Usage
+from agent_cli.commands.logs import parse_since
+from agent_cli.core.decisions import Usage
+from agent_cli.core.events import RunFinished, RunStarted
 from agent_cli.errors import UsageError
-from agent_cli.events import RunFinished, RunStarted
-from agent_cli.logs import parse_since
-from agent_cli.runlog import _MIGRATIONS, SCHEMA_VERSION, RunFilter, RunLog, RunRecorder
+from agent_cli.record.recorder import RunRecorder
+from agent_cli.record.runlog import _MIGRATIONS, SCHEMA_VERSION, RunFilter, RunLog
 
 from .fakellm import FakeLLM, openai_calls, openai_text
 

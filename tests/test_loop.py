@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 
-from agent_cli.budget import Limits
-from agent_cli.decisions import Usage
+from agent_cli.core.budget import Limits
+from agent_cli.core.decisions import Usage
+from agent_cli.core.events import ModelDecided, RunFinished, RunStarted, RunStatus, ToolObserved
+from agent_cli.core.loop import run
+from agent_cli.core.seams import ModelReply, ModelRequest, Observation, ToolSpec
 from agent_cli.errors import (
     Interrupted,
     LimitReached,
@@ -18,10 +21,7 @@ from agent_cli.errors import (
     RunTimedOut,
     ScriptExhausted,
 )
-from agent_cli.events import ModelDecided, RunFinished, RunStarted, RunStatus, ToolObserved
-from agent_cli.loop import run
-from agent_cli.seams import ModelReply, ModelRequest, Observation, ToolSpec
-from agent_cli.store import OrderStore
+from agent_cli.store.sqlite import OrderStore
 
 from .helpers import TODAY, call, collect, final, registry, scripted_run
 
@@ -189,7 +189,7 @@ def test_every_limit_status_is_a_run_status() -> None:
 
 def test_the_loop_imports_no_typer_rich_or_httpx() -> None:
     code = (
-        "import sys, agent_cli.loop, agent_cli.tools.orders, agent_cli.providers.playbook;"
+        "import sys, agent_cli.core.loop, agent_cli.tools.orders, agent_cli.providers.playbook;"
         "bad = [m for m in ('typer', 'rich', 'httpx', 'click') if m in sys.modules];"
         "print(','.join(bad))"
     )
@@ -249,7 +249,7 @@ class _MalformedThenFine:
 
 
 def test_a_malformed_reply_becomes_a_history_entry_and_a_repair_event(store: OrderStore) -> None:
-    from agent_cli.events import RepairRequested
+    from agent_cli.core.events import RepairRequested
 
     model = _MalformedThenFine()
     events = collect(run("q", model, registry(store), today=TODAY))
@@ -266,14 +266,14 @@ class _Late:
     model = "late"
 
     def decide(self, request: ModelRequest) -> ModelReply:
-        from agent_cli.seams import DeadlineExceeded, ModelCall
+        from agent_cli.core.seams import DeadlineExceeded, ModelCall
 
         request.on_call(ModelCall(1, None, 1000.0, error="ReadTimeout"))
         raise DeadlineExceeded
 
 
 def test_a_model_past_the_deadline_ends_the_run_as_timeout(store: OrderStore) -> None:
-    from agent_cli.events import ModelCalled
+    from agent_cli.core.events import ModelCalled
 
     events = collect(run("q", _Late(), registry(store), limits=Limits(timeout_s=7), today=TODAY))
     assert isinstance(events[-1], RunTimedOut)
@@ -293,8 +293,8 @@ class _ManualClock:
 def test_time_a_person_takes_to_answer_does_not_count_against_the_timeout(
     store: OrderStore,
 ) -> None:
-    from agent_cli.decisions import AskUser
-    from agent_cli.events import QuestionAsked
+    from agent_cli.core.decisions import AskUser
+    from agent_cli.core.events import QuestionAsked
     from agent_cli.providers.scripted import ScriptedModel
 
     clock = _ManualClock()
@@ -314,7 +314,7 @@ def test_each_step_of_the_history_is_measured_once_however_long_the_run(
     store: OrderStore, monkeypatch: pytest.MonkeyPatch, steps: int
 ) -> None:
     """Loop work per model call stays flat as the run grows: a counter, not a timer."""
-    from agent_cli import budget
+    from agent_cli.core import budget
 
     measured: list[int] = []
     real = budget._size

@@ -23,8 +23,8 @@ from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
 from agent_cli.config import McpServerSettings, McpToolSettings
+from agent_cli.core.seams import ModelRequest, Observation, ToolSpec
 from agent_cli.providers.base import WireNames
-from agent_cli.seams import ModelRequest, Observation, ToolSpec
 from agent_cli.tools.mcp_servers import McpServers, ServerUnavailable, expand_env
 
 from .fakellm import FakeLLM, anthropic_calls, anthropic_text, openai_calls, openai_text

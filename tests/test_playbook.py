@@ -7,13 +7,14 @@ from datetime import date
 
 import pytest
 
-from agent_cli.budget import Limits
-from agent_cli.decisions import CallTool, FinalAnswer
+from agent_cli.core.budget import Limits
+from agent_cli.core.decisions import CallTool, FinalAnswer
+from agent_cli.core.events import ModelDecided, QuestionAsked, RunFinished, ToolObserved
+from agent_cli.core.loop import run
 from agent_cli.errors import NeedsInput
-from agent_cli.events import ModelDecided, QuestionAsked, RunFinished, ToolObserved
-from agent_cli.loop import run
 from agent_cli.providers.playbook import PlaybookModel, find_order_codes, is_japanese
-from agent_cli.store import Order, OrderStore
+from agent_cli.store.models import Order
+from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.orders import RefundPolicy
 
 from .helpers import TODAY, collect, converse, registry
@@ -192,8 +193,8 @@ def test_language_detection() -> None:
 
 
 def test_a_failed_lookup_is_reported_not_invented(store: OrderStore) -> None:
-    from agent_cli.decisions import Step
-    from agent_cli.seams import ModelRequest
+    from agent_cli.core.decisions import Step
+    from agent_cli.core.seams import ModelRequest
 
     failed = Step(
         1, CallTool(tool="lookup_order", args={"order_code": "A100"}), "ERROR: db down", True

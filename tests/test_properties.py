@@ -321,7 +321,7 @@ def test_any_trace_replays_or_is_reported_never_an_internal_error(
 def test_any_logged_trace_shows_or_is_reported_never_an_internal_error(
     tmp_path: Path, trace_records: list[dict[str, Any]], data: st.DataObject
 ) -> None:
-    from agent_cli.runlog import LoggedRun, RunLog
+    from agent_cli.record.runlog import LoggedRun, RunLog
 
     records = data.draw(traces(trace_records))
     path = tmp_path / f"runs-{os.urandom(4).hex()}.db"
@@ -466,7 +466,7 @@ JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
 
 def _walked(text: str | bytes, max_depth: int) -> tuple[str, Any]:
     """What read_json gave before its shortcut: every value walked by `tidy`."""
-    from agent_cli.jsontext import JsonTextError, NonFinite, tidy
+    from agent_cli.text import JsonTextError, NonFinite, tidy
 
     value = json.loads(text, parse_constant=NonFinite, strict=False)
     try:
@@ -489,7 +489,7 @@ def _walked(text: str | bytes, max_depth: int) -> tuple[str, Any]:
 def test_read_json_reads_what_the_full_walk_reads(
     value: Any, ascii_only: bool, as_bytes: bool, max_depth: int
 ) -> None:
-    from agent_cli.jsontext import JsonTextError, read_json
+    from agent_cli.text import JsonTextError, read_json
 
     text: str | bytes = json.dumps(value, ensure_ascii=ascii_only)
     if as_bytes:

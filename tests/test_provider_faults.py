@@ -11,7 +11,8 @@ import httpx
 import pytest
 from typer.testing import Result
 
-from agent_cli.decisions import Usage
+from agent_cli.core.decisions import Usage
+from agent_cli.core.seams import DeadlineExceeded, ModelCall
 from agent_cli.errors import (
     InvalidProviderResponse,
     ProviderBillingError,
@@ -21,7 +22,6 @@ from agent_cli.errors import (
 )
 from agent_cli.providers.http import Channel
 from agent_cli.providers.retries import RetryPolicy, retry_after_seconds
-from agent_cli.seams import DeadlineExceeded, ModelCall
 from agent_cli.text import mask_secrets
 
 from .fakellm import FakeLLM, Reply, anthropic_text, error, openai_calls, openai_text

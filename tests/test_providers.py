@@ -330,7 +330,7 @@ def _note_with_a_closing_tag() -> None:
     import os
     from dataclasses import replace
 
-    from agent_cli.store import OrderStore
+    from agent_cli.store.sqlite import OrderStore
 
     store = OrderStore.open(Path(os.environ["AGENT_DB"]))
     try:
@@ -398,14 +398,16 @@ def test_tool_results_reach_the_model_inside_data_with_the_closing_tag_escaped(
 def test_the_output_cap_goes_in_the_parameter_the_server_honours(
     settings: dict[str, Any], expected: str
 ) -> None:
-    from agent_cli.config import Settings, choose_provider
+    from agent_cli.config import Settings
+    from agent_cli.providers.choice import choose_provider
 
     chosen = choose_provider(Settings.model_validate({"provider": settings}), {})
     assert chosen.max_tokens_param == expected
 
 
 def test_a_profile_keeps_its_parameter_for_its_own_server() -> None:
-    from agent_cli.config import Settings, choose_provider
+    from agent_cli.config import Settings
+    from agent_cli.providers.choice import choose_provider
 
     profile = {
         "kind": "openai",

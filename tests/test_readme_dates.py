@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
-from agent_cli.store import sample_orders
+from agent_cli.store.samples import sample_orders
 
 README = Path(__file__).parents[1] / "README.md"
 DATES = ["2026-03-01", "2027-02-28", "2028-02-29"]  # a year apart, and a leap day

@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
-from agent_cli.refund_rules import RefundFacts, RefundRule, rule_for
+from agent_cli.config import RefundRule
+from agent_cli.policy.refund_rules import RefundFacts, rule_for
 
 from .helpers import delivered_recently
 

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agent_cli.budget import Limits, RefundCounter
 from agent_cli.cli import app
-from agent_cli.events import ApprovalDecided, ApprovalRequested, Event, ToolObserved
-from agent_cli.loop import run
+from agent_cli.core.budget import Limits, RefundCounter
+from agent_cli.core.events import ApprovalDecided, ApprovalRequested, Event, ToolObserved
+from agent_cli.core.loop import run
+from agent_cli.core.seams import Verdict
 from agent_cli.providers.scripted import ScriptedModel
-from agent_cli.seams import Verdict
-from agent_cli.store import OrderStore
+from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import ToolRegistry
 from agent_cli.tools.orders import RefundPolicy, order_tools
 from agent_cli.tools.refunds import (
@@ -527,6 +527,6 @@ def test_the_window_runs_from_delivery_to_its_last_day_not_before(store: OrderSt
     ],
 )
 def test_only_y_or_yes_approves(line: str | None, approved: bool) -> None:
-    from agent_cli.answerers import verdict_from
+    from agent_cli.runtime.answerers import verdict_from
 
     assert verdict_from(line).approved is approved

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
-from agent_cli.decisions import AskUser, CallTool, FinalAnswer, Usage
-from agent_cli.events import (
+from agent_cli.core.decisions import AskUser, CallTool, FinalAnswer, Usage
+from agent_cli.core.events import (
     EVENT_TYPES,
     ApprovalDecided,
     ApprovalRequested,
@@ -25,8 +25,8 @@ from agent_cli.events import (
     RunStarted,
     ToolObserved,
 )
-from agent_cli.replay import event_from_record
-from agent_cli.tracing import event_record
+from agent_cli.record.replay import event_from_record
+from agent_cli.record.tracing import event_record
 
 runner = CliRunner()
 STAMP = {"run_id": "r1", "ts": 1_790_000_000.25}

@@ -9,8 +9,8 @@ from typing import Any
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
+from agent_cli.core.events import ToolObserved
 from agent_cli.evaluation.regress import compare
-from agent_cli.events import ToolObserved
 
 runner = CliRunner()
 QUESTION = "Are orders A100 and A101 refundable?"
@@ -148,8 +148,8 @@ def refunds_of_a100() -> list[object]:
 def test_replay_check_runs_refunds_dry_even_if_someone_approved(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
+    from agent_cli.core.seams import Verdict
     from agent_cli.evaluation import regress
-    from agent_cli.seams import Verdict
 
     trace, config = refund_trace(tmp_path)
     monkeypatch.setattr(regress, "refuse", lambda _: Verdict(True, "operator"))  # one defence off

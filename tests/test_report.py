@@ -22,7 +22,7 @@ from typer.testing import CliRunner, Result
 from agent_cli.cli import app
 from agent_cli.evaluation.report import ReportContext, ms, render_report
 from agent_cli.evaluation.summary import summarize
-from agent_cli.outcomes import CaseResult, Failure, RunRecord
+from agent_cli.record.outcomes import CaseResult, Failure, RunRecord
 
 runner = CliRunner()
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.decisions import FinalAnswer
+from agent_cli.core.decisions import FinalAnswer
+from agent_cli.core.seams import ModelRequest
 from agent_cli.errors import ScriptExhausted, ScriptFileError
 from agent_cli.providers.scripted import ScriptedModel, load_script
-from agent_cli.seams import ModelRequest
 
 from .helpers import TODAY, call, final
 

@@ -278,7 +278,7 @@ def lookup_text(result: Any) -> str:
 def test_after_a_lookup_the_answer_must_open_with_its_computed_verdict(
     fake_llm: FakeLLM, question: str, words: str
 ) -> None:
-    from agent_cli.verdicts import stated_verdicts
+    from agent_cli.policy.verdicts import stated_verdicts
 
     fake_llm.queue(openai_text(LOOKUP), openai_text(ANSWER))
     argv = ["ask", question, "--provider", "openai", "--base-url", fake_llm.url + "/v1"]
@@ -530,9 +530,9 @@ def test_tools_mode_never_narrows_the_offer_to_nothing() -> None:
     sent without tools, so the offer stays as it was."""
     from datetime import date
 
-    from agent_cli.decisions import CallTool, Step
+    from agent_cli.core.decisions import CallTool, Step
+    from agent_cli.core.seams import ModelRequest, ToolSpec
     from agent_cli.providers.decision_schema import tools_offered
-    from agent_cli.seams import ModelRequest, ToolSpec
 
     lookup = ToolSpec("lookup_order", "Look up an order.", {"properties": {"order_code": {}}})
     done = Step(1, CallTool(tool="lookup_order", args={"order_code": "A100"}), "order=A100", False)

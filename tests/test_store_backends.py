@@ -13,10 +13,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agent_cli import approval_queue
 from agent_cli.cli import app
 from agent_cli.errors import StoreError
-from agent_cli.store import SAMPLE_ORDERS, Order, OrderStore, RefundRefused
+from agent_cli.store import approval_queue
+from agent_cli.store.models import Order, RefundRefused
+from agent_cli.store.samples import SAMPLE_ORDERS
+from agent_cli.store.sqlite import OrderStore
 
 from .helpers import json_lines
 
@@ -31,7 +33,7 @@ def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
         OrderStore.open(path, seed=SAMPLE_ORDERS).close()
         yield lambda: OrderStore.open(path, create=False)
         return
-    from agent_cli.pg_store import PostgresStore
+    from agent_cli.store.postgres import PostgresStore
 
     url = request.getfixturevalue("pg_server").database()
     PostgresStore.connect(url, seed=SAMPLE_ORDERS).close()
@@ -188,7 +190,7 @@ def test_a_server_that_is_down_is_a_clear_error_and_the_password_is_never_shown(
 def test_a_password_reference_comes_from_the_environment(
     pg_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agent_cli.pg_store import PostgresStore
+    from agent_cli.store.postgres import PostgresStore
 
     url = pg_server.database().replace("agent@", "agent:${DB_PASSWORD}@")
     with pytest.raises(StoreError, match=r"\$\{DB_PASSWORD\}, which is not set"):
@@ -235,7 +237,7 @@ def test_doctor_checks_the_server_the_schema_and_the_privileges(
 ) -> None:
     import psycopg
 
-    from agent_cli.pg_store import PostgresStore
+    from agent_cli.store.postgres import PostgresStore
 
     url = pg_server.database()
     PostgresStore.connect(url).close()  # the agent's own user made the tables
@@ -259,7 +261,7 @@ def test_doctor_checks_the_server_the_schema_and_the_privileges(
 def test_a_dropped_connection_is_a_clear_error_and_leaves_no_half_refund(pg_server: Any) -> None:
     import psycopg
 
-    from agent_cli.pg_store import PostgresStore
+    from agent_cli.store.postgres import PostgresStore
 
     url = pg_server.database()
     store = PostgresStore.connect(url, seed=SAMPLE_ORDERS)
@@ -290,7 +292,7 @@ def test_a_refund_waits_for_a_held_order_only_as_long_as_the_run_may(
     import time
 
     from agent_cli.errors import StoreBusy
-    from agent_cli.store import busy_wait_at_most
+    from agent_cli.store.sqlite import busy_wait_at_most
 
     held, release = threading.Event(), threading.Event()
 
@@ -316,7 +318,7 @@ def test_a_refund_waits_for_a_held_order_only_as_long_as_the_run_may(
 
 
 def test_agents_starting_together_on_a_new_database_migrate_once(pg_server: Any) -> None:
-    from agent_cli.pg_store import PostgresStore
+    from agent_cli.store.postgres import PostgresStore
 
     url = pg_server.database()
     stores: list[OrderStore] = []
@@ -350,7 +352,7 @@ def test_a_refund_rolled_back_by_a_serialization_failure_is_run_again_once(
     start and is recorded once. Twice: one clear error, and nothing written."""
     import psycopg
 
-    from agent_cli.pg_store import PostgresStore
+    from agent_cli.store.postgres import PostgresStore
 
     url = pg_server.database()
     PostgresStore.connect(url, seed=SAMPLE_ORDERS).close()

@@ -12,14 +12,15 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
-from agent_cli.store import SAMPLE_ORDERS, OrderStore
+from agent_cli.store.samples import SAMPLE_ORDERS
+from agent_cli.store.sqlite import OrderStore
 
 runner = CliRunner()
 
 OPEN_AT = """
 import sys, time
 from pathlib import Path
-from agent_cli.store import OrderStore
+from agent_cli.store.sqlite import OrderStore
 start = float(sys.argv[2])
 while time.time() < start:
     pass

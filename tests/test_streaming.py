@@ -14,7 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from agent_cli.decisions import CallTool, FinalAnswer
+from agent_cli.core.decisions import CallTool, FinalAnswer
+from agent_cli.core.seams import DeadlineExceeded, ModelCall, ModelRequest, TextDelta, ToolSpec
 from agent_cli.errors import InvalidProviderResponse, ProviderUnavailable
 from agent_cli.providers.anthropic import ANTHROPIC_VERSION, AnthropicMessages, AnthropicOptions
 from agent_cli.providers.base import HttpAdapter
@@ -22,7 +23,6 @@ from agent_cli.providers.http import Channel
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
 from agent_cli.providers.retries import RetryPolicy
 from agent_cli.providers.streaming import SseParser, partial_answer
-from agent_cli.seams import DeadlineExceeded, ModelCall, ModelRequest, TextDelta, ToolSpec
 
 from .fakellm import (
     FakeLLM,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from agent_cli.events import ToolObserved
-from agent_cli.tracing import dumps_event
+from agent_cli.core.events import ToolObserved
+from agent_cli.record.tracing import dumps_event
 
 from .fakellm import FakeLLM, error
 from .test_chat_terminal import refund_run, spawn

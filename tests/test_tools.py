@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from agent_cli.seams import Observation
-from agent_cli.store import OrderStore
+from agent_cli.core.seams import Observation
+from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolFailure, ToolRegistry
 from agent_cli.tools.orders import RefundPolicy
 
@@ -124,9 +124,9 @@ def test_the_trace_detail_of_a_crash_holds_no_secret_shaped_text() -> None:
     import io
     import json
 
-    from agent_cli.loop import run
+    from agent_cli.core.loop import run
     from agent_cli.providers.scripted import ScriptedModel
-    from agent_cli.tracing import TraceWriter
+    from agent_cli.record.tracing import TraceWriter
 
     from .helpers import call, final
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agent_cli import commands
 from agent_cli.cli import app
-from agent_cli.seams import Verdict
+from agent_cli.commands import ask as commands
+from agent_cli.core.seams import Verdict
 
 from .helpers import delivered_recently
 from .test_refunds import refund_script, refunds_config
@@ -111,7 +111,7 @@ def test_the_approval_is_synced_to_disk_before_the_refund_is_made(
 ) -> None:
     import os
 
-    from agent_cli import tracing
+    from agent_cli.record import tracing
 
     trace = tmp_path / "t.jsonl"
     synced: list[tuple[str, int]] = []  # (the last line's event, refunds in the store) per fsync

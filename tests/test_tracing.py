@@ -11,11 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.decisions import Usage
+from agent_cli.core.decisions import Usage
+from agent_cli.core.events import RunFinished, ToolObserved
 from agent_cli.errors import TraceFileError
-from agent_cli.events import RunFinished, ToolObserved
-from agent_cli.store import OrderStore
-from agent_cli.tracing import TraceWriter, dumps_event, event_record, open_trace_file, read_trace
+from agent_cli.record.tracing import (
+    TraceWriter,
+    dumps_event,
+    event_record,
+    open_trace_file,
+    read_trace,
+)
+from agent_cli.store.sqlite import OrderStore
 
 from .helpers import call, final, scripted_run
 

@@ -8,9 +8,9 @@ import re
 import pytest
 from rich.console import Console
 
-from agent_cli.decisions import Usage
-from agent_cli.events import Event, ModelDecided, RunFinished
-from agent_cli.store import OrderStore
+from agent_cli.core.decisions import Usage
+from agent_cli.core.events import Event, ModelDecided, RunFinished
+from agent_cli.store.sqlite import OrderStore
 from agent_cli.ui import RunView, clean_text, make_console
 
 from .helpers import call, final, scripted_run
@@ -162,7 +162,7 @@ def test_streamed_text_is_drawn_above_the_spinner_and_gone_once_the_reply_is_who
 ) -> None:
     from rich.spinner import Spinner
 
-    from agent_cli.seams import TextDelta
+    from agent_cli.core.seams import TextDelta
     from agent_cli.ui import run_view
 
     _, events = scripted_run(store, final("Order A100 is refundable."))
@@ -184,7 +184,7 @@ def test_streamed_text_is_drawn_above_the_spinner_and_gone_once_the_reply_is_who
 
 
 def _tools_on(console: Console) -> str:
-    from agent_cli.seams import ToolSpec
+    from agent_cli.core.seams import ToolSpec
     from agent_cli.ui.tables import show_tools
 
     description = "Find a customer by id. " + "Long words " * 30 + "END"
@@ -226,7 +226,7 @@ def test_a_wide_terminal_gets_the_table() -> None:
 def test_an_eval_rows_why_wraps_at_word_ends_on_a_terminal_and_is_one_line_piped(
     terminal: bool,
 ) -> None:
-    from agent_cli.outcomes import CaseResult, Failure, RunRecord
+    from agent_cli.record.outcomes import CaseResult, Failure, RunRecord
     from agent_cli.ui.eval_view import EvalView
 
     message = "the answer said not_refundable where the lookup computed refundable " * 3

@@ -31,8 +31,8 @@ def doctor(
 
     Exit code 0 when every check passes, 1 when one fails.
     """
-    from agent_cli.diagnostics import doctor as run_doctor
-    from agent_cli.runtime import ProviderOptions
+    from agent_cli.commands.doctor import doctor as run_doctor
+    from agent_cli.runtime.options import ProviderOptions
 
     options = ProviderOptions(provider, model, base_url, None, config)
     raise typer.Exit(run_doctor(options, json_output=json_output))
@@ -49,7 +49,7 @@ def config_init(
 
     Exit code 2 when the file exists already: nothing is overwritten.
     """
-    from agent_cli.diagnostics import init_config
+    from agent_cli.commands.doctor import init_config
 
     init_config(path)
 
@@ -65,8 +65,8 @@ def config_show(
     config: ConfigOption = None,
 ) -> None:
     """Print the effective configuration, where each value came from, with secrets masked."""
-    from agent_cli.diagnostics import show_config
-    from agent_cli.runtime import ProviderOptions
+    from agent_cli.commands.doctor import show_config
+    from agent_cli.runtime.options import ProviderOptions
 
     show_config(ProviderOptions(provider, model, base_url, None, config), json_output=json_output)
 
@@ -79,7 +79,7 @@ def list_tools(
     config: ConfigOption = None,
 ) -> None:
     """List the tools the agent can call (ours, then each MCP server's), with descriptions."""
-    from agent_cli.commands import show_tools_command
+    from agent_cli.commands.tools import show_tools_command
 
     show_tools_command(json_output=json_output, config=config)
 
@@ -104,7 +104,7 @@ def orders_init(
     database behind. With --sample, a database with no orders gets the samples; exit code 2
     when the database exists already (and, with --sample, holds orders).
     """
-    from agent_cli.commands import init_orders
+    from agent_cli.commands.orders import init_orders
 
     init_orders(sample=sample, config=config, today=today)
 
@@ -122,7 +122,7 @@ def orders_list(
     config: ConfigOption = None,
 ) -> None:
     """List the orders in the store, by code."""
-    from agent_cli.commands import list_orders
+    from agent_cli.commands.orders import list_orders
 
     list_orders(json_output=json_output, config=config, limit=limit, status=status)
 
@@ -136,7 +136,7 @@ def orders_show(
     config: ConfigOption = None,
 ) -> None:
     """Show one order. Exit code 1 if there is no such order."""
-    from agent_cli.commands import show_order_command
+    from agent_cli.commands.orders import show_order_command
 
     show_order_command(code, json_output=json_output, config=config)
 
@@ -160,7 +160,7 @@ def orders_import(
     and the reason (exit code 2), and nothing is imported. With --from-sqlite, refunds (by their
     idempotency key: never twice) and approval items come along, in one transaction.
     """
-    from agent_cli.commands import import_orders, import_sqlite
+    from agent_cli.commands.orders import import_orders, import_sqlite
 
     if (file is None) == (from_sqlite is None):
         raise typer.BadParameter("give a FILE of orders, or --from-sqlite DATABASE (one of them)")
@@ -195,7 +195,7 @@ def logs_list(
     config: ConfigOption = None,
 ) -> None:
     """List the logged runs (ask, chat turns; eval cases with --kind eval), newest first."""
-    from agent_cli.logs import ListOptions, list_logs
+    from agent_cli.commands.logs import ListOptions, list_logs
 
     options = ListOptions(status, since, kind, provider, model, session)
     list_logs(json_output=json_output, config=config, limit=limit, options=options)
@@ -204,7 +204,7 @@ def logs_list(
 @logs_app.command(name="path")
 def logs_path(config: ConfigOption = None) -> None:
     """Print where the run log is (AGENT_LOG / [log] path, else the state directory)."""
-    from agent_cli.logs import log_path
+    from agent_cli.commands.logs import log_path
 
     log_path(config=config)
 
@@ -221,7 +221,7 @@ def logs_show(
     config: ConfigOption = None,
 ) -> None:
     """Show one logged run again, as it was shown live (as agent replay shows a trace)."""
-    from agent_cli.logs import show_log
+    from agent_cli.commands.logs import show_log
 
     show_log(run_id, json_output=json_output, quiet=quiet, config=config)
 
@@ -234,6 +234,6 @@ def logs_search(
     config: ConfigOption = None,
 ) -> None:
     """Find logged runs whose question or answer holds every word of TEXT, newest first."""
-    from agent_cli.logs import search_logs
+    from agent_cli.commands.logs import search_logs
 
     search_logs(text, json_output=json_output, config=config, limit=limit)

@@ -26,7 +26,7 @@ def approvals_list(
     config: ConfigOption = None,
 ) -> None:
     """List the queue, oldest first (piped: one tab-separated line per item)."""
-    from agent_cli.approval_commands import list_approvals
+    from agent_cli.commands.approvals import list_approvals
 
     list_approvals(state=state, order=order, json_output=json_output, config=config)
 
@@ -39,7 +39,7 @@ def approvals_show(
 ) -> None:
     """Show one item: the refund, the order as it was judged, the run and its question, who
     proposed and who decided. Exit code 1 if there is no such item."""
-    from agent_cli.approval_commands import show_approval_command
+    from agent_cli.commands.approvals import show_approval_command
 
     show_approval_command(item, json_output=json_output, config=config)
 
@@ -52,7 +52,7 @@ def approvals_approve(
 
     Exit code 1 if any item was not approved (expired, refused at commit, or closed already).
     """
-    from agent_cli.approval_commands import decide
+    from agent_cli.commands.approvals import decide
 
     decide(items, approve=True, reason=None, by=by, config=config)
 
@@ -65,7 +65,7 @@ def approvals_deny(
     config: ConfigOption = None,
 ) -> None:
     """Close each item without a refund. Exit code 1 if any was closed already."""
-    from agent_cli.approval_commands import decide
+    from agent_cli.commands.approvals import decide
 
     decide(items, approve=False, reason=reason, by=by, config=config)
 
@@ -80,6 +80,6 @@ def approvals_explain(
 ) -> None:
     """Say which [[refunds.rules]] rule would decide a refund (auto, ask, queue or deny) and why
     each earlier rule does not apply. Runs and writes nothing."""
-    from agent_cli.approval_commands import explain
+    from agent_cli.commands.approvals import explain
 
     explain(code, amount, reason, json_output=json_output, config=config)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from agent_cli import __version__
+from agent_cli._version import __version__
 from agent_cli.cli.boundary import EXIT_CODES_HELP, AgentGroup
 
 app = typer.Typer(

@@ -13,7 +13,7 @@ from typing import Any
 import typer
 from typer.core import TyperArgument, TyperGroup
 
-from agent_cli import interrupts
+from agent_cli.core import interrupts
 from agent_cli.errors import AgentError, Interrupted
 
 EXIT_CODES_HELP = (

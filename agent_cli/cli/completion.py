@@ -24,8 +24,8 @@ def complete_order_code(incomplete: str) -> list[str]:
     """The codes in the configured store that start with what is typed (never creating it)."""
     try:
         from agent_cli.config import load_settings
-        from agent_cli.runtime import opened_store
-        from agent_cli.store import configured_path
+        from agent_cli.runtime.stores import opened_store
+        from agent_cli.store.configured import configured_path
 
         settings = load_settings()
         if settings.store.url is None and not configured_path(settings.store.path).exists():

@@ -58,8 +58,8 @@ def ask(
     config: ConfigOption = None,
 ) -> None:
     """Answer one question, showing every step live."""
-    from agent_cli.commands import AskOptions, ask_once
-    from agent_cli.runtime import ProviderOptions, RunOptions
+    from agent_cli.commands.ask import AskOptions, ask_once
+    from agent_cli.runtime.options import ProviderOptions, RunOptions
 
     run_options = RunOptions(
         dry_run=dry_run,
@@ -119,8 +119,8 @@ def chat(
     oldest are dropped first). Ctrl-C cancels a run, Ctrl-D or /exit leaves. Works with stdin
     piped from a file too.
     """
-    from agent_cli.chat import chat as run_chat
-    from agent_cli.runtime import ProviderOptions, RunOptions
+    from agent_cli.commands.chat import chat as run_chat
+    from agent_cli.runtime.options import ProviderOptions, RunOptions
 
     options = RunOptions(
         dry_run=dry_run,
@@ -204,8 +204,8 @@ def eval_(
     your order database is never touched. Exit codes: 0 when every model passes --min-pass of
     its cases (default: all), 3 when one does not, 2 for a bad case file, 130 on Ctrl-C.
     """
-    from agent_cli.evaluation.command import EvalOptions, eval_command
-    from agent_cli.runtime import ProviderOptions, RunOptions
+    from agent_cli.commands.evaluate import EvalOptions, eval_command
+    from agent_cli.runtime.options import ProviderOptions, RunOptions
 
     run_options = RunOptions(
         dry_run=dry_run,
@@ -259,6 +259,6 @@ def replay(
     A torn last line (a killed run) is skipped with a warning. Exit code 2 when the file is
     missing or holds no runs; with --check, 3 when a replayed run observes something else.
     """
-    from agent_cli.commands import replay_command
+    from agent_cli.commands.replay import replay_command
 
     replay_command(file, run_id=run, quiet=quiet, check=check, config=config, list_runs=list_runs)

@@ -26,11 +26,11 @@ from pydantic import (
 )
 
 from agent_cli.errors import CaseFileError
-from agent_cli.order_files import OrderRecord
-from agent_cli.store import ORDER_CODE_PATTERN, Order
+from agent_cli.policy.verdicts import Verdict
+from agent_cli.store.models import ORDER_CODE_PATTERN, Order
+from agent_cli.store.order_files import OrderRecord
 from agent_cli.text import read_text_file
 from agent_cli.validation_text import describe_fields_error
-from agent_cli.verdicts import Verdict
 
 VERDICTS: tuple[Verdict, ...] = ("refundable", "not_refundable", "not_found")
 NEEDS_INPUT = "needs_input"

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from agent_cli.core.events import Event
 from agent_cli.evaluation import matching
 from agent_cli.evaluation.cases import EvalCase
-from agent_cli.events import Event
-from agent_cli.outcomes import Failure, RunRecord, ToolRun
-from agent_cli.verdicts import Verdict, stated_verdicts
+from agent_cli.policy.verdicts import Verdict, stated_verdicts
+from agent_cli.record.outcomes import Failure, RunRecord, ToolRun
 
 
 def record_of(events: Iterable[Event]) -> RunRecord:

@@ -15,17 +15,19 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from agent_cli.answerers import refuse
-from agent_cli.budget import RefundCounter
 from agent_cli.config import Settings
+from agent_cli.core.budget import RefundCounter
+from agent_cli.core.events import Event, ModelDecided, RunFinished, RunStarted, ToolObserved
 from agent_cli.errors import AgentError, Interrupted, UsageError
-from agent_cli.events import Event, ModelDecided, RunFinished, RunStarted, ToolObserved
-from agent_cli.order_files import OrderRecord
-from agent_cli.outcomes import CheckResult, Difference, RecordedRun
 from agent_cli.providers.scripted import ScriptedModel
-from agent_cli.replay import load_runs
-from agent_cli.runtime import LazyStore, Runtime, build_tools, drive, limits_for
-from agent_cli.store import OrderStore
+from agent_cli.record.outcomes import CheckResult, Difference, RecordedRun
+from agent_cli.record.replay import load_runs
+from agent_cli.runtime.answerers import refuse
+from agent_cli.runtime.assemble import Runtime, build_tools, limits_for
+from agent_cli.runtime.drive import drive
+from agent_cli.runtime.stores import LazyStore
+from agent_cli.store.order_files import OrderRecord
+from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.orders import AsOf
 
 NOT_COMPARED = frozenset({"issue_refund"})

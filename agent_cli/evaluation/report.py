@@ -17,7 +17,7 @@ from datetime import date, datetime
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from agent_cli.outcomes import CaseResult, ModelSummary
+from agent_cli.record.outcomes import CaseResult, ModelSummary
 
 _CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em; color: #222; }

@@ -17,23 +17,26 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agent_cli.answerers import refuse
-from agent_cli.budget import RefundCounter
 from agent_cli.config import Settings
-from agent_cli.decisions import ASK_USER_TOOL
+from agent_cli.core.budget import RefundCounter
+from agent_cli.core.decisions import ASK_USER_TOOL
+from agent_cli.core.events import Event, RunStarted
+from agent_cli.core.seams import ReasoningModel
 from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
 from agent_cli.evaluation.cases import EvalCase
 from agent_cli.evaluation.judge import judge
-from agent_cli.events import Event, RunStarted
-from agent_cli.order_files import order_record
-from agent_cli.outcomes import CaseResult, Failure, RunRecord
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import ScriptedModel
-from agent_cli.runtime import RunOptions, Runtime, build_tools, choose_model, drive, limits_for
-from agent_cli.seams import ReasoningModel
-from agent_cli.store import SAMPLE_DAY, OrderStore
+from agent_cli.record.outcomes import CaseResult, Failure, RunRecord
+from agent_cli.record.tracing import TraceWriter, open_trace_file
+from agent_cli.runtime.answerers import refuse
+from agent_cli.runtime.assemble import Runtime, build_tools, choose_model, limits_for
+from agent_cli.runtime.drive import drive
+from agent_cli.runtime.options import RunOptions
+from agent_cli.store.order_files import order_record
+from agent_cli.store.samples import SAMPLE_DAY
+from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.orders import AsOf
-from agent_cli.tracing import TraceWriter, open_trace_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +46,7 @@ class Contender:
     label: str
     options: RunOptions
     settings: Settings
-    instructions: str = ""  # the shop's own (instructions.py)
+    instructions: str = ""  # the shop's own (policy/instructions.py)
     base_url: str = ""  # the provider's, for the report; empty offline
 
 

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from agent_cli.outcomes import CaseResult, ModelSummary
+from agent_cli.record.outcomes import CaseResult, ModelSummary
 
 
 def summarize(results: Iterable[CaseResult], models: Iterable[str]) -> list[ModelSummary]:

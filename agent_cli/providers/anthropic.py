@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from agent_cli.decisions import CallTool, Usage
+from agent_cli.core.decisions import CallTool, Usage
+from agent_cli.core.seams import ModelReply, ModelRequest, TextDelta, ToolSpec
 from agent_cli.errors import InvalidProviderResponse, MalformedReply
-from agent_cli.jsontext import JsonTextError, read_json
 from agent_cli.providers.base import (
     REFUSES_TOOLS,
     HttpAdapter,
@@ -44,7 +44,7 @@ from agent_cli.providers.prompts import (
     wire_schema,
 )
 from agent_cli.providers.streaming import StreamFailed, event_json
-from agent_cli.seams import ModelReply, ModelRequest, TextDelta, ToolSpec
+from agent_cli.text import JsonTextError, read_json
 
 ANTHROPIC_VERSION = "2023-06-01"
 _STOPS_WITHOUT_DECISION = {

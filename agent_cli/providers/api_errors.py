@@ -13,8 +13,7 @@ from agent_cli.errors import (
     ProviderError,
     ProviderRequestError,
 )
-from agent_cli.jsontext import JsonTextError, read_json
-from agent_cli.text import mask_secrets
+from agent_cli.text import JsonTextError, mask_secrets, read_json
 
 MAX_MESSAGE_CHARS = 300
 CONTEXT_CODES = {"context_length_exceeded", "request_too_large"}

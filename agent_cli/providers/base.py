@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from agent_cli.decisions import (
+from agent_cli.core.decisions import (
     ASK_USER_TOOL,
     MAX_THOUGHT_CHARS,
     AskUser,
@@ -26,12 +26,12 @@ from agent_cli.decisions import (
     describe_validation_error,
     parse_decision,
 )
+from agent_cli.core.seams import ModelCall, ModelReply, ModelRequest, TextDelta
 from agent_cli.errors import FeatureRejected, InvalidProviderResponse, MalformedReply
-from agent_cli.jsontext import JsonTextError, non_finite_in, read_json
 from agent_cli.providers.http import Channel
 from agent_cli.providers.prompts import Mode, tool_specs
 from agent_cli.providers.streaming import JsonAnswer, StreamReader
-from agent_cli.seams import ModelCall, ModelReply, ModelRequest, TextDelta
+from agent_cli.text import JsonTextError, non_finite_in, read_json
 
 _WIRE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what both APIs accept as a tool's name
 _NOT_WIRE = re.compile(r"[^A-Za-z0-9_-]")

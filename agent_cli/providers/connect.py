@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import httpx
 
-from agent_cli import __version__
-from agent_cli.config import ProviderChoice, ProviderSettings
+from agent_cli._version import __version__
+from agent_cli.config import ProviderSettings
 from agent_cli.providers import server_memory
 from agent_cli.providers.anthropic import ANTHROPIC_VERSION, AnthropicMessages, AnthropicOptions
+from agent_cli.providers.choice import ProviderChoice
 from agent_cli.providers.http import Channel
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
 from agent_cli.providers.retries import RetryPolicy

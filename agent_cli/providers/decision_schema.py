@@ -38,11 +38,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from agent_cli.decisions import ASK_USER_TOOL, Step
-from agent_cli.grounding import LOOKUP_TOOL, computed_verdicts
+from agent_cli.core.decisions import ASK_USER_TOOL, Step
+from agent_cli.core.seams import ModelRequest, ToolSpec
+from agent_cli.policy.grounding import LOOKUP_TOOL, computed_verdicts
+from agent_cli.policy.verdicts import find_order_codes, is_japanese, opening, read_amount
 from agent_cli.providers.prompts import tool_specs
-from agent_cli.seams import ModelRequest, ToolSpec
-from agent_cli.verdicts import find_order_codes, is_japanese, opening, read_amount
 
 ORDER_CODE = "order_code"  # the argument of the order tools
 _READING = {LOOKUP_TOOL, "refund_policy", ASK_USER_TOOL}  # tools that change nothing

@@ -25,7 +25,8 @@ from typing import Any
 
 import httpx
 
-from agent_cli.decisions import Usage
+from agent_cli.core.decisions import Usage
+from agent_cli.core.seams import DeadlineExceeded, ModelCall
 from agent_cli.errors import (
     InvalidProviderResponse,
     ProviderBillingError,
@@ -34,7 +35,6 @@ from agent_cli.errors import (
     ProviderRequestError,
     ProviderUnavailable,
 )
-from agent_cli.jsontext import JsonTextError, read_json
 from agent_cli.providers.api_errors import (
     CONTEXT_CODES,
     STATUS_ERRORS,
@@ -45,7 +45,7 @@ from agent_cli.providers.api_errors import (
 from agent_cli.providers.retries import RetryPolicy, retry_after_seconds, retryable
 from agent_cli.providers.streaming import SseParser, StreamFailed, StreamReader
 from agent_cli.providers.watchdog import Watchdog
-from agent_cli.seams import DeadlineExceeded, ModelCall
+from agent_cli.text import JsonTextError, read_json
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from agent_cli.decisions import ASK_USER_TOOL, AskUser, CallTool, FinalAnswer, Step
-from agent_cli.seams import ModelReply, ModelRequest
-from agent_cli.verdicts import find_order_codes, is_japanese
+from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, FinalAnswer, Step
+from agent_cli.core.seams import ModelReply, ModelRequest
+from agent_cli.policy.verdicts import find_order_codes, is_japanese
 
 _FIELD = re.compile(r"(\w+)=(\S+)")
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any, Literal
 
-from agent_cli.decisions import ASK_USER_TOOL, CallTool, Step
-from agent_cli.seams import ModelRequest, ToolSpec
+from agent_cli.core.decisions import ASK_USER_TOOL, CallTool, Step
+from agent_cli.core.seams import ModelRequest, ToolSpec
 
 Mode = Literal["tools", "json"]
 

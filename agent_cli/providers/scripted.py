@@ -6,9 +6,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent_cli.decisions import Decision, DecisionError, parse_decisions
+from agent_cli.core.decisions import Decision, DecisionError, parse_decisions
+from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.errors import ScriptExhausted, ScriptFileError
-from agent_cli.seams import ModelReply, ModelRequest
 
 MAX_SCRIPT_BYTES = 10 * 1024 * 1024
 

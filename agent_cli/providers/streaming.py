@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent_cli.jsontext import JsonTextError, read_json
-from agent_cli.seams import TextDelta
+from agent_cli.core.seams import TextDelta
+from agent_cli.text import JsonTextError, read_json
 
 MAX_EVENT_BYTES = 1_048_576  # one event's data; a server sending more is not streaming a reply
 

@@ -17,10 +17,10 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agent_cli.decisions import describe_validation_error
+from agent_cli.core.decisions import describe_validation_error
+from agent_cli.core.seams import ApprovalNeeded, Observation, ToolSpec
 from agent_cli.errors import StoreBusy, StoreError
-from agent_cli.seams import ApprovalNeeded, Observation, ToolSpec
-from agent_cli.store import busy_wait_at_most
+from agent_cli.store.sqlite import busy_wait_at_most
 from agent_cli.text import mask_secrets
 
 MAX_NAME_IN_MESSAGE = 60

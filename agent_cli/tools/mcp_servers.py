@@ -37,7 +37,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from agent_cli.config import McpServerSettings
-from agent_cli.seams import Observation
+from agent_cli.core.seams import Observation
 from agent_cli.text import mask_secrets, valid_text
 from agent_cli.tools import mcp_http, mcp_processes
 from agent_cli.tools.mcp_limits import SKIPPED_META

@@ -11,19 +11,16 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import jsonschema
 import jsonschema.exceptions
 from mcp import types
 
 from agent_cli.config import McpServerSettings
-from agent_cli.seams import ApprovalNeeded, Observation, ToolSpec
+from agent_cli.core.seams import ApprovalNeeded, Observation, ToolSpec
 from agent_cli.text import clean_text, valid_text
 from agent_cli.tools import Action, InvalidArguments, signature
-
-if TYPE_CHECKING:
-    from agent_cli.tools.mcp_servers import McpServers
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # MCP's own rule for a tool's name
 MAX_NAME = 64  # NAME.tool, as the provider APIs limit a function's name
@@ -31,6 +28,16 @@ MAX_DESCRIPTION = 1_000
 MAX_RESULT_CHARS = 100_000  # a first cut, before the loop's own: what a trace line may hold
 MAX_STDERR_LINE = 200
 MAX_TOOLS_PER_SERVER = 128  # a server listing 10,000 tools would send megabytes per request
+
+
+class McpServers(Protocol):
+    """What a tool needs of the servers that offer it (mcp_servers.McpServers): one call, waited
+    for until `deadline` at most. A protocol, so this module does not import the one that imports
+    it."""
+
+    def call(
+        self, server_name: str, tool: str, args: dict[str, Any], deadline: float
+    ) -> Observation: ...
 
 
 def offer(

@@ -14,9 +14,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
-from agent_cli.store import ORDER_CODE_PATTERN, Order, OrderStore
+from agent_cli.policy.verdicts import computed_line
+from agent_cli.store.models import ORDER_CODE_PATTERN, Order
+from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolArgs
-from agent_cli.verdicts import computed_line
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,13 +22,15 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from agent_cli import approval_queue
-from agent_cli.approval_queue import Approval, Recheck, judged_json
-from agent_cli.budget import RefundCounter
+from agent_cli.config import RefundRule
+from agent_cli.core.budget import RefundCounter
+from agent_cli.core.seams import ApprovalNeeded, Observation, Verdict
 from agent_cli.dates import system_today
-from agent_cli.refund_rules import RefundFacts, RefundRule, Ruling, rule_for
-from agent_cli.seams import ApprovalNeeded, Observation, Verdict
-from agent_cli.store import ORDER_CODE_PATTERN, Order, OrderStore, RefundRefused
+from agent_cli.policy.refund_rules import RefundFacts, Ruling, rule_for
+from agent_cli.store import approval_queue
+from agent_cli.store.approval_queue import Approval, Recheck, judged_json
+from agent_cli.store.models import ORDER_CODE_PATTERN, Order, RefundRefused
+from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import Denied, Tool, ToolArgs
 from agent_cli.tools.orders import RefundPolicy
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agent_cli.approval_queue import Approval
+from agent_cli.store.approval_queue import Approval
 from agent_cli.text import clean_text
 from agent_cli.ui.tables import print_rows
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
-from agent_cli.seams import Exchange
+from agent_cli.core.seams import Exchange
 from agent_cli.ui.console import clean_text, make_console
 
 

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from agent_cli.outcomes import CaseResult, CheckResult, ModelSummary
+from agent_cli.record.outcomes import CaseResult, CheckResult, ModelSummary
 from agent_cli.ui.console import clean_text
 from agent_cli.ui.tables import print_rows
 

@@ -17,8 +17,8 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from agent_cli.decisions import AskUser, CallTool, FinalAnswer
-from agent_cli.events import (
+from agent_cli.core.decisions import AskUser, CallTool, FinalAnswer
+from agent_cli.core.events import (
     ApprovalDecided,
     ApprovalRequested,
     Event,
@@ -30,7 +30,7 @@ from agent_cli.events import (
     RunStarted,
     ToolObserved,
 )
-from agent_cli.seams import TextDelta
+from agent_cli.core.seams import TextDelta
 from agent_cli.ui.console import clean_text
 
 _INDENT = 4

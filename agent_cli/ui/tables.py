@@ -13,10 +13,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agent_cli.replay import RunSummary
-from agent_cli.runlog import LoggedRun
-from agent_cli.seams import ToolSpec
-from agent_cli.store import Order, Refund
+from agent_cli.core.seams import ToolSpec
+from agent_cli.record.replay import RunSummary
+from agent_cli.record.runlog import LoggedRun
+from agent_cli.store.models import Order, Refund
 from agent_cli.ui.console import clean_text
 
 NARROW = 60  # columns: below this, a table's cells would be cut to a few characters

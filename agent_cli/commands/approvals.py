@@ -1,0 +1,169 @@
+"""`agent approvals list | show | approve | deny`: the queue from any terminal with access to the
+order store. Deciding takes the store's write lock per item, so two people (or processes)
+approving the same item at once make one refund: the second finds it closed."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+import sys
+import time
+from datetime import date, datetime
+from pathlib import Path
+
+from agent_cli.config import Settings, load_settings
+from agent_cli.core.events import QueueDecided
+from agent_cli.dates import system_today
+from agent_cli.errors import AgentError, UsageError
+from agent_cli.policy.refund_rules import rule_for, unmet
+from agent_cli.record.runlog import RunLog, configured_log_path
+from agent_cli.record.tracing import dumps_event
+from agent_cli.runtime.assemble import operator_name, policy_of
+from agent_cli.runtime.drive import warn
+from agent_cli.runtime.stores import opened_store
+from agent_cli.store import approval_queue
+from agent_cli.store.approval_queue import Approval, Decided
+from agent_cli.text import print_json_lines
+from agent_cli.tools.refunds import recheck_queued, refund_facts
+from agent_cli.ui.approvals_view import show_approval, show_approvals
+from agent_cli.ui.console import make_console
+
+STATES = ("pending", "approved", "denied", "expired", "failed")
+
+
+class ApprovalNotFound(AgentError):
+    exit_code = 1
+
+
+class NotApproved(AgentError):
+    """At least one item was not approved (expired, refused at commit, closed already)."""
+
+    exit_code = 1
+
+
+def list_approvals(
+    *, state: str | None, order: str | None, json_output: bool, config: Path | None
+) -> None:
+    if state is not None and state not in STATES:
+        raise UsageError(f"--state {state!r} is not a state; use {', '.join(STATES)}")
+    now = approval_queue.now_utc()
+    with opened_store(load_settings(config)) as store:
+        items = approval_queue.listed(store, order=order.upper() if order else None)
+    items = [item for item in items if state is None or item.state(now) == state]
+    if json_output:
+        print_json_lines(_json(item, now) for item in items)
+        return
+    show_approvals(make_console(), items, now)
+
+
+def show_approval_command(item: int, *, json_output: bool, config: Path | None) -> None:
+    with opened_store(load_settings(config)) as store:
+        found = approval_queue.get(store, item)
+    if found is None:
+        raise ApprovalNotFound(f"No approval #{item}; see 'agent approvals list'")
+    now = approval_queue.now_utc()
+    if json_output:
+        print_json_lines([_json(found, now)])
+        return
+    show_approval(make_console(), found, now)
+
+
+def decide(
+    items: list[int], *, approve: bool, reason: str | None, by: str | None, config: Path | None
+) -> None:
+    """Approve (commit) or deny each item in turn; one line per item; exit 1 if any was not
+    done as asked."""
+    settings = load_settings(config)
+    recheck = recheck_queued(policy_of(settings), settings.refunds.max_amount, date.today)
+    who = by or operator_name()
+    missed = 0
+    made: list[Approval] = []
+    with opened_store(settings) as store:
+        for item in items:
+            if approve:
+                decided = approval_queue.approve(store, item, by=who, recheck=recheck)
+            else:
+                decided = approval_queue.deny(
+                    store, item, by=who, reason=reason or "no reason given"
+                )
+            missed += not _report(item, decided, approve)
+            if decided is not None and decided.changed:
+                made.append(decided.item)
+    _log_decisions(settings, made)
+    if missed:
+        verb = "approved" if approve else "denied"
+        raise NotApproved(f"{missed} of {len(items)} item(s) were not {verb}; see the lines above")
+
+
+def _report(item: int, decided: Decided | None, approve: bool) -> bool:
+    """Print what happened to one item; True when it was done as asked."""
+    if decided is None:
+        print(f"#{item}: no such item", file=sys.stderr)
+        return False
+    found = decided.item
+    if not decided.changed:
+        print(f"#{item}: already {found.status} ({found.outcome}); nothing done", file=sys.stderr)
+        return False
+    print(f"#{item}: {found.status}: {found.outcome}")
+    return found.status == ("approved" if approve else "denied")
+
+
+def _log_decisions(settings: Settings, decided: list[Approval]) -> None:
+    """Each decision, added to the log of the run that queued the item (`agent logs show
+    RUN` shows it). The log is a record, never a part of the decision: a failure is a warning."""
+    if not decided or not settings.log.enabled:
+        return
+    try:
+        log = RunLog.open(configured_log_path(settings.log.path), create=False)
+    except (OSError, sqlite3.Error):
+        return  # no log yet: no run to add to
+    try:
+        for item in decided:
+            event = QueueDecided(
+                run_id=item.run_id,
+                ts=time.time(),
+                item=item.id,
+                status=item.status,
+                decided_by=item.decided_by or "",
+                outcome=item.outcome or "",
+                refund_id=item.refund_id,
+            )
+            log.append(item.run_id, dumps_event(event))
+    except sqlite3.Error as exc:
+        warn(f"the run log could not record the decisions ({exc}); they are in the order store")
+    finally:
+        log.close()
+
+
+def _json(item: Approval, now: datetime) -> dict[str, object]:
+    return {**dataclasses.asdict(item), "state": item.state(now)}
+
+
+def explain(code: str, amount: int, reason: str, *, json_output: bool, config: Path | None) -> None:
+    """`agent approvals explain CODE AMOUNT`: which refund rule would decide, and why each rule
+    before it does not apply; nothing is run or written."""
+    settings = load_settings(config)
+    rules = tuple(settings.refunds.rules)
+    with opened_store(settings) as store:
+        order = store.get(code.upper())
+        if order is None:
+            raise ApprovalNotFound(f"No order with code {code.upper()}; see 'agent orders list'")
+        facts = refund_facts(
+            store, order, amount=amount, reason=reason, today=system_today(), rules=rules
+        )
+    ruling = rule_for(list(rules), facts)
+    checked = [
+        {"rule": rule.name, "decision": rule.decision, "unmet": unmet(rule, facts)}
+        for rule in rules
+    ]
+    if json_output:
+        payload = {"decision": ruling.decision, "rule": ruling.rule, "rules": checked}
+        print_json_lines([payload])
+        return
+    for line in checked:
+        if ruling.rule == line["rule"]:
+            print(f"{line['rule']}: applies -> {line['decision']}")
+            break
+        print(f"{line['rule']}: does not apply ({'; '.join(line['unmet'])})")
+    print(f"decision: {ruling.decision} ({ruling.why})")
+    print("(every refund also passes the checks in code first: status, window, caps, idempotency)")

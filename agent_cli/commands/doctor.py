@@ -1,0 +1,222 @@
+"""`agent doctor` and `agent config show`: what is configured, from where, and does it work."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from agent_cli.commands.chat import history_path
+from agent_cli.config import (
+    Settings,
+    config_source,
+    default_config_path,
+    load_settings_with_sources,
+)
+from agent_cli.errors import AgentError, UsageError
+from agent_cli.providers.choice import ProviderChoice, choose_provider, key_problem
+from agent_cli.providers.connect import channel_for
+from agent_cli.record.runlog import configured_log_path
+from agent_cli.runtime.assemble import mcp_servers
+from agent_cli.runtime.options import ProviderOptions
+from agent_cli.store.configured import configured_path, open_configured
+from agent_cli.text import mask_secrets, print_json_lines
+from agent_cli.ui import make_console, show_checks, show_settings
+
+DOCTOR_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    ok: bool | None  # None: skipped
+    name: str
+    detail: str
+
+
+def doctor(options: ProviderOptions, *, json_output: bool = False) -> int:
+    """Run every check, print them (`--json`: a line each, `ok` true, false or null for not
+    applicable), and return the exit code (0 all passed, 1 otherwise)."""
+    checks = list(_checks(options))
+    if json_output:
+        print_json_lines({"check": c.name, "ok": c.ok, "detail": c.detail} for c in checks)
+    else:
+        show_checks(make_console(), [(c.ok, c.name, c.detail) for c in checks])
+    return 0 if all(c.ok is not False for c in checks) else 1
+
+
+def _checks(options: ProviderOptions) -> Iterator[Check]:
+    try:
+        settings, _ = load_settings_with_sources(options.config, overrides=options.overrides())
+        choice = choose_provider(settings, os.environ)
+    except AgentError as exc:
+        yield Check(False, "configuration", f"{exc}")
+        return
+    yield Check(True, "configuration", "valid")
+    yield Check(True, "provider", _describe(choice))
+    yield _store_check(settings)
+    yield from _mcp_checks(settings)
+    if choice.kind == "offline":
+        yield Check(None, "endpoint", "offline playbook model: nothing to reach")
+        return
+    try:
+        key = choice.api_key(os.environ)
+    except AgentError as exc:
+        yield Check(False, "API key", str(exc))
+        return
+    yield Check(True, "API key", f"{choice.api_key_env} is set" if key else "none needed")
+    yield _endpoint_check(choice, settings, key)
+
+
+def _mcp_checks(settings: Settings) -> Iterator[Check]:
+    """Each configured MCP server started (or reached) and its tools listed, as a run would."""
+    if not settings.mcp.servers:
+        return
+    try:
+        servers = mcp_servers(settings, warn=lambda _: None)
+    except UsageError as exc:
+        yield Check(False, "MCP servers", str(exc))
+        return
+    try:
+        servers.start(DOCTOR_TIMEOUT_S)
+    finally:
+        servers.close()
+    for report in servers.reports:
+        skipped = "".join(f"; {line}" for line in report.skips())
+        yield Check(report.ok, f"MCP server {report.name}", f"{report.detail}{skipped}")
+
+
+def _describe(choice: ProviderChoice) -> str:
+    how = " (chosen automatically)" if choice.automatic else ""
+    if choice.kind == "offline":
+        return f"offline playbook model{how}"
+    at = mask_secrets(choice.base_url)  # credentials in a URL are a secret too
+    return f"{choice.name} ({choice.kind}) model {choice.model} at {at}{how}"
+
+
+def _store_check(settings: Settings) -> Check:
+    try:
+        store = open_configured(settings.store.path, settings.store.url)
+        path = store.where
+    except AgentError as exc:
+        return Check(False, "order store", str(exc))
+    try:
+        count = store.count()
+        checkup = getattr(store, "checkup", None)  # PostgreSQL: version, schema, privileges
+        ok, detail = checkup() if checkup is not None else (True, "")
+    except AgentError as exc:
+        return Check(False, "order store", str(exc))
+    finally:
+        store.close()
+    more = f"; {detail}" if detail else ""
+    return Check(ok, "order store", f"{path} ({count} orders{more})")
+
+
+def _endpoint_check(choice: ProviderChoice, settings: Settings, key: str | None) -> Check:
+    channel = channel_for(choice, settings.provider, key, max_retries=0)
+    path = "/v1/models" if choice.kind == "anthropic" else "/models"
+    try:
+        payload = channel.request_json(
+            "GET", path, deadline=time.monotonic() + DOCTOR_TIMEOUT_S, on_call=lambda _: None
+        )
+    except AgentError as exc:
+        return Check(False, "endpoint", mask_secrets(str(exc)))
+    except Exception as exc:
+        shown = mask_secrets(channel.base_url)
+        return Check(False, "endpoint", f"no answer from {shown} ({type(exc).__name__})")
+    finally:
+        channel.close()
+    models = [m.get("id") for m in payload.get("data", []) if isinstance(m, dict)]
+    listed = "listed" if choice.model in models else "not listed; check --model"
+    return Check(
+        True,
+        "endpoint",
+        f"{mask_secrets(channel.base_url)} answered: {len(models)} models, {choice.model} {listed}",
+    )
+
+
+def show_config(options: ProviderOptions, *, json_output: bool) -> None:
+    """The settings in effect: each value as used (default paths resolved), where it came from,
+    and the config file read; `--json` keeps numbers and booleans as JSON values."""
+    settings, sources = load_settings_with_sources(options.config, overrides=options.overrides())
+    choice = choose_provider(settings, os.environ)
+    rows: list[tuple[str, object, str]] = [_config_file_row(options)]
+    for section, table in settings.model_dump(mode="json").items():
+        if section == "profiles":
+            continue
+        for key, value in table.items():
+            name = f"{section}.{key}"
+            rows.append((name, *_effective(name, value, sources.get(name, "default"))))
+    rows += _provider_rows(choice)
+    if json_output:
+        print_json_lines({"key": k, "value": _masked(v), "source": s} for k, v, s in rows)
+        return
+    show_settings(make_console(), [(k, _show(v), s) for k, v, s in rows])
+
+
+def _config_file_row(options: ProviderOptions) -> tuple[str, object, str]:
+    path, named_by = config_source(options.config)
+    if path.is_file():
+        return ("config file", str(path), named_by or "default path")
+    return ("config file", None, f"none at {path}: defaults apply")
+
+
+def _effective(name: str, value: object, source: str) -> tuple[object, str]:
+    """Settings whose default is "the usual place" show the place."""
+    if value is None and name == "store.path":
+        return str(configured_path(None)), "default location"
+    if value is None and name == "chat.history_file":
+        return str(history_path(None)), "default location"
+    if value is None and name == "log.path":
+        return str(configured_log_path(None)), "default location"
+    return value, source
+
+
+def _provider_rows(choice: ProviderChoice) -> list[tuple[str, str, str]]:
+    how = "automatic" if choice.automatic else "chosen"
+    rows = [("effective provider", choice.name, how)]
+    if choice.kind == "offline":
+        return rows
+    rows += [
+        ("effective model", choice.model, "provider.model or the profile"),
+        ("effective base_url", choice.base_url, "provider.base_url or the profile"),
+    ]
+    if choice.api_key_env:
+        value = os.environ.get(choice.api_key_env, "").strip()
+        problem = key_problem(value) if value else None
+        shown = "(not set)" if not value else f"(invalid: {problem})" if problem else mask(value)
+        rows.append(("api key", shown, f"env {choice.api_key_env}"))
+    return rows
+
+
+def mask(secret: str) -> str:
+    """Enough to tell two keys apart, never enough to use one."""
+    return f"***{secret[-4:]}" if len(secret) >= 16 else "***"
+
+
+def _masked(value: object) -> object:
+    """A value as shown: credentials in a URL (`https://user:pass@host`) masked."""
+    return mask_secrets(value) if isinstance(value, str) else value
+
+
+def _show(value: object) -> str:
+    if value is None:
+        return "(none)"
+    return mask_secrets(value) if isinstance(value, str) else json.dumps(value)
+
+
+def init_config(path: Path | None) -> None:
+    """`agent config init`: the example config (every setting, its default, what it means)."""
+    target = (path or default_config_path()).expanduser()
+    if target.exists():
+        raise UsageError(f"{target} exists already; nothing was changed (edit it, or --path)")
+    text = resources.files("agent_cli").joinpath("config.example.toml").read_text("utf-8")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"Cannot write {target}: {exc.strerror or exc}") from None
+    print(f"Wrote {target}: every setting with its default; change what you need")

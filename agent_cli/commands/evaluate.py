@@ -1,0 +1,280 @@
+"""The body of `agent eval`, free of Typer: cases -> contenders -> workers -> tables, JSON, HTML."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import uuid
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+from agent_cli.config import Settings
+from agent_cli.errors import EvalBelowTarget, Interrupted, ReplayDiffers, UsageError
+from agent_cli.evaluation.cases import EvalCase, builtin_cases, load_cases
+from agent_cli.evaluation.regress import check_json, check_traces, traces_in
+from agent_cli.evaluation.report import ReportContext, render_report
+from agent_cli.evaluation.runner import Contender, check_tools, plan_jobs, run_jobs
+from agent_cli.evaluation.summary import result_json, summarize
+from agent_cli.policy.instructions import shop_instructions
+from agent_cli.providers.choice import choose_provider
+from agent_cli.record.outcomes import CaseResult, ModelSummary
+from agent_cli.record.runlog import configured_log_path
+from agent_cli.runtime.assemble import choose_model
+from agent_cli.runtime.drive import run_recorder, warn
+from agent_cli.runtime.options import RunOptions
+from agent_cli.store.configured import configured_path
+from agent_cli.store.samples import SAMPLE_DAY
+from agent_cli.ui.console import make_console
+from agent_cli.ui.eval_view import EvalView, show_check, show_check_summary
+
+MAX_CONCURRENCY = 64
+MAX_REPEAT = 100
+
+
+@dataclass(frozen=True, slots=True)
+class EvalOptions:
+    cases: Path | None = None
+    builtin: bool = False
+    replay: Path | None = None  # a directory of traces to check instead of cases
+    models: tuple[str, ...] = ()
+    run: RunOptions = field(default_factory=RunOptions)
+    concurrency: int | None = None  # default: 4 for HTTP providers, 1 offline
+    repeat: int = 1
+    json_output: bool = False
+    report: Path | None = None
+    record: Path | None = None
+    min_pass: float = 1.0
+    instructions: tuple[Path, ...] = ()  # --instructions, each file side by side
+
+
+def eval_command(options: EvalOptions) -> None:
+    """`agent eval`: run every case on every model, show the results as they finish, then the
+    summary; EvalBelowTarget (exit 3) when a model passes fewer than --min-pass of its cases."""
+    _check(options)
+    if options.replay is not None:
+        paths = traces_in(options.replay)
+        check_replays(paths, settings=options.run.settings(), json_output=options.json_output)
+        return
+    cases = _cases(options)
+    contenders = tuple(_contenders(options))
+    check_tools(cases, contenders)
+    _prepare_outputs(options)
+    jobs = plan_jobs(cases, contenders, options.repeat)
+    order = {(j.contender.label, j.case.id, j.repeat): n for n, j in enumerate(jobs)}
+    results: list[CaseResult] = []
+    output = _Output(options.json_output, len(jobs))
+    labels = [c.label for c in contenders]
+
+    def finished(result: CaseResult) -> None:
+        results.append(result)
+        output.case(result)
+
+    settings = options.run.settings()
+    recorder = run_recorder(
+        settings, kind="eval", session_id=uuid.uuid4().hex, dry_run=options.run.dry_run
+    )
+    with output, ExitStack() as stack:
+        if recorder is not None:
+            stack.callback(recorder.close)
+        try:
+            run_jobs(
+                jobs,
+                concurrency=options.concurrency or _default_concurrency(contenders),
+                on_result=finished,
+                record_dir=options.record,
+                log=recorder,
+            )
+        except Interrupted:
+            output.close(_sorted(results, order), summarize(results, labels), partial=True)
+            raise
+        ordered = _sorted(results, order)
+        summaries = summarize(ordered, labels)
+        output.close(ordered, summaries, partial=False)
+    if options.report is not None:
+        context = ReportContext(
+            source="built-in cases" if options.builtin else str(options.cases),
+            base_urls={c.label: c.base_url for c in contenders},
+            ran_at=datetime.now().astimezone(),
+            sample_day=SAMPLE_DAY,
+            directory=options.report.parent,
+        )
+        _write_report(options.report, render_report(ordered, summaries, context))
+    _check_target(summaries, options.min_pass)
+
+
+def check_replays(
+    paths: list[Path], *, settings: Settings, json_output: bool, run_id: str | None = None
+) -> None:
+    """Replay every recorded run in `paths` against today's tools and store; ReplayDiffers
+    (exit 3) when any observation differs."""
+    console = make_console()
+    checked = differing = 0
+
+    for result in check_traces(paths, settings, warn=warn, run_id=run_id):
+        checked += 1
+        differing += 0 if result.matches or result.problem else 1
+        if json_output:
+            print(json.dumps(check_json(result), ensure_ascii=False), flush=True)
+        else:
+            show_check(console, result)
+    if not json_output:
+        show_check_summary(console, checked, differing)
+    if differing:
+        raise ReplayDiffers(
+            f"{differing} of {checked} replayed runs observe something else today; "
+            "see the differences above"
+        )
+
+
+def _check(options: EvalOptions) -> None:
+    sources = [options.builtin, options.cases is not None, options.replay is not None]
+    if sum(sources) != 1:
+        raise UsageError(
+            "Give one of: a case file, --builtin, or --replay DIR; see 'agent eval --help'"
+        )
+    if options.concurrency is not None and not 1 <= options.concurrency <= MAX_CONCURRENCY:
+        raise UsageError(f"--concurrency must be 1-{MAX_CONCURRENCY}")
+    if not 1 <= options.repeat <= MAX_REPEAT:
+        raise UsageError(f"--repeat must be 1-{MAX_REPEAT}")
+    if not 0.0 <= options.min_pass <= 1.0:
+        raise UsageError("--min-pass is a fraction of cases, 0-1 (e.g. 0.9)")
+    offline = options.run.dry_run or options.run.script is not None
+    if options.models and offline:
+        raise UsageError("--model picks provider models; it does not go with --dry-run or --script")
+    if len(set(options.models)) != len(options.models):
+        raise UsageError("--model names a model twice; give each once")
+
+
+def _cases(options: EvalOptions) -> tuple[EvalCase, ...]:
+    return builtin_cases() if options.builtin else load_cases(options.cases)  # type: ignore[arg-type]
+
+
+def _contenders(options: EvalOptions) -> list[Contender]:
+    """One per --model (or the configured model) and --instructions file (or the configured
+    instructions), each checked as `agent ask` would: bad settings, unreadable instructions and
+    a missing key fail here, before any case runs."""
+    contenders = []
+    for model in options.models or (None,):
+        provider = replace(options.run.provider, model=model or options.run.provider.model)
+        run = replace(options.run, provider=provider, quiet=True)
+        settings = run.settings()
+        with ExitStack() as stack:
+            built = choose_model(run, settings, stack)
+            label = f"{built.provider}/{built.model}"
+        offline = built.provider == "offline"
+        base_url = "" if offline else choose_provider(settings, os.environ).base_url
+        for path in options.instructions or (None,):
+            text = shop_instructions(settings, path).text
+            named = f"{label} + {path.name}" if len(options.instructions) > 1 and path else label
+            contenders.append(Contender(named, run, settings, text, base_url))
+    return contenders
+
+
+def _default_concurrency(contenders: tuple[Contender, ...]) -> int:
+    def offline(contender: Contender) -> bool:
+        run = contender.options
+        if run.dry_run or run.script is not None:
+            return True
+        return choose_provider(contender.settings, os.environ).kind == "offline"
+
+    return 1 if all(offline(c) for c in contenders) else 4
+
+
+def _prepare_outputs(options: EvalOptions) -> None:
+    """Fail on an unusable --report or --record path before the first case, not after."""
+    if options.report is not None:
+        _check_report_target(options.report, options.run.settings())
+    if options.record is not None:
+        try:
+            options.record.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--record {options.record}: {exc.strerror or exc}") from None
+
+
+def _sorted(results: list[CaseResult], order: dict[tuple[str, str, int], int]) -> list[CaseResult]:
+    return sorted(results, key=lambda r: order.get((r.model, r.case, r.repeat), 0))
+
+
+def _check_report_target(path: Path, settings: Settings) -> None:
+    """A report replaces a file: never through a link, never a FIFO or a device, never the
+    order database or the run log."""
+    if not path.parent.is_dir():
+        raise UsageError(f"--report {path}: no such directory {path.parent}")
+    if path.is_symlink():
+        raise UsageError(f"--report {path}: a symbolic link; name the file itself")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--report {path}: not a regular file (a FIFO, device or directory)")
+    protected = {
+        "the order database": configured_path(settings.store.path),
+        "the run log": configured_log_path(settings.log.path),
+    }
+    for what, kept in protected.items():
+        if path.exists() and kept.exists() and path.samefile(kept):
+            raise UsageError(f"--report {path}: that is {what}; choose another file")
+
+
+def _write_report(path: Path, html: str) -> None:
+    """Written whole or not at all: a temporary file beside it (mode 0600, like the run log
+    it comes from), then renamed over it."""
+    draft: str | None = None
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+        ) as handle:
+            draft = handle.name
+            handle.write(html)
+        os.replace(draft, path)
+    except OSError as exc:
+        if draft is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(draft)
+        raise UsageError(f"--report {path}: {exc.strerror or exc}") from None
+
+
+def _check_target(summaries: list[ModelSummary], min_pass: float) -> None:
+    short = [s for s in summaries if s.accuracy < min_pass]
+    if short:
+        worst = min(short, key=lambda s: s.accuracy)
+        raise EvalBelowTarget(
+            f"{worst.model} passed {worst.passed} of {worst.cases} cases ({worst.accuracy:.1%}), "
+            f"below --min-pass {min_pass:.0%}; see the failures above"
+        )
+
+
+class _Output:
+    """JSON Lines on stdout, or the live view."""
+
+    def __init__(self, json_output: bool, total: int) -> None:
+        self._json = json_output
+        self._view = None if json_output else EvalView(make_console(), total)
+
+    def __enter__(self) -> _Output:
+        if self._view is not None:
+            self._view.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._view is not None:
+            self._view.__exit__(None, None, None)
+
+    def case(self, result: CaseResult) -> None:
+        if self._view is not None:
+            self._view.case_finished(result)
+            return
+        print(json.dumps(result_json(result), ensure_ascii=False), flush=True)
+
+    def close(
+        self, results: list[CaseResult], summaries: list[ModelSummary], *, partial: bool
+    ) -> None:
+        if self._view is not None:
+            self._view.__exit__(None, None, None)
+            self._view.finished(results, summaries, partial=partial)
+            return
+        for summary in summaries:
+            line = {**summary.as_json(), "partial": partial}
+            print(json.dumps(line, ensure_ascii=False), file=sys.stdout, flush=True)

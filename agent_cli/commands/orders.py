@@ -1,0 +1,167 @@
+"""`agent orders`: list, show, init and import the order store."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from agent_cli.config import load_settings
+from agent_cli.errors import OrderNotFound, UsageError
+from agent_cli.runtime.drive import warn
+from agent_cli.runtime.options import parse_today
+from agent_cli.runtime.stores import opened_store
+from agent_cli.store.configured import configured_path
+from agent_cli.store.models import STATUSES, Order
+from agent_cli.store.sqlite import OrderStore
+from agent_cli.text import print_json_lines
+from agent_cli.ui import (
+    make_console,
+    show_order,
+    show_orders,
+)
+
+DEFAULT_LIST_LIMIT = 50  # on a terminal; a pipe gets every order
+
+
+def list_orders(
+    *,
+    json_output: bool,
+    config: Path | None,
+    limit: int | None = None,
+    status: str | None = None,
+) -> None:
+    """`agent orders list`: on a terminal the first 50 (--limit), else all, or one --status."""
+    console = make_console()
+    if limit is None and console.is_terminal and not json_output:
+        limit = DEFAULT_LIST_LIMIT
+    if limit is not None and limit < 1:
+        raise UsageError("--limit must be 1 or more")
+    if status is not None:
+        status = status.upper()
+        if status not in STATUSES:
+            raise UsageError(f"--status {status!r} is not a status; use {', '.join(STATUSES)}")
+    with opened_store(load_settings(config)) as store:
+        orders = store.orders(status=status, limit=limit)
+        total = store.count(status=status)
+    if json_output:
+        print_json_lines(order_json(o) for o in orders)
+        return
+    show_orders(console, orders)
+    if len(orders) < total:
+        warn(f"{len(orders)} of {total:,} orders shown; --limit N shows more")
+
+
+def show_order_command(code: str, *, json_output: bool, config: Path | None) -> None:
+    from agent_cli.store.order_files import normalise_code
+
+    code = normalise_code(code)
+    from agent_cli.store import approval_queue
+    from agent_cli.ui.approvals_view import show_approvals
+
+    with opened_store(load_settings(config)) as store:
+        order = store.get(code)
+        refunds = store.refunds(code)
+        waiting = approval_queue.listed(store, order=code)
+    if order is None:
+        raise OrderNotFound(f"No order with code {code}; see 'agent orders list'")
+    now = approval_queue.now_utc()
+    if json_output:
+        payload = {
+            **order_json(order),
+            "refunds": [dataclasses.asdict(r) for r in refunds],
+            "approvals": [{**dataclasses.asdict(a), "state": a.state(now)} for a in waiting],
+        }
+        print_json_lines([payload])
+        return
+    console = make_console()
+    show_order(console, order, refunds)
+    if waiting:
+        console.print("approval queue (agent approvals show ID):")
+        show_approvals(console, waiting, now)
+
+
+def init_orders(*, sample: bool, config: Path | None, today: str | None = None) -> None:
+    """`agent orders init`: a new database (0600), empty or with the sample orders dated as of
+    `today` (default: the system date)."""
+    from agent_cli.store.samples import sample_orders
+
+    settings = load_settings(config)
+    as_of = parse_today(today)
+    path = configured_path(settings.store.path)
+    if path.exists() and sample:
+        _add_samples_if_empty(path, sample_orders(as_of))
+        return
+    if path.exists():
+        raise UsageError(
+            f"An order database exists already at {path}; nothing was changed. Add orders with "
+            "'agent orders import FILE', or remove the file and run 'agent orders init' again"
+        )
+    store = OrderStore.open(path, seed=sample_orders(as_of) if sample else ())
+    try:
+        count = len(store.all())
+    finally:
+        store.close()
+    print(f"Created the order database {path} ({count} orders)")
+
+
+def _add_samples_if_empty(path: Path, samples: tuple[Order, ...]) -> None:
+    """`orders init --sample` on a database with no orders fills it: nothing is lost. One that
+    holds orders is left alone."""
+    store = OrderStore.open(path, create=False)
+    try:
+        if store.count():
+            raise UsageError(
+                f"An order database with orders exists already at {path}; nothing was changed. "
+                "Add orders with 'agent orders import FILE', or remove the file and run "
+                "'agent orders init --sample' again"
+            )
+        store.import_orders(samples)
+    finally:
+        store.close()
+    print(f"Added {len(samples)} sample orders to the empty order database {path}")
+
+
+def import_orders(file: Path, *, config: Path | None) -> None:
+    from agent_cli.store.order_files import read_orders
+
+    orders = read_orders(file)
+    with opened_store(load_settings(config)) as store:
+        result = store.import_orders(orders)
+    print(
+        f"Imported {len(orders)} orders from {file} ({result.added} new, {result.updated} replaced)"
+    )
+
+
+def import_sqlite(source: Path, *, config: Path | None) -> None:
+    """`agent orders import --from-sqlite FILE`: a SQLite store's orders, refunds and approval
+    items into the configured store, all in one transaction."""
+    from agent_cli.store.copy_store import copy_store
+
+    settings = load_settings(config)
+    if (
+        settings.store.url is None
+        and source.resolve() == configured_path(settings.store.path).resolve()
+    ):
+        raise UsageError(f"{source} is the configured store itself; nothing to move")
+    origin = OrderStore.open(source, create=False)
+    try:
+        with opened_store(settings) as target:
+            copied = copy_store(origin, target)
+    finally:
+        origin.close()
+    print(
+        f"Moved {copied.orders} orders, {copied.refunds} refunds ({copied.refunds_present} "
+        f"there already) and {copied.approvals} approval items from {source}"
+    )
+
+
+def order_json(order: Order) -> dict[str, object]:
+    return {
+        "code": order.code,
+        "status": order.status,
+        "total": order.total,
+        "currency": order.currency,
+        "delivered_at": order.delivered_at.isoformat() if order.delivered_at else None,
+        "customer": order.customer,
+        "note": order.note,
+    }

@@ -1,0 +1,445 @@
+"""The observe-reason-act loop.
+
+`run()` is a generator of events. It never prints, never logs and imports no Typer, Rich or
+httpx: the edges (CLI, UI, tracing) decide what to do with each event. Limits are enforced here,
+in code, whatever the model says. When a run ends for any reason other than an answer, the loop
+first yields a `RunFinished` with the matching status and then raises, so every consumer sees
+the final record before the error reaches the CLI's error boundary. A KeyboardInterrupt that
+arrives while the consumer holds an event can be thrown into the generator (`events.throw`) and
+is recorded the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from datetime import date
+from typing import assert_never, cast
+
+from agent_cli.core.budget import Limits, RunState
+from agent_cli.core.decisions import AskUser, CallTool, Decision, FinalAnswer, Step, Usage
+from agent_cli.core.events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    Event,
+    ModelCalled,
+    ModelDecided,
+    QuestionAsked,
+    RepairCause,
+    RepairRequested,
+    RunStarted,
+    RunStatus,
+    ToolObserved,
+)
+from agent_cli.core.seams import (
+    FAIL_CLOSED,
+    AnswerCheck,
+    ApprovalNeeded,
+    DeadlineExceeded,
+    Exchange,
+    ModelCall,
+    ModelReply,
+    ModelRequest,
+    Observation,
+    ReasoningModel,
+    Reply,
+    TextDelta,
+    Toolbox,
+    ToolSpec,
+    Verdict,
+    no_text,
+)
+from agent_cli.dates import system_today
+from agent_cli.errors import (
+    AgentError,
+    Interrupted,
+    LimitReached,
+    MalformedReply,
+    MaxStepsExceeded,
+    NeedsInput,
+    RunTimedOut,
+    Terminated,
+    Ungrounded,
+)
+from agent_cli.text import mask_secrets, valid_text
+
+
+def run(
+    goal: str,
+    model: ReasoningModel,
+    toolbox: Toolbox,
+    *,
+    limits: Limits | None = None,
+    today: date | None = None,
+    conversation: tuple[Exchange, ...] = (),
+    check_answer: AnswerCheck | None = None,
+    on_text: Callable[[TextDelta], None] | None = None,
+    run_id: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    wall: Callable[[], float] = time.time,
+    instructions: str = "",
+) -> Generator[Event, Reply, None]:
+    """Run the loop on `goal`, yielding an event for everything that happens. A consumer
+    answers a `QuestionAsked` with `send(reply)` and an `ApprovalRequested` with a Verdict.
+    `on_text` sees a streaming model's text as it arrives, for display only: it is not an
+    event, and nothing is decided on it (the decision comes whole, as ModelDecided)."""
+    limits = limits or Limits()
+    state = RunState(run_id or uuid.uuid4().hex, limits, clock, wall, started=clock())
+    context = _Context(
+        goal,
+        model,
+        toolbox,
+        toolbox.specs(),
+        today or system_today(),
+        conversation,
+        check_answer,
+        on_text or no_text,
+        instructions,
+    )
+    try:
+        yield RunStarted(
+            run_id=state.run_id,
+            ts=wall(),
+            goal=goal,
+            provider=model.provider,
+            model=model.model,
+            max_steps=limits.max_steps,
+            timeout_s=limits.timeout_s,
+            today=context.today.isoformat(),
+            tools=tuple(spec.name for spec in context.specs),
+            remembered_turns=len(conversation),
+            grounding=check_answer is not None,
+            instructions_sha256=hashlib.sha256(instructions.encode()).hexdigest()
+            if instructions
+            else None,
+            instructions_chars=len(instructions),
+        )
+        answer = yield from _react(context, state)
+    except KeyboardInterrupt as interrupt:
+        error = Interrupted(terminated=isinstance(interrupt, Terminated))
+        yield state.finish("interrupted", error=str(error))
+        raise error from None
+    except NeedsInput as exc:
+        yield state.finish("needs_input", error=str(exc))
+        raise
+    except LimitReached as exc:
+        status = cast(RunStatus, exc.status)  # every LimitReached names a RunStatus (tested)
+        last = None
+        if limits.answer_at_limit and status in ANSWER_AT_LIMIT:
+            last = yield from _last_word(context, state)
+        yield state.finish(status, error=str(exc), answer=last, incomplete=last is not None)
+        raise
+    except AgentError as exc:
+        yield state.finish("error", error=str(exc))
+        raise
+    except Exception as exc:  # a failure nobody foresaw is still an ending, and recorded
+        yield state.finish("error", error=f"internal error ({type(exc).__name__}: {exc})")
+        raise
+    yield state.finish("pending_approval" if state.queued else "answered", answer=answer)
+
+
+# Stops after which one more (tool-less) call is worth making; not for time or money.
+ANSWER_AT_LIMIT = ("max_steps", "no_progress")
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What stays the same for every step of one run."""
+
+    goal: str
+    model: ReasoningModel
+    toolbox: Toolbox
+    specs: tuple[ToolSpec, ...]
+    today: date
+    conversation: tuple[Exchange, ...]
+    check_answer: AnswerCheck | None
+    on_text: Callable[[TextDelta], None]
+    instructions: str = ""
+
+    def answer_problem(self, answer: str, history: tuple[Step, ...]) -> str | None:
+        return self.check_answer(answer, history) if self.check_answer else None
+
+
+def _react(context: _Context, state: RunState) -> Generator[Event, Reply, str]:
+    for number in range(1, state.limits.max_steps + 1):
+        state.check_deadline()
+        state.check_budgets()
+        state.steps = number
+        consulted = yield from _consult(context, state, number)
+        if consulted is None:  # an unusable reply, fed back as a repair
+            continue
+        reply, latency_ms = consulted
+        decisions = _distinct_ids(reply.decisions, state)
+        allowed = decisions[: state.limits.max_calls_per_reply]
+        steps: list[Step] = []
+        for decision in allowed:
+            yield _decided(decision, reply.usage, latency_ms, number, state)
+            match decision:
+                case FinalAnswer(answer=answer):
+                    if (problem := context.answer_problem(answer, state.history)) is None:
+                        return answer
+                    yield _refuse_answer(answer, problem, number, state)
+                case CallTool() as call:
+                    state.check_deadline()
+                    step, rejected = yield from _act(call, number, context, state)
+                    steps.append(step)
+                    if rejected:
+                        yield _repair(step.observation, "call", number, state)
+                case AskUser() as question:
+                    step = yield from _ask(question, number, state)
+                    steps.append(step)
+                case _ as unreachable:
+                    assert_never(unreachable)
+        if skipped := decisions[len(allowed) :]:
+            steps += _not_run(skipped, number, state.limits.max_calls_per_reply)
+            yield _repair(steps[-1].observation, "calls", number, state)
+        state.history = (*state.history, *steps)
+    raise MaxStepsExceeded(state.limits.max_steps)
+
+
+def _refuse_answer(answer: str, problem: str, number: int, state: RunState) -> RepairRequested:
+    """An answer that failed the check goes back to the model as a repair; past the repair
+    budget the run ends as ungrounded (the trace keeps the answer in its decision record)."""
+    if state.repairs >= state.limits.max_repairs:
+        raise Ungrounded(problem)
+    state.history = (*state.history, Step.unusable(number, problem, answer))
+    return _repair(problem, "answer", number, state)
+
+
+def _distinct_ids(decisions: tuple[Decision, ...], state: RunState) -> tuple[Decision, ...]:
+    """The decisions with every call id unique in the run: a lax server may repeat an id, and
+    the next request must answer each id exactly once."""
+    unique: list[Decision] = []
+    for decision in decisions:
+        ref = None if isinstance(decision, FinalAnswer) else decision.call_id
+        if ref is None:
+            unique.append(decision)
+            continue
+        fresh, n = ref, 1
+        while fresh in state.call_ids:
+            n += 1
+            fresh = f"{ref}_{n}"
+        state.call_ids.add(fresh)
+        unique.append(decision if fresh == ref else decision.model_copy(update={"call_id": fresh}))
+    return tuple(unique)
+
+
+def _not_run(skipped: tuple[Decision, ...], number: int, limit: int) -> list[Step]:
+    """One ERROR result for each call past the per-reply limit, so every call id gets one."""
+    text = (
+        f"ERROR: not run: the reply held {limit + len(skipped)} calls and at most {limit} run "
+        "per reply; make the remaining calls in your next reply"
+    )
+    calls = [d.as_call() if isinstance(d, AskUser) else d for d in skipped]
+    return [Step(number, call, text, True) for call in calls if isinstance(call, CallTool)]
+
+
+def _consult(
+    context: _Context, state: RunState, number: int, *, final: bool = False
+) -> Generator[Event, Reply, tuple[ModelReply, float] | None]:
+    """One model call with its events; None when the reply was unusable (and became a repair)."""
+    calls: list[ModelCall] = []
+    asked = state.clock()
+    request = ModelRequest(
+        context.goal,
+        context.today,
+        context.specs,
+        state.visible_history(),
+        state.deadline,
+        calls.append,
+        context.conversation,
+        final,
+        context.on_text,
+        context.instructions,
+    )
+    try:
+        reply = context.model.decide(request)
+    except MalformedReply as exc:
+        yield from _calls(calls, number, state)
+        state.usage += _usage_of(exc)
+        if not final:
+            state.history = (*state.history, Step.unusable(number, exc.problem, exc.raw))
+            yield _repair(exc.problem, "reply", number, state)
+        return None
+    except DeadlineExceeded:
+        yield from _calls(calls, number, state)
+        raise RunTimedOut(state.limits.timeout_s) from None
+    except BaseException:
+        yield from _calls(calls, number, state)
+        raise
+    yield from _calls(calls, number, state)
+    state.usage += reply.usage
+    state.last_usage = reply.usage
+    return reply, (state.clock() - asked) * 1000
+
+
+def _last_word(context: _Context, state: RunState) -> Generator[Event, Reply, str | None]:
+    """After a step limit: one call without tools for the best answer from what is known.
+    Best effort: any failure just means no answer."""
+    number = state.steps + 1
+    try:
+        state.check_deadline()
+        state.check_budgets()
+        consulted = yield from _consult(context, state, number, final=True)
+    except Exception:
+        return None
+    if consulted is None:
+        return None
+    reply, latency_ms = consulted
+    decision = reply.decisions[0]
+    if not isinstance(decision, FinalAnswer):
+        return None
+    yield _decided(decision, reply.usage, latency_ms, number, state)
+    if context.answer_problem(decision.answer, state.history) is not None:
+        return None  # an ungrounded last word is no answer
+    return decision.answer
+
+
+def _ask(question: AskUser, number: int, state: RunState) -> Generator[Event, Reply, Step]:
+    """Yield the question; the consumer sends the reply back, or None when nobody can answer."""
+    started = state.clock()
+    reply = yield QuestionAsked(
+        run_id=state.run_id, ts=state.wall(), step=number, question=question.question
+    )
+    state.person_answered(since=started)
+    if not isinstance(reply, str):
+        raise NeedsInput(question.question)
+    reply = valid_text(reply)
+    call = question.as_call()
+    yield ToolObserved(
+        run_id=state.run_id,
+        ts=state.wall(),
+        step=number,
+        tool=call.tool,
+        args=dict(call.args),
+        observation=reply,
+        is_error=False,
+        duration_ms=(state.clock() - started) * 1000,
+    )
+    return Step(number, call, reply, False)
+
+
+def _usage_of(exc: MalformedReply) -> Usage:
+    return exc.usage if isinstance(exc.usage, Usage) else Usage()
+
+
+def _calls(calls: list[ModelCall], number: int, state: RunState) -> Generator[Event, None, None]:
+    for call in calls:
+        yield ModelCalled(
+            run_id=state.run_id,
+            ts=state.wall(),
+            step=number,
+            attempt=call.attempt,
+            status=call.status,
+            latency_ms=call.latency_ms,
+            usage=call.usage,
+            retry_in_s=call.retry_in_s,
+            error=call.error,
+            fallback=call.fallback,
+        )
+
+
+def _decided(
+    decision: Decision, usage: Usage, latency_ms: float, number: int, state: RunState
+) -> ModelDecided:
+    return ModelDecided(
+        run_id=state.run_id,
+        ts=state.wall(),
+        step=number,
+        decision=decision,
+        usage=usage,
+        latency_ms=latency_ms,
+    )
+
+
+def _repair(problem: str, cause: RepairCause, number: int, state: RunState) -> RepairRequested:
+    """Count one repair (raising past the budget) and describe it for the trace."""
+    state.count_repair(problem)
+    return RepairRequested(
+        run_id=state.run_id,
+        ts=state.wall(),
+        step=number,
+        problem=problem,
+        repairs=state.repairs,
+        cause=cause,
+    )
+
+
+def _act(
+    call: CallTool, number: int, context: _Context, state: RunState
+) -> Generator[Event, Reply, tuple[Step, bool]]:
+    """Run one call (asking for approval when the tool needs it); the flag says the call itself
+    was rejected (a repair)."""
+    started = state.clock()
+    if call.invalid is not None:  # the provider could not read the arguments: never run it
+        observation = Observation(f"ERROR: {call.invalid}", is_error=True, rejected=True)
+    elif (repeat := state.repeated(call)) is not None:  # NoProgress if it goes on
+        observation = Observation(repeat, is_error=True)
+    else:
+        time_left = max(state.deadline - state.clock(), 0.0)
+        result = context.toolbox.invoke(call.tool, dict(call.args), time_left=time_left)
+        if isinstance(result, ApprovalNeeded):
+            observation = yield from _approve(call, result, number, state, context.goal)
+        else:
+            observation = result
+    text = state.cut(valid_text(observation.text))
+    yield ToolObserved(
+        run_id=state.run_id,
+        ts=state.wall(),
+        step=number,
+        tool=call.tool,
+        args=dict(call.args),
+        observation=text,
+        is_error=observation.is_error,
+        duration_ms=(state.clock() - started) * 1000,
+        # Internal details go to the trace only, and never with a secret in them.
+        detail=mask_secrets(valid_text(observation.detail)) if observation.detail else None,
+    )
+    return Step(number, call, text, observation.is_error), observation.rejected
+
+
+def _approve(
+    call: CallTool, needed: ApprovalNeeded, number: int, state: RunState, goal: str
+) -> Generator[Event, Reply, Observation]:
+    """Ask for a verdict on exactly this call (unless a rule decided it already); anything but
+    an approving Verdict denies it."""
+    if needed.decided is not None:
+        verdict = needed.decided
+    else:
+        asked = state.clock()
+        answer = yield ApprovalRequested(
+            run_id=state.run_id,
+            ts=state.wall(),
+            step=number,
+            tool=call.tool,
+            args=dict(call.args),
+            summary=needed.summary,
+        )
+        state.person_answered(since=asked)
+        verdict = answer if isinstance(answer, Verdict) else FAIL_CLOSED
+    if verdict.queue and needed.queue is None:  # this action cannot wait: nobody approved it
+        verdict = FAIL_CLOSED
+    queued = needed.queue(state.run_id, goal) if verdict.queue and needed.queue else None
+    item = queued.queued if queued is not None else None
+    if item is not None:
+        state.queued.append(item)
+    yield ApprovalDecided(
+        run_id=state.run_id,
+        ts=state.wall(),
+        step=number,
+        tool=call.tool,
+        approved=verdict.approved,
+        by=verdict.by,
+        reason=verdict.reason,
+        queued=item,
+        rule=verdict.rule,
+    )
+    if queued is not None:
+        return queued
+    if not verdict.approved:
+        why = verdict.reason or "the operator said no"
+        return Observation(f"DENIED: {needed.summary} was not approved: {why}", is_error=True)
+    return needed.commit()

@@ -1,0 +1,131 @@
+"""The grounding check: a support answer may only state facts about orders this run looked up.
+
+A model can answer "order A100 is not refundable" without calling a tool at all. Before a final
+answer is accepted, every order code it names must have a successful `lookup_order` in this
+run's history, unless each sentence naming that code says it could not be checked ("I could not
+check order A100: ..."). Nor may it contradict what those lookups computed: an answer calling
+an order refundable whose lookup says `refundable_now=no` (or NOT_FOUND) is wrong whatever the
+model's reasoning. And an answer after a lookup must name the order: a bare "Yes." says nothing
+a customer can act on. An answer that fails is fed back to the model as a repair.
+
+Order codes in text are letters then digits (`A100`, `ab12`, full-width folded); the tool itself
+accepts any ASCII letters and digits, but free text needs a narrower pattern, or every word
+would be a code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent_cli.core.decisions import Step
+from agent_cli.policy.verdicts import (
+    CODE,
+    Verdict,
+    find_order_codes,
+    fold,
+    read_computed,
+    stated_verdicts,
+)
+
+LOOKUP_TOOL = "lookup_order"
+MAX_CODES_NAMED = 10
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
+_UNCHECKED = re.compile(
+    r"could not|couldn't|cannot|can't|unable|not able|was not looked up"
+    r"|確認できません|確認できませんでした|判断できません",
+    re.IGNORECASE,
+)
+
+
+def looked_up(history: tuple[Step, ...]) -> set[str]:
+    """The order codes with a successful lookup in `history` (NOT_FOUND is a success)."""
+    return {
+        fold(str(step.call.args.get("order_code", ""))).upper()
+        for step in history
+        if step.call is not None and step.call.tool == LOOKUP_TOOL and not step.is_error
+    }
+
+
+def ground_answer(answer: str, history: tuple[Step, ...]) -> str | None:
+    """None when the answer is grounded; else the problem, worded for the model to fix."""
+    folded = fold(answer)
+    codes = CODE.findall(folded)
+    if not codes:
+        return _unnamed(history)
+    known = looked_up(history)
+    if all(code.upper() in known for code in codes):  # the common case: no sentence split
+        return _contradicted(answer, history)
+    return _unchecked(folded, known) or _contradicted(answer, history)
+
+
+def _unchecked(folded: str, known: set[str]) -> str | None:
+    """The orders the answer states facts about without a lookup behind them."""
+    named_in: dict[str, list[str]] = {}  # code -> the sentences naming it, found in one pass
+    for sentence in _SENTENCE_END.split(folded):
+        for code in find_order_codes(sentence):
+            named_in.setdefault(code, []).append(sentence)
+    unchecked = [
+        code
+        for code, sentences in named_in.items()
+        if code not in known and not all(_UNCHECKED.search(s) for s in sentences)
+    ]
+    if not unchecked:
+        return None
+    named = ", ".join(unchecked[:MAX_CODES_NAMED])
+    if len(unchecked) > MAX_CODES_NAMED:  # the repair stays short whatever the answer held
+        named += f" and {len(unchecked) - MAX_CODES_NAMED} more"
+    return (
+        f"the answer states facts about order {named}, which this run has not looked up "
+        f"successfully; call {LOOKUP_TOOL} for {named} first and answer from its result, "
+        "or say that it could not be checked"
+    )
+
+
+def _unnamed(history: tuple[Step, ...]) -> str | None:
+    """A bare "Yes." after a lookup: the customer cannot tell which order it is about."""
+    codes = sorted(looked_up(history))
+    if not codes:
+        return None
+    return (
+        f"the answer does not name the order it is about; say which order ({', '.join(codes)}) "
+        "and why, from the lookup"
+    )
+
+
+_SAID = {"refundable": "refundable", "not_refundable": "not refundable", "not_found": "not found"}
+
+
+def computed_verdicts(history: tuple[Step, ...]) -> dict[str, tuple[Verdict, str]]:
+    """What the newest successful lookup of each order computed: its verdict and why."""
+    computed: dict[str, tuple[Verdict, str]] = {}
+    for step in history:
+        if step.call is None or step.call.tool != LOOKUP_TOOL or step.is_error:
+            continue
+        code = fold(str(step.call.args.get("order_code", ""))).upper()
+        if step.observation.startswith("NOT_FOUND"):
+            computed[code] = ("not_found", "no order has that code")
+        elif (found := read_computed(step.observation)) is not None:
+            verdict, why = found
+            if verdict is not None:
+                computed[code] = (verdict, why)
+            else:
+                computed.pop(code, None)
+    return computed
+
+
+def _contradicted(answer: str, history: tuple[Step, ...]) -> str | None:
+    """An answer whose verdict on an order is not the one its lookup computed."""
+    computed = computed_verdicts(history)
+    if not computed:
+        return None
+    for code, said in stated_verdicts(answer).items():
+        if said is None or code not in computed:
+            continue
+        found, why = computed[code]
+        if said != found:
+            return (
+                f"the answer says order {code} is {_SAID[said]}, but its lookup says it is "
+                f"{_SAID[found]} ({why}); answer from the lookup"
+            )
+    return None

@@ -1,0 +1,176 @@
+"""What eval cases and replay checks produce, and the UI renders: case results with their
+failures and run records, per-model summaries, replay checks with their differences.
+
+These types sit below both `evaluation/` (which makes them) and `ui/` (which draws them), so
+neither imports the other."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+from agent_cli.core.decisions import ASK_USER_TOOL, Decision, Usage
+from agent_cli.core.events import Event, RunFinished, RunStarted, ToolObserved
+from agent_cli.store.models import Order
+
+FailureKind = Literal[
+    "verdict",  # the answer states another verdict
+    "no_verdict",  # the answer states none for an expected order
+    "unsupported",  # a verdict with no lookup behind it
+    "answer",  # an answer_matches pattern found nothing
+    "must_call",
+    "must_not_call",
+    "steps",  # more steps than the case allows
+    "status",  # the run did not end as expected (an error, a limit, a question)
+    "error",  # the case itself crashed
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    kind: FailureKind
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRun:
+    tool: str
+    args: dict[str, Any]
+    observation: str
+    is_error: bool
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """What a judge needs from one run's events (live or read back from a trace)."""
+
+    run_id: str | None = None
+    provider: str = ""
+    model: str = ""
+    status: str = "error"
+    answer: str | None = None
+    steps: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = None
+    elapsed_ms: float = 0.0
+    error: str | None = None
+    tools: list[ToolRun] = field(default_factory=list)
+
+    def add(self, event: Event) -> None:
+        match event:
+            case RunStarted():
+                self.run_id, self.provider, self.model = event.run_id, event.provider, event.model
+            case ToolObserved():
+                self.tools.append(
+                    ToolRun(event.tool, dict(event.args), event.observation, event.is_error)
+                )
+            case RunFinished():
+                self.status, self.answer, self.steps = event.status, event.answer, event.steps
+                self.usage, self.cost, self.elapsed_ms = event.usage, event.cost, event.elapsed_ms
+                self.error = event.error
+            case _:
+                pass
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    case: str
+    model: str
+    repeat: int  # 1-based, of --repeat
+    failures: tuple[Failure, ...]
+    record: RunRecord
+    trace: Path | None = None
+    question: str = ""
+    today: date | None = None  # the case's own day, when it sets one
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @property
+    def run_id(self) -> str | None:
+        return self.record.run_id
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSummary:
+    model: str
+    cases: int  # results, repeats included
+    passed: int
+    p50_ms: float
+    p95_ms: float
+    tokens_per_case: float
+    cost_per_case: float | None  # None unless every case has a cost
+    failures: dict[str, int]  # by kind
+
+    @property
+    def accuracy(self) -> float:
+        return self.passed / self.cases if self.cases else 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "event": "summary",
+            "model": self.model,
+            "cases": self.cases,
+            "passed": self.passed,
+            "accuracy": round(self.accuracy, 4),
+            "p50_ms": round(self.p50_ms, 1),
+            "p95_ms": round(self.p95_ms, 1),
+            "tokens_per_case": round(self.tokens_per_case, 1),
+            "cost_per_case": self.cost_per_case,
+            "failures": self.failures,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    number: int  # the observation's place in the run, 1-based
+    tool: str
+    args: dict[str, Any]
+    recorded: str | None  # None: the replay made a call the recording did not
+    now: str | None  # None: the recording has a call the replay did not make
+
+    def describe(self) -> str:
+        call = f"{self.tool} {json.dumps(self.args, ensure_ascii=False)}"
+        return f"#{self.number} {call}: recorded {_show(self.recorded)}, now {_show(self.now)}"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRun:
+    source: Path
+    run_id: str
+    goal: str
+    today: date
+    decisions: tuple[Decision, ...]
+    observations: tuple[ToolObserved, ...]
+    status: str
+    case_orders: tuple[Order, ...] | None = None  # an eval case's (RunStarted.case_orders)
+
+    @property
+    def replies(self) -> Iterator[str]:
+        return (o.observation for o in self.observations if o.tool == ASK_USER_TOOL)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    run: RecordedRun
+    compared: int
+    differences: tuple[Difference, ...] = ()
+    status: str = ""  # the replay's ending
+    problem: str | None = None  # why the run could not be replayed at all
+    not_replayed: tuple[str, ...] = ()  # MCP tools it called: never called again, not compared
+
+    @property
+    def matches(self) -> bool:
+        return not self.differences and self.problem is None
+
+
+def _show(observation: str | None) -> str:
+    if observation is None:
+        return "(no such call)"
+    flat = " ".join(observation.split())
+    return repr(flat if len(flat) <= 160 else flat[:159] + "…")

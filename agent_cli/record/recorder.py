@@ -1,0 +1,111 @@
+"""`RunRecorder`: the sink that writes each run into the run log at its start and its end,
+and turns a log that cannot be written into one warning."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agent_cli.core.events import Event, RunFinished, RunStarted
+from agent_cli.record.runlog import UNFINISHED, LoggedRun, RunLog
+from agent_cli.record.tracing import dumps_event
+from agent_cli.text import mask_secrets
+
+
+class RunRecorder:
+    """A sink that logs every run whose events it is handed (one recorder may see many runs,
+    interleaved, as an eval's threads do). The log is opened at the first run; if it cannot be
+    opened or written, `warn` is called once and recording stops: the runs go on."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        kind: str,
+        session_id: str | None = None,
+        keep_runs: int = 10_000,
+        warn: Callable[[str], None],
+        make_dirs: bool = True,
+    ) -> None:
+        self.path = path
+        self.make_dirs = make_dirs
+        self.keep_runs = keep_runs
+        self._log: RunLog | None = None
+        self._failed = False
+        self.kind = kind
+        self.session_id = session_id
+        self._warn = warn
+        self._runs: dict[str, tuple[LoggedRun, list[str]]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, event: Event) -> None:
+        if self._failed:
+            return
+        line = dumps_event(event, session_id=self.session_id)
+        with self._lock:
+            if isinstance(event, RunStarted):
+                run = self._row(event)
+                self._runs[event.run_id] = (run, [line])
+                self._write(lambda log: log.started(run, line))
+                return
+            entry = self._runs.get(event.run_id)
+            if entry is None:
+                return
+            entry[1].append(line)
+            if isinstance(event, RunFinished):
+                del self._runs[event.run_id]
+                done = _finish(entry[0], event)
+                self._write(lambda log: log.finished(done, entry[1]))
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def _row(self, event: RunStarted) -> LoggedRun:
+        started = datetime.fromtimestamp(event.ts, UTC).isoformat(timespec="milliseconds")
+        return LoggedRun(
+            run_id=event.run_id,
+            session_id=self.session_id,
+            kind=self.kind,
+            started_at=started,
+            question=mask_secrets(event.goal),  # as the trace keeps it: secrets redacted
+            provider=event.provider,
+            model=event.model,
+            status=UNFINISHED,
+            answer=None,
+            steps=0,
+            input_tokens=0,
+            output_tokens=0,
+            cost=None,
+            elapsed_ms=None,
+        )
+
+    def _write(self, action: Callable[[RunLog], None]) -> None:
+        try:
+            if self._log is None:
+                self._log = RunLog.open(
+                    self.path, keep_runs=self.keep_runs, make_dirs=self.make_dirs
+                )
+            action(self._log)
+        except (sqlite3.Error, OSError) as exc:
+            self._failed = True
+            self._warn(
+                f"runs are not being logged: {self.path}: {exc}; "
+                "check [log] path (AGENT_LOG), or set [log] enabled = false"
+            )
+
+
+def _finish(run: LoggedRun, event: RunFinished) -> LoggedRun:
+    return run._replace(
+        status=event.status,
+        answer=event.answer,
+        steps=event.steps,
+        input_tokens=event.usage.input_tokens,
+        output_tokens=event.usage.output_tokens,
+        cost=event.cost,
+        elapsed_ms=event.elapsed_ms,
+    )

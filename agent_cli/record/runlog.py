@@ -1,0 +1,354 @@
+"""The log of runs: every ask, chat turn and eval case, kept in a SQLite file in the user's state
+directory (owner-only), searchable with FTS5 (`agent logs`).
+
+A run is written twice: when it starts (status `unfinished`, so a killed process still leaves
+its question behind) and when it finishes (status, answer, figures and every trace line). The
+log is a record, not a part of the run: a log that cannot be written is one warning, and the
+run goes on. Old runs beyond `keep_runs` are deleted as new ones arrive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from agent_cli.core.seams import Exchange
+from agent_cli.errors import UsageError
+from agent_cli.record.tracing import private
+from agent_cli.store.schema import migrate, schema_version
+
+UNFINISHED = "unfinished"  # the status of a run whose end was never recorded
+BUSY_WAIT_S = 2.0  # another agent writing the log at the same moment
+MIN_TRIGRAM = 3  # FTS5's trigram index finds substrings of at least three characters
+
+# Each entry moves the file one version up (store/schema.py).
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL UNIQUE,
+            session_id TEXT,
+            kind TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            question TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            status TEXT NOT NULL,
+            answer TEXT,
+            steps INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost REAL,
+            elapsed_ms REAL,
+            trace TEXT NOT NULL DEFAULT ''
+        )""",
+        "CREATE INDEX runs_by_start ON runs (started_at)",
+        "CREATE INDEX runs_by_session ON runs (session_id, id)",
+        """CREATE VIRTUAL TABLE runs_text USING fts5(
+            question, answer, content='runs', content_rowid='id', tokenize='trigram'
+        )""",
+        """CREATE TRIGGER runs_text_insert AFTER INSERT ON runs BEGIN
+            INSERT INTO runs_text (rowid, question, answer)
+            VALUES (new.id, new.question, new.answer);
+        END""",
+        """CREATE TRIGGER runs_text_delete AFTER DELETE ON runs BEGIN
+            INSERT INTO runs_text (runs_text, rowid, question, answer)
+            VALUES ('delete', old.id, old.question, old.answer);
+        END""",
+        """CREATE TRIGGER runs_text_update AFTER UPDATE OF question, answer ON runs BEGIN
+            INSERT INTO runs_text (runs_text, rowid, question, answer)
+            VALUES ('delete', old.id, old.question, old.answer);
+            INSERT INTO runs_text (rowid, question, answer)
+            VALUES (new.id, new.question, new.answer);
+        END""",
+    ),
+    # The trace lines move to a table of their own: kept beside the figures they filled most of
+    # each row's page, so listing or searching 10,000 runs read 26 MB instead of a few hundred KB.
+    # runs.trace stays, always empty (dropping a column rewrites the table).
+    (
+        "CREATE TABLE traces (id INTEGER PRIMARY KEY REFERENCES runs (id), lines TEXT NOT NULL)",
+        "INSERT INTO traces (id, lines) SELECT id, trace FROM runs",
+        "UPDATE runs SET trace = ''",
+        """CREATE TRIGGER traces_delete AFTER DELETE ON runs BEGIN
+            DELETE FROM traces WHERE id = old.id;
+        END""",
+    ),
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+_COLUMNS = (
+    "run_id, session_id, kind, started_at, question, provider, model, status, answer, steps, "
+    "input_tokens, output_tokens, cost, elapsed_ms"
+)
+
+
+def default_log_path() -> Path:
+    state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state_home) / "agent-cli" / "runs.db"
+
+
+def configured_log_path(configured: Path | None) -> Path:
+    """The log file in use: log.path (which AGENT_LOG sets), else the default location."""
+    return configured.expanduser() if configured is not None else default_log_path()
+
+
+class LoggedRun(NamedTuple):
+    """One row of the log: what `agent logs list` shows. A named tuple, not a frozen
+    dataclass: a search may return every run in the log, and this is built 5x faster."""
+
+    run_id: str
+    session_id: str | None
+    kind: str  # ask, chat or eval
+    started_at: str  # ISO 8601, UTC
+    question: str
+    provider: str
+    model: str
+    status: str
+    answer: str | None
+    steps: int
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
+    elapsed_ms: float | None
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class RunLog:
+    """The log database. One connection, usable from the threads of an eval (writes are
+    serialised by a lock)."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path, keep_runs: int) -> None:
+        self._db = connection
+        self._lock = threading.Lock()
+        self.path = path
+        self.keep_runs = keep_runs
+
+    @classmethod
+    def open(
+        cls, path: Path, *, keep_runs: int = 10_000, create: bool = True, make_dirs: bool = True
+    ) -> RunLog:
+        """The log at `path`, created owner-only when missing (it holds customers' questions),
+        its directory too unless `make_dirs` is false (a path the user named: a typo must not
+        leave directories behind); with `create` false a missing log is a UsageError.
+        sqlite3.Error/OSError otherwise."""
+        if not path.exists():
+            if not create:
+                raise UsageError(f"No runs logged yet: {path} does not exist (every run adds one)")
+            if not make_dirs and not path.parent.is_dir():
+                raise FileNotFoundError(f"no directory {path.parent}")
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with contextlib.suppress(FileExistsError):  # another agent was first
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        with contextlib.suppress(OSError):  # a log left readable by others is made private
+            handle = os.open(path, os.O_RDONLY)
+            try:
+                private(handle)
+            finally:
+                os.close(handle)
+        connection = sqlite3.connect(
+            path, isolation_level=None, timeout=BUSY_WAIT_S, check_same_thread=False
+        )
+        try:
+            if schema_version(connection, SCHEMA_VERSION) < SCHEMA_VERSION:
+                _migrate(connection)
+            connection.execute("PRAGMA synchronous = NORMAL")
+        except BaseException:
+            connection.close()
+            raise
+        return cls(connection, path, keep_runs)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def started(self, run: LoggedRun, first_line: str) -> None:
+        with self._lock, self._transaction():
+            row_id = self._db.execute(
+                f"INSERT INTO runs ({_COLUMNS}) VALUES ({', '.join('?' * 14)})", run
+            ).lastrowid
+            assert row_id is not None  # an INSERT always sets it
+            self._db.execute(
+                "INSERT INTO traces (id, lines) VALUES (?, ?)", (row_id, first_line + "\n")
+            )
+            self._db.execute("DELETE FROM runs WHERE id <= ?", (row_id - self.keep_runs,))
+
+    def finished(self, run: LoggedRun, lines: list[str]) -> None:
+        with self._lock, self._transaction():
+            assignments = ", ".join(f"{name} = ?" for name in _COLUMNS.split(", ")[1:])
+            self._db.execute(
+                f"UPDATE runs SET {assignments} WHERE run_id = ?", (*run[1:], run.run_id)
+            )
+            self._db.execute(
+                "UPDATE traces SET lines = ? WHERE id = (SELECT id FROM runs WHERE run_id = ?)",
+                ("".join(line + "\n" for line in lines), run.run_id),
+            )
+
+    def append(self, run_id: str, line: str) -> bool:
+        """Add a line to a logged run's trace (a decision made after it ended); False when
+        the run is not in the log (never logged, or since deleted)."""
+        with self._lock, self._transaction():
+            changed = self._db.execute(
+                "UPDATE traces SET lines = lines || ? WHERE id = (SELECT id FROM runs"
+                " WHERE run_id = ?)",
+                (line + "\n", run_id),
+            ).rowcount
+        return changed > 0
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def runs(self, *, limit: int | None = None, only: RunFilter | None = None) -> list[LoggedRun]:
+        """The newest runs first, those `only` lets through (default: all but eval cases)."""
+        where, params = (only or RunFilter()).where()
+        return self._select(f"{where} ORDER BY id DESC LIMIT ?", (*params, _sql_limit(limit)))
+
+    def count(self, *, only: RunFilter | None = None) -> int:
+        where, params = (only or RunFilter()).where()
+        return int(self._db.execute(f"SELECT count(*) FROM runs {where}", params).fetchone()[0])
+
+    def search(self, text: str, *, limit: int | None = None) -> list[LoggedRun]:
+        """Runs whose question or answer holds every word of `text` (case-insensitive
+        substrings), newest first. Words under three characters are matched by a scan."""
+        words = text.split()
+        if not words:
+            raise UsageError('Nothing to search for: agent logs search "A100"')
+        if all(len(word) >= MIN_TRIGRAM for word in words):
+            match = " ".join('"' + word.replace('"', '""') + '"' for word in words)
+            where = "WHERE id IN (SELECT rowid FROM runs_text WHERE runs_text MATCH ?)"
+            return self._select(f"{where} ORDER BY id DESC LIMIT ?", (match, _sql_limit(limit)))
+        clauses = " AND ".join(
+            "(question LIKE ? ESCAPE '\\' OR coalesce(answer, '') LIKE ? ESCAPE '\\')"
+            for _ in words
+        )
+        params = [pattern for word in words for pattern in (_like(word),) * 2]
+        return self._select(
+            f"WHERE {clauses} ORDER BY id DESC LIMIT ?", (*params, _sql_limit(limit))
+        )
+
+    def find(self, prefix: str) -> LoggedRun:
+        """The one run whose id starts with `prefix`; UsageError for none or several."""
+        if not prefix or any(char not in "0123456789abcdef" for char in prefix.lower()):
+            raise UsageError(f"{prefix!r} is not a run id; agent logs list shows them")
+        found = self._select(
+            "WHERE run_id >= ? AND run_id < ? ORDER BY id DESC LIMIT 6",
+            (prefix.lower(), prefix.lower() + "g"),
+        )
+        if not found:
+            raise UsageError(f"No logged run {prefix}; agent logs list shows the ids")
+        if len(found) > 1:
+            shown = ", ".join(run.run_id[:12] for run in found[:5])
+            raise UsageError(f"Run id {prefix} is ambiguous ({shown}...); give more of it")
+        return found[0]
+
+    def trace_lines(self, run_id: str) -> list[str]:
+        row = self._db.execute(
+            "SELECT lines FROM traces JOIN runs USING (id) WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        return str(row[0]).splitlines() if row else []
+
+    def last_session(self, prefix: str | None = None) -> tuple[str, list[Exchange]] | None:
+        """The newest chat session (or the one whose id starts with `prefix`: a UsageError when
+        none or several do): its id, and its answered turns, oldest first."""
+        where = "kind = 'chat' AND session_id IS NOT NULL"
+        if prefix is not None:
+            found = self._db.execute(
+                f"SELECT DISTINCT session_id FROM runs WHERE {where} AND session_id LIKE ?"
+                " ESCAPE '\\' LIMIT 2",
+                (_like(prefix).removeprefix("%"),),
+            ).fetchall()
+            if len(found) != 1:
+                problem = "matches several sessions; give more of it" if found else "is no session"
+                raise UsageError(
+                    f"Chat session {prefix!r} {problem}; see agent logs list --kind chat"
+                )
+        row = (
+            found[0]
+            if prefix is not None
+            else self._db.execute(
+                f"SELECT session_id FROM runs WHERE {where} ORDER BY id DESC LIMIT 1"
+            ).fetchone()
+        )
+        if row is None:
+            return None
+        turns = self._db.execute(
+            "SELECT question, answer FROM runs WHERE session_id = ? AND kind = 'chat' "
+            "AND status IN ('answered', 'pending_approval') AND answer IS NOT NULL ORDER BY id",
+            (row[0],),
+        ).fetchall()
+        return str(row[0]), [Exchange(question, answer) for question, answer in turns]
+
+    def _select(self, tail: str, params: tuple[Any, ...]) -> list[LoggedRun]:
+        rows = self._db.execute(f"SELECT {_COLUMNS} FROM runs {tail}", params).fetchall()
+        return [LoggedRun(*row) for row in rows]
+
+
+def _migrate(connection: sqlite3.Connection) -> None:
+    """Every missing migration in one write transaction."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        migrate(connection, _MIGRATIONS)
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+    # Kept in the file: readers never wait for a writer, and a commit is not an fsync.
+    connection.execute("PRAGMA journal_mode = WAL")
+
+
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    """Which logged runs to list. Eval cases are kept apart: listed only with kind "eval" (or
+    "all"), so an eval of 100 cases does not bury the operators' runs."""
+
+    status: str | None = None
+    since: datetime | None = None
+    kind: str | None = None  # ask, chat, eval or all; None: all but eval
+    provider: str | None = None
+    model: str | None = None
+    session: str | None = None  # a session id or its first characters
+
+    def where(self) -> tuple[str, tuple[Any, ...]]:
+        clauses, params = [], []
+        for column, value in (
+            ("status", self.status),
+            ("provider", self.provider),
+            ("model", self.model),
+            ("kind", None if self.kind == "all" else self.kind),
+        ):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if self.kind is None:
+            clauses.append("kind != 'eval'")
+        if self.session is not None:
+            clauses.append("session_id LIKE ? ESCAPE '\\'")
+            params.append(_like(self.session).removeprefix("%"))
+        if self.since is not None:
+            clauses.append("started_at >= ?")
+            params.append(self.since.astimezone(UTC).isoformat(timespec="milliseconds"))
+        return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+
+
+def _sql_limit(limit: int | None) -> int:
+    return -1 if limit is None else limit  # SQLite: a negative LIMIT is none
+
+
+def _like(word: str) -> str:
+    escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"

@@ -1,0 +1,256 @@
+"""Everything one run needs, built from the options: settings, model, tools, limits, today
+(`open_runtime`), shared by `agent ask`, `agent chat`, `agent eval` and the Python API."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Generator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import TYPE_CHECKING
+
+from agent_cli.config import Settings
+from agent_cli.core.budget import Limits, Price, RefundCounter
+from agent_cli.core.events import Event
+from agent_cli.core.loop import run
+from agent_cli.core.seams import Exchange, ReasoningModel, Reply, TextDelta
+from agent_cli.dates import stated_today
+from agent_cli.errors import UsageError
+from agent_cli.policy.grounding import ground_answer
+from agent_cli.policy.instructions import shop_instructions
+from agent_cli.providers.choice import choose_provider
+from agent_cli.providers.playbook import PlaybookModel
+from agent_cli.providers.scripted import load_script
+from agent_cli.runtime.drive import warn
+from agent_cli.runtime.options import RunOptions, parse_today
+from agent_cli.runtime.stores import LazyStore
+from agent_cli.store.sqlite import OrderStore
+from agent_cli.text import clean_text
+from agent_cli.tools import RegisteredTool, ToolRegistry
+from agent_cli.tools.orders import AsOf, RefundPolicy, order_tools
+
+if TYPE_CHECKING:
+    from agent_cli.tools.mcp_servers import McpServers
+
+
+@dataclass(slots=True)
+class Runtime:
+    """A model, tools and limits, ready for any number of runs."""
+
+    settings: Settings
+    model: ReasoningModel
+    tools: ToolRegistry
+    limits: Limits
+    today: date
+    refunds: RefundCounter
+    today_from_question: bool = False  # the playbook, when --today was not given
+    mcp: McpServers | None = None  # the MCP servers started for it, stopped with its stack
+    as_of: AsOf | None = None  # shared with its order tools: set to each run's date
+    instructions: str = ""  # the shop's own (policy/instructions.py)
+
+    def today_for(self, question: str) -> date:
+        """The date a run on `question` is answered as of (recorded in `run_started.today`)."""
+        stated = stated_today(question) if self.today_from_question else None
+        return stated or self.today
+
+    def events(
+        self,
+        question: str,
+        conversation: tuple[Exchange, ...] = (),
+        on_text: Callable[[TextDelta], None] | None = None,
+    ) -> Generator[Event, Reply, None]:
+        self.refunds.new_run()
+        today = self.today_for(question)
+        if self.as_of is not None:
+            self.as_of.day = today  # what lookup_order computes its facts as of
+        return run(
+            question,
+            self.model,
+            self.tools,
+            limits=self.limits,
+            today=today,
+            conversation=conversation,
+            check_answer=ground_answer if self.limits.grounding else None,
+            on_text=on_text,
+            instructions=self.instructions,
+        )
+
+
+def open_runtime(
+    options: RunOptions,
+    stack: ExitStack,
+    *,
+    settings: Settings | None = None,
+    previous: Runtime | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> Runtime:
+    """Build a runtime whose connections and database close with `stack`. Bad settings, a bad
+    --today and a missing API key all fail here, before any request. A chat switching models
+    passes its `previous` runtime: the refund count and the MCP servers carry over. `notify`
+    is told, unless the options are quiet, that the offline model answers for want of a key."""
+    settings = settings or options.settings()
+    today = parse_today(options.today)
+    instructions = shop_instructions(settings, options.instructions).text
+    model = choose_model(options, settings, stack)
+    if notify is not None and not options.quiet and _for_want_of_a_key(options, settings, model):
+        notify(OFFLINE_NOTICE)
+    store = LazyStore(settings, dry_run=options.dry_run)
+    stack.callback(store.close)
+    counter = previous.refunds if previous else RefundCounter()
+    # The playbook never calls an MCP tool, and --dry-run must have no side effects.
+    offline = options.dry_run or isinstance(model, PlaybookModel)
+    if previous is not None:
+        servers = previous.mcp
+    else:
+        servers = None if offline else start_mcp_servers(settings, stack)
+    as_of = AsOf()
+    tools = build_tools(
+        settings, store.get, counter, dry_run=options.dry_run, mcp=servers, as_of=as_of
+    )
+    limits = limits_for(settings, model.model)
+    from_question = options.today is None and isinstance(model, PlaybookModel)
+    return Runtime(
+        settings, model, tools, limits, today, counter, from_question, servers, as_of, instructions
+    )
+
+
+def limits_for(settings: Settings, model: str) -> Limits:
+    """The run limits from the settings; a cost budget needs the model's price."""
+    config = settings.limits
+    known = settings.prices.get(model)
+    price = Price(known.input, known.output) if known else None
+    if config.max_cost is not None and price is None:
+        raise UsageError(
+            f'--max-cost needs a price for model {model!r}: add [prices."{model}"] with input '
+            "and output per million tokens to the config"
+        )
+    return Limits(
+        max_steps=config.max_steps,
+        timeout_s=config.timeout,
+        max_repairs=config.max_repairs,
+        max_tokens=config.max_tokens,
+        max_cost=config.max_cost,
+        price=price,
+        max_observation_chars=config.max_observation_chars,
+        history_tokens=config.history_tokens,
+        answer_at_limit=config.answer_at_limit,
+        max_calls_per_reply=config.max_calls_per_reply,
+        grounding=config.grounding,
+    )
+
+
+def build_tools(
+    settings: Settings,
+    store: Callable[[], OrderStore],
+    counter: RefundCounter,
+    *,
+    dry_run: bool,
+    mcp: McpServers | None = None,
+    as_of: AsOf | None = None,
+) -> ToolRegistry:
+    """The order tools over the store `store()` opens, issue_refund when [refunds]
+    enabled = true (side-effect free under --dry-run), and the tools of the MCP servers. No
+    date goes in the refund tool: refunds are judged on the system date, whatever the run is
+    told; `as_of` is only what lookups compute their facts as of."""
+    tools: list[RegisteredTool] = list(order_tools(store, policy_of(settings), as_of))
+    refunds = settings.refunds
+    if refunds.enabled:
+        from agent_cli.tools.refunds import RefundDesk, RefundLimits, refund_tool  # noqa: PLC0415
+
+        limits = RefundLimits(refunds.max_amount, refunds.max_per_run, refunds.max_per_session)
+        desk = RefundDesk(
+            store,
+            policy_of(settings),
+            limits,
+            counter,
+            dry_run,
+            queue_for=timedelta(hours=refunds.queue_hours) if refunds.queue_hours else None,
+            proposer=operator_name(),
+            rules=tuple(refunds.rules),
+        )
+        tools.append(refund_tool(desk))
+    if mcp is None:
+        return ToolRegistry(tools)
+    return ToolRegistry([*tools, *mcp.tools], unavailable=mcp.unavailable)
+
+
+def operator_name() -> str:
+    """Who is at this terminal, for the approval queue's records: $AGENT_OPERATOR, else the
+    OS user."""
+    import getpass  # noqa: PLC0415
+
+    if named := os.environ.get("AGENT_OPERATOR", "").strip():
+        return clean_text(named)[:80]
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container)
+        return f"uid {os.getuid()}"
+
+
+INSTALL_MCP = "pip install 'agent-cli[mcp]' (in a checkout: pip install -e '.[mcp]')"
+
+
+def start_mcp_servers(settings: Settings, stack: ExitStack) -> McpServers | None:
+    """The configured MCP servers, started (each failure a warning), stopped with `stack`;
+    None when there are none, and then the SDK is not even imported (it is slow to)."""
+    if not settings.mcp.servers:
+        return None
+    servers = mcp_servers(settings, warn)
+    stack.callback(servers.close)
+    servers.start(settings.limits.timeout)
+    return servers
+
+
+def mcp_servers(settings: Settings, warn: Callable[[str], None]) -> McpServers:
+    """The configured MCP servers, not yet started; a UsageError when the SDK is missing."""
+    try:
+        from agent_cli.tools.mcp_servers import McpServers  # noqa: PLC0415
+    except ImportError as exc:
+        raise UsageError(
+            f"the MCP SDK cannot be imported ({exc}), and [mcp.servers] needs it: {INSTALL_MCP}"
+        ) from None
+    return McpServers(settings.mcp.servers, warn=warn)
+
+
+# At most 80 characters: one line on any terminal.
+OFFLINE_NOTICE = 'agent: offline playbook model (no API key); provider.name = "offline" hides this'
+
+
+def choose_model(options: RunOptions, settings: Settings, stack: ExitStack) -> ReasoningModel:
+    """--script, else --dry-run's playbook, else the configured or detected provider. A missing
+    key fails here, before any request; the adapter's connection is closed with the stack."""
+    if options.script is not None:
+        return load_script(options.script)
+    if options.dry_run:
+        return PlaybookModel()
+    choice = choose_provider(settings, os.environ)
+    if choice.kind == "offline":
+        if (named := options.provider.model) is not None:
+            chosen = "no API key was found, so" if choice.automatic else "--provider offline:"
+            raise UsageError(
+                f"--model {named!r} is not used: {chosen} the offline playbook model answers; "
+                "choose a provider (--provider openai|anthropic|ollama, with its API key) or "
+                "drop --model"
+            )
+        return PlaybookModel()
+    key = choice.api_key(os.environ)
+    from agent_cli.providers.connect import connect  # noqa: PLC0415 - httpx only when needed
+
+    model = connect(choice, settings.provider, key)
+    stack.callback(model.close)
+    return model
+
+
+def _for_want_of_a_key(options: RunOptions, settings: Settings, model: ReasoningModel) -> bool:
+    """Whether the offline model answers only because no API key was found: nothing named it
+    (--dry-run, --script or a provider). The runtime prints nothing; its caller tells the user."""
+    if options.dry_run or options.script is not None or not isinstance(model, PlaybookModel):
+        return False
+    return choose_provider(settings, os.environ).automatic
+
+
+def policy_of(settings: Settings) -> RefundPolicy:
+    return RefundPolicy(
+        settings.policy.refund_window_days, tuple(settings.policy.refundable_statuses)
+    )

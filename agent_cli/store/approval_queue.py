@@ -1,0 +1,231 @@
+"""The approval queue: refunds that wait for a person who is not at the run's terminal.
+
+A run with nobody to approve a refund (a pipe, `--json`, CI, a cron job, a bot) records it here
+as pending, with the exact arguments, the order as it was judged, the run and its question, who
+proposed it and when it expires; the run goes on and ends `pending_approval`. Later, anyone with
+access to the order store decides: `agent approvals approve ID` commits the refund in the same
+transaction that closes the item, after every rule is checked again on the order as it is then
+(a changed order, an expired item or a refund made meanwhile means no refund, and says why);
+`deny` closes it. An item is decided once: a second approval, from this process or another at
+the same moment, finds it closed and makes no refund.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from agent_cli.store.models import Order, RefundRefused
+from agent_cli.store.sqlite import OrderStore
+
+_COLUMNS = (
+    "id, tool, order_code, amount, reason, refund_key, judged, run_id, question, proposed_by, "
+    "created_at, expires_at, status, decided_by, decided_at, outcome, refund_id"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """One item of the queue. `status` is as stored; `state` also says `expired`."""
+
+    id: int
+    tool: str
+    order_code: str
+    amount: int
+    reason: str
+    refund_key: str
+    judged: str  # JSON: the order as it was judged when the item was queued
+    run_id: str
+    question: str
+    proposed_by: str
+    created_at: str  # ISO 8601, UTC
+    expires_at: str
+    status: str  # pending | approved | denied | expired | failed
+    decided_by: str | None = None
+    decided_at: str | None = None
+    outcome: str | None = None  # what the decision did, in words
+    refund_id: int | None = None
+
+    def state(self, now: datetime) -> str:
+        if self.status == "pending" and now >= datetime.fromisoformat(self.expires_at):
+            return "expired"
+        return self.status
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """What a run queues: one refund exactly as it was proposed and judged."""
+
+    order: Order
+    amount: int
+    reason: str
+    refund_key: str
+    run_id: str
+    question: str
+    proposed_by: str
+    expires_in: timedelta
+
+
+# Checks a queued refund again inside the deciding transaction, on the order as it is then and
+# what is refunded of it already; raises RefundRefused naming the rule it breaks.
+Recheck = Callable[[Approval, Order, int], None]
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def judged_json(order: Order) -> str:
+    delivered = order.delivered_at.isoformat() if order.delivered_at else None
+    fields = {"status": order.status, "total": order.total, "currency": order.currency}
+    return json.dumps({**fields, "delivered_at": delivered}, sort_keys=True)
+
+
+def queue(store: OrderStore, proposal: Proposal) -> Approval:
+    """Record the proposal as pending (unless the same refund waits already); the item."""
+    created = now_utc()
+    values = (
+        "issue_refund",
+        proposal.order.code,
+        proposal.amount,
+        proposal.reason,
+        proposal.refund_key,
+        judged_json(proposal.order),
+        proposal.run_id,
+        proposal.question,
+        proposal.proposed_by,
+        created.isoformat(timespec="seconds"),
+        (created + proposal.expires_in).isoformat(timespec="seconds"),
+    )
+
+    def pending_or_new() -> Approval | int:
+        waiting = store.query(
+            f"SELECT {_COLUMNS} FROM approvals WHERE refund_key = ? AND status = 'pending'",
+            (proposal.refund_key,),
+        )
+        if waiting:  # the same refund, queued by an earlier run: one item is enough
+            return Approval(*waiting[0])
+        return store.insert(
+            "INSERT INTO approvals (tool, order_code, amount, reason, refund_key, judged, run_id,"
+            " question, proposed_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+            " ?, ?)",
+            values,
+        )
+
+    item = store.atomically(pending_or_new)
+    if isinstance(item, Approval):
+        return item
+    found = get(store, item)
+    assert found is not None
+    return found
+
+
+def get(store: OrderStore, item: int, *, lock: bool = False) -> Approval | None:
+    """The item; with `lock`, held until the caller's transaction ends (PostgreSQL)."""
+    held = store.FOR_UPDATE if lock else ""
+    rows = store.query(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?{held}", (item,))
+    return Approval(*rows[0]) if rows else None
+
+
+def listed(
+    store: OrderStore, *, status: str | None = None, order: str | None = None
+) -> list[Approval]:
+    """Items, oldest first: all, or those in one stored status, or of one order."""
+    where, params = [], []
+    if status is not None:
+        where.append("status = ?")
+        params.append(status)
+    if order is not None:
+        where.append("order_code = ?")
+        params.append(order)
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    rows = store.query(f"SELECT {_COLUMNS} FROM approvals{clause} ORDER BY id", tuple(params))
+    return [Approval(*row) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    item: Approval  # as it is after this decision (or as it was, when already closed)
+    changed: bool  # False: the item was closed already, or missing, and nothing was done
+
+
+def approve(store: OrderStore, item: int, *, by: str, recheck: Recheck) -> Decided | None:
+    """Commit the queued refund and close the item, in one transaction; None: no such item."""
+    return store.atomically(lambda: _approve(store, item, by=by, recheck=recheck))
+
+
+def _approve(store: OrderStore, item: int, *, by: str, recheck: Recheck) -> Decided | None:
+    found, closed = _decidable(store, item)
+    if found is None:
+        return closed
+    if found.state(now_utc()) == "expired":
+        outcome = f"expired at {found.expires_at}; no refund"
+        return _close(store, found, "expired", by=by, outcome=outcome)
+    try:
+        recorded = store.record_refund_locked(
+            found.order_code,
+            found.amount,
+            found.reason,
+            key=found.refund_key,
+            check=lambda order, refunded: recheck(found, order, refunded),
+        )
+    except RefundRefused as exc:
+        return _close(store, found, "failed", by=by, outcome=f"{exc}; no refund")
+    if not recorded.created:
+        outcome = f"refund #{recorded.refund.id} existed already; no new refund"
+        return _close(store, found, "failed", by=by, outcome=outcome)
+    outcome = f"refund #{recorded.refund.id} of {found.amount:,} recorded"
+    return _close(store, found, "approved", by=by, outcome=outcome, refund_id=recorded.refund.id)
+
+
+def deny(store: OrderStore, item: int, *, by: str, reason: str) -> Decided | None:
+    """Close the item without a refund; None: no such item."""
+
+    def close() -> Decided | None:
+        found, closed = _decidable(store, item)
+        if found is None:
+            return closed
+        return _close(store, found, "denied", by=by, outcome=f"denied: {reason}")
+
+    return store.atomically(close)
+
+
+def _decidable(store: OrderStore, item: int) -> tuple[Approval | None, Decided | None]:
+    """Inside the caller's transaction: the item if it is pending; else what to answer (None:
+    no such item; or the item as it was closed, unchanged)."""
+    found = get(store, item, lock=True)
+    if found is None:
+        return None, None
+    if found.status != "pending":
+        return None, Decided(found, changed=False)
+    return found, None
+
+
+def _close(
+    store: OrderStore,
+    found: Approval,
+    status: str,
+    *,
+    by: str,
+    outcome: str,
+    refund_id: int | None = None,
+) -> Decided:
+    """Inside the caller's transaction: the item's decision, once."""
+    decided_at = now_utc().isoformat(timespec="seconds")
+    store.execute(
+        "UPDATE approvals SET status = ?, decided_by = ?, decided_at = ?, outcome = ?,"
+        " refund_id = ? WHERE id = ? AND status = 'pending'",
+        (status, by, decided_at, outcome, refund_id, found.id),
+    )
+    closed = dataclasses.replace(
+        found,
+        status=status,
+        decided_by=by,
+        decided_at=decided_at,
+        outcome=outcome,
+        refund_id=refund_id,
+    )
+    return Decided(closed, changed=True)

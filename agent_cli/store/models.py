@@ -1,0 +1,47 @@
+"""The store's records: orders, refunds, import results, and the order statuses and code form."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+STATUSES = ("PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED")
+ORDER_CODE_PATTERN = r"^[A-Za-z0-9]{1,16}$"  # ASCII letters and digits: no look-alikes
+
+
+@dataclass(frozen=True, slots=True)
+class Order:
+    """One customer order. `total` is in whole units of `currency`; `note` is customer text."""
+
+    code: str
+    status: str
+    total: int
+    delivered_at: date | None = None
+    currency: str = "JPY"
+    customer: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Refund:
+    id: int
+    order_code: str
+    amount: int
+    reason: str
+    created_at: str  # ISO 8601, UTC
+
+
+@dataclass(frozen=True, slots=True)
+class RefundRecorded:
+    refund: Refund
+    created: bool  # False: this exact refund existed already and nothing new was recorded
+
+
+class RefundRefused(Exception):
+    """The store will not record a refund (more than is still refundable)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    added: int
+    updated: int

@@ -1,0 +1,271 @@
+"""The order store on PostgreSQL, for a team: the same contract as the SQLite file (sqlite.py),
+over psycopg 3, imported only when `store.url` (or AGENT_DB_URL) names a server.
+
+What differs is only how: statements are written once with `?` and sent with `%s`; ids come from
+`RETURNING id`; the schema version is a table, migrated under an advisory lock, so two agents
+starting at once migrate once; a refund locks its order's row (`SELECT ... FOR UPDATE`) before
+it reads anything, so refunds of one order from many processes commit one at a time, each on the
+order as the one before left it; an approval queue item is locked the same way. A password is
+taken from the URL's `${NAME}` references, PGPASSWORD or ~/.pgpass, and never printed: errors
+show the URL with it masked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psycopg
+
+from agent_cli.errors import StoreBusy, StoreError
+from agent_cli.store.models import Order
+from agent_cli.store.sqlite import (
+    OrderStore,
+    approvals_table,
+    busy_wait_seconds,
+    order_row,
+    refunds_table,
+)
+from agent_cli.text import mask_secrets
+
+T = TypeVar("T")
+
+CONNECT_TIMEOUT_S = 10
+_ADVISORY_KEY = 0x61676E74  # "agnt": the lock migrations hold
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PASSWORD = re.compile(r"(://[^:/@]*:)([^@]*)(@)")
+
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE orders (
+            code TEXT PRIMARY KEY,
+            status TEXT NOT NULL
+                CHECK (status IN ('PENDING','SHIPPING','DELIVERED','CANCELLED','REFUNDED')),
+            total BIGINT NOT NULL CHECK (total >= 0),
+            currency TEXT NOT NULL DEFAULT 'JPY',
+            delivered_at TEXT,
+            customer TEXT,
+            note TEXT
+        )""",
+        refunds_table("BIGSERIAL PRIMARY KEY"),
+        "CREATE INDEX refunds_by_order ON refunds (order_code)",
+        approvals_table("BIGSERIAL PRIMARY KEY"),
+        "CREATE INDEX approvals_by_order ON approvals (order_code)",
+        "CREATE INDEX approvals_by_status ON approvals (status)",
+    ),
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+_NEEDED = {  # what the agent does to each table
+    "agent_schema": ("SELECT",),
+    "orders": ("SELECT", "INSERT", "UPDATE"),
+    "refunds": ("SELECT", "INSERT"),
+    "approvals": ("SELECT", "INSERT", "UPDATE"),
+}
+
+
+def masked(url: str) -> str:
+    """The URL as it may be shown: any password in it replaced by ***."""
+    return mask_secrets(_PASSWORD.sub(r"\1***\3", url))
+
+
+def expanded(url: str) -> str:
+    """`${NAME}` in the URL from the environment (a password kept out of the config file)."""
+
+    def value(found: re.Match[str]) -> str:
+        name = found.group(1)
+        if name not in os.environ:
+            raise StoreError(f"store.url names ${{{name}}}, which is not set in the environment")
+        return os.environ[name]
+
+    return _REFERENCE.sub(value, url)
+
+
+class PostgresStore(OrderStore):
+    """Orders, refunds and the approval queue in a PostgreSQL database."""
+
+    FOR_UPDATE = " FOR UPDATE"
+
+    def __init__(self, connection: psycopg.Connection[Any], url: str) -> None:
+        super().__init__(connection, Path(masked(url)))  # type: ignore[arg-type]
+        self._pg = connection
+        self.url = masked(url)
+
+    @classmethod
+    def connect(cls, url: str, *, seed: Iterable[Order] | None = None) -> PostgresStore:
+        """Connect and migrate; a new database gets `seed` (default: none, a team's data is
+        its own). StoreError, naming the URL without its password, when the server cannot be
+        reached or the login is refused."""
+        try:
+            connection = psycopg.connect(
+                expanded(url), autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
+            )
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"Cannot connect to the order database {masked(url)}: {_first_line(exc)}; check "
+                "store.url / AGENT_DB_URL, that the server is up, and PGPASSWORD or ~/.pgpass"
+            ) from None
+        store = cls(connection, url)
+        store._migrate(() if seed is None else seed)
+        return store
+
+    def close(self) -> None:
+        self._pg.close()
+
+    @property
+    def where(self) -> str:
+        return self.url
+
+    def checkup(self) -> tuple[bool, str]:
+        """For `agent doctor`: the server's version, the schema's, and any privilege the agent
+        needs and lacks (False then, naming them)."""
+        version = self._query("SHOW server_version")[0][0]
+        schema = self._query("SELECT MAX(version) FROM agent_schema")[0][0]
+        missing = [
+            f"{privilege} on {table}"
+            for table, privileges in _NEEDED.items()
+            for privilege in privileges
+            if not self._query(
+                "SELECT has_table_privilege(current_user, ?, ?)", (table, privilege)
+            )[0][0]
+        ]
+        detail = f"PostgreSQL {version}, schema version {schema}"
+        if missing:
+            return (
+                False,
+                f"{detail}; missing: {', '.join(missing)} (GRANT them to the agent's user)",
+            )
+        return True, detail
+
+    def _migrate(self, seed: Iterable[Order] = ()) -> None:
+        if self._version() == SCHEMA_VERSION:  # the common case: a read, no lock, no DDL
+            return
+        with self._transaction(), _errors(self.url):
+            self._pg.execute("SELECT pg_advisory_xact_lock(%s)", (_ADVISORY_KEY,))
+            self._pg.execute("CREATE TABLE IF NOT EXISTS agent_schema (version INT NOT NULL)")
+            row = self._pg.execute("SELECT MAX(version) FROM agent_schema").fetchone()
+            version = int(row[0]) if row and row[0] is not None else 0
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"The order database {self.url} has schema version {version}, newer than "
+                    f"this agent-cli knows ({SCHEMA_VERSION}): upgrade agent-cli"
+                )
+            for statements in _MIGRATIONS[version:]:
+                for statement in statements:
+                    self._pg.execute(statement)
+            if version < SCHEMA_VERSION:
+                self._pg.execute("INSERT INTO agent_schema VALUES (%s)", (SCHEMA_VERSION,))
+                if version == 0:
+                    self._upsert(seed)
+
+    def _version(self) -> int | None:
+        """The schema version, or None before the first migration (no lock taken)."""
+        if self._query("SELECT to_regclass('agent_schema')")[0][0] is None:
+            return None
+        found = self._query("SELECT MAX(version) FROM agent_schema")[0][0]
+        return None if found is None else int(found)
+
+    def atomically(self, work: Callable[[], T]) -> T:
+        """`work` in one transaction. PostgreSQL ends a deadlock or a serialization failure by
+        rolling one transaction back: that one runs again, once, from the start, so every rule
+        is checked again on the rows as they are then; a second conflict is a StoreError."""
+        try:
+            return super().atomically(work)
+        except StoreConflict:
+            return super().atomically(work)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with _errors(self.url):
+            self._pg.execute("BEGIN")
+            self._bound_waits()
+        try:
+            yield
+            with _errors(self.url):
+                self._pg.execute("COMMIT")
+        except BaseException:
+            if not self._pg.closed:
+                self._pg.execute("ROLLBACK")
+            raise
+
+    def _bound_waits(self) -> None:
+        """A lock is waited for at most the run's time left, as SQLite's busy timeout."""
+        wait_ms = int(busy_wait_seconds() * 1000)
+        self._pg.execute(f"SET LOCAL lock_timeout = {wait_ms}")
+        self._pg.execute(f"SET LOCAL statement_timeout = {wait_ms + 5_000}")
+
+    def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
+        with _errors(self.url):
+            return self._pg.execute(_dialect(sql), params).fetchall()
+
+    def execute(self, sql: str, params: tuple[object, ...] = ()) -> None:
+        with _errors(self.url):
+            self._pg.execute(_dialect(sql), params)
+
+    def insert(self, sql: str, params: tuple[object, ...] = ()) -> int:
+        with _errors(self.url):
+            row = self._pg.execute(_dialect(sql) + " RETURNING id", params).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def _lock_order(self, code: str) -> None:
+        self._query("SELECT code FROM orders WHERE code = ? FOR UPDATE", (code,))
+
+    def _upsert(self, orders: Iterable[Order]) -> None:
+        rows = [order_row(order) for order in orders]
+        if not rows:
+            return
+        with _errors(self.url), self._pg.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO orders (code, status, total, currency, delivered_at, customer, note)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (code) DO UPDATE SET"
+                " status = EXCLUDED.status, total = EXCLUDED.total,"
+                " currency = EXCLUDED.currency, delivered_at = EXCLUDED.delivered_at,"
+                " customer = EXCLUDED.customer, note = EXCLUDED.note",
+                rows,
+            )
+
+
+class StoreConflict(StoreError):
+    """The server rolled a transaction back to resolve a conflict with another one."""
+
+
+def _dialect(sql: str) -> str:
+    """Our statements are written with `?`; psycopg takes `%s` (and a literal % doubled)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+def _first_line(exc: BaseException) -> str:
+    return mask_secrets(
+        str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    )
+
+
+@contextmanager
+def _errors(url: str) -> Iterator[None]:
+    """psycopg's errors as ours: a lock not granted in time is StoreBusy (the run goes on);
+    a lost connection or any other server error is a StoreError naming the database."""
+    try:
+        yield
+    except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure) as exc:
+        raise StoreConflict(
+            f"The order database {url} rolled the change back: {_first_line(exc)}; "
+            "nothing was written, try again"
+        ) from None
+    except (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled):
+        raise StoreBusy(
+            "the order database is busy: another process holds a lock on an order; "
+            "try again in a moment"
+        ) from None
+    except psycopg.OperationalError as exc:
+        raise StoreError(
+            f"The order database {url} failed: {_first_line(exc)}; check that the server is up"
+        ) from None
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise StoreError(
+            f"The order database {url} refused: {_first_line(exc)}; grant the agent's user the "
+            "privileges `agent doctor` lists"
+        ) from None

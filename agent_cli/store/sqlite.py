@@ -1,0 +1,394 @@
+"""The order store: a real SQLite database, created, migrated and seeded on first use.
+
+Every query is parameterised; order codes reach it only after validation. Writes happen in one
+transaction, so a failed import leaves the database exactly as it was. Refunds are recorded with
+an idempotency key, so the same refund can never be recorded twice, and the amount still
+refundable is checked again inside the transaction that records one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agent_cli.dates import system_today
+from agent_cli.errors import StoreBusy, StoreError
+from agent_cli.store.models import (
+    STATUSES,
+    ImportResult,
+    Order,
+    Refund,
+    RefundRecorded,
+    RefundRefused,
+)
+from agent_cli.store.samples import SAMPLE_ORDERS, sample_orders
+from agent_cli.store.schema import migrate, schema_version
+
+T = TypeVar("T")
+
+
+def refunds_table(id_column: str) -> str:
+    """The refunds table, its id column as the backend writes one (shared with postgres.py);
+    BIGINT amounts: PostgreSQL's INTEGER stops at 2**31, SQLite's is 64 bits either way."""
+    return f"""CREATE TABLE refunds (
+            id {id_column},
+            order_code TEXT NOT NULL,
+            amount BIGINT NOT NULL CHECK (amount > 0),
+            reason TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            idempotency_key TEXT NOT NULL UNIQUE
+        )"""
+
+
+def approvals_table(id_column: str) -> str:
+    """The approval queue's table (approval_queue.py), likewise."""
+    return f"""CREATE TABLE approvals (
+            id {id_column},
+            tool TEXT NOT NULL,
+            order_code TEXT NOT NULL,
+            amount BIGINT NOT NULL CHECK (amount > 0),
+            reason TEXT NOT NULL,
+            refund_key TEXT NOT NULL,
+            judged TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            question TEXT NOT NULL,
+            proposed_by TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'failed')),
+            decided_by TEXT,
+            decided_at TEXT,
+            outcome TEXT,
+            refund_id BIGINT
+        )"""
+
+
+# Each entry moves the schema one version up; a new database runs them all, then is seeded.
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        f"""CREATE TABLE orders (
+            code TEXT PRIMARY KEY,
+            status TEXT NOT NULL CHECK (status IN ({", ".join(repr(s) for s in STATUSES)})),
+            total INTEGER NOT NULL CHECK (total >= 0),
+            currency TEXT NOT NULL DEFAULT 'JPY',
+            delivered_at TEXT,
+            customer TEXT
+        )""",
+    ),
+    (
+        "ALTER TABLE orders ADD COLUMN note TEXT",
+        refunds_table("INTEGER PRIMARY KEY"),
+        "CREATE INDEX refunds_by_order ON refunds (order_code)",
+    ),
+    (
+        # The approval queue: actions that wait for a person elsewhere (approval_queue.py).
+        approvals_table("INTEGER PRIMARY KEY"),
+        "CREATE INDEX approvals_by_order ON approvals (order_code)",
+        "CREATE INDEX approvals_by_status ON approvals (status)",
+    ),
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+BUSY_TIMEOUT_S = 10.0  # the longest wait for another process's lock, when the run has longer
+
+# How long a query may wait for a lock: the run's time left, while a tool runs (see
+# busy_wait_at_most); a context variable, so the loop's deadline reaches SQLite without every
+# tool passing it down.
+_busy_wait: ContextVar[float] = ContextVar("busy_wait", default=BUSY_TIMEOUT_S)
+
+
+@contextmanager
+def busy_wait_at_most(seconds: float) -> Iterator[None]:
+    token = _busy_wait.set(max(0.0, min(seconds, BUSY_TIMEOUT_S)))
+    try:
+        yield
+    finally:
+        _busy_wait.reset(token)
+
+
+def busy_wait_seconds() -> float:
+    """How long a query may wait for another process's lock now (see busy_wait_at_most)."""
+    return _busy_wait.get()
+
+
+class OrderStore:
+    """Orders in SQLite. `OrderStore.open(path)` creates a missing database (0600), seeded with
+    the sample orders, unless told not to; `open_configured` applies the rule for user paths."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self._db = connection
+        self.path = path
+        self._wait_ms: int | None = None  # the busy timeout last set on the connection
+
+    @classmethod
+    def open(
+        cls, path: Path, *, create: bool = True, seed: Iterable[Order] | None = None
+    ) -> OrderStore:
+        """Open (and migrate) the database at `path`. A missing file is created (owner-only: it
+        holds customer names and notes) when `create`, else a StoreError. A new database gets
+        `seed`, by default the sample orders dated as of today; an existing file never does."""
+        if not create and not path.exists():
+            raise StoreError(
+                f"No order database at {path}; check AGENT_DB / store.path, or create it with "
+                "'agent orders init' (add --sample for the sample orders)"
+            )
+        try:
+            if create and not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with contextlib.suppress(FileExistsError):  # another process was first
+                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            connection = sqlite3.connect(path, isolation_level=None, timeout=_busy_wait.get())
+            store = cls(connection, path)
+            if seed is None:
+                seed = sample_orders(system_today()) if create else ()
+            with _busy_as_error():
+                store._migrate(seed)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(
+                f"Cannot open the order database {path}: {exc}; "
+                "set AGENT_DB (or store.path in the config) to a writable SQLite file"
+            ) from None
+        return store
+
+    @classmethod
+    def in_memory(cls, orders: Iterable[Order] = (), as_of: date | None = None) -> OrderStore:
+        """A throwaway database holding the sample orders (at the dates eval cases are written
+        for, or as of `as_of`), then `orders` (they replace samples with the same code): for
+        evals and dry runs, which never write the user's database. Use it from one thread."""
+        store = cls(sqlite3.connect(":memory:", isolation_level=None), Path(":memory:"))
+        store._migrate(SAMPLE_ORDERS if as_of is None else sample_orders(as_of))
+        if orders := list(orders):
+            store.import_orders(orders)
+        return store
+
+    def close(self) -> None:
+        self._db.close()
+
+    @property
+    def where(self) -> str:
+        """The database, as it may be shown (a file's path; a server's URL, password masked)."""
+        return str(self.path)
+
+    def _migrate(self, seed: Iterable[Order] = ()) -> None:
+        if schema_version(self._db, SCHEMA_VERSION) == SCHEMA_VERSION:
+            return
+        with self._transaction():
+            # migrate reads the version again under the write lock: another process may have
+            # migrated (or seeded a new file) between the first read and this one.
+            if migrate(self._db, _MIGRATIONS) == 0:
+                self._upsert(seed)
+
+    def _wait_for_locks(self) -> None:
+        wait_ms = int(_busy_wait.get() * 1000)
+        if wait_ms != self._wait_ms:  # a PRAGMA per query only when the bound changed
+            self._db.execute(f"PRAGMA busy_timeout = {wait_ms}")
+            self._wait_ms = wait_ms
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with _busy_as_error():
+            self._wait_for_locks()
+            self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            with _busy_as_error():
+                self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
+        """Rows of a read, waiting for another process's lock only as long as there is time."""
+        with _busy_as_error(self.path):
+            self._wait_for_locks()
+            return self._db.execute(sql, params).fetchall()
+
+    def get(self, code: str) -> Order | None:
+        rows = self._query(_SELECT + " WHERE code = ?", (code,))
+        return _order(rows[0]) if rows else None
+
+    def all(self) -> list[Order]:
+        return [_order(row) for row in self._query(_SELECT + " ORDER BY code")]
+
+    def orders(self, *, status: str | None = None, limit: int | None = None) -> list[Order]:
+        """Orders by code, of one status if given, at most `limit` (the database does the
+        cutting: listing 50 of 20,000 orders reads 50)."""
+        where, params = (" WHERE status = ?", (status,)) if status else ("", ())
+        cap = f" LIMIT {int(limit)}" if limit is not None else ""
+        return [
+            _order(row) for row in self._query(_SELECT + where + " ORDER BY code" + cap, params)
+        ]
+
+    def count(self, *, status: str | None = None) -> int:
+        where, params = (" WHERE status = ?", (status,)) if status else ("", ())
+        ((total,),) = self._query("SELECT COUNT(*) FROM orders" + where, params)
+        return int(total)
+
+    def import_orders(self, orders: Iterable[Order]) -> ImportResult:
+        """Insert or replace every order, all or nothing. Recorded refunds are kept."""
+        orders = list(orders)
+        codes = {order.code for order in orders}
+        with self._transaction():
+            updated = sum(1 for (code,) in self._query("SELECT code FROM orders") if code in codes)
+            self._upsert(orders)
+        return ImportResult(added=len(orders) - updated, updated=updated)
+
+    def refunds(self, code: str) -> list[Refund]:
+        rows = self._query(_SELECT_REFUNDS + " WHERE order_code = ? ORDER BY id", (code,))
+        return [Refund(*row) for row in rows]
+
+    def refunded_total(self, code: str) -> int:
+        ((total,),) = self._query(
+            "SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE order_code = ?", (code,)
+        )
+        return int(total)
+
+    def customer_refund_count(self, customer: str, since: datetime) -> int:
+        """Refunds recorded for the customer's orders since `since` (UTC)."""
+        rows = self._query(
+            "SELECT COUNT(*) FROM refunds JOIN orders ON orders.code = refunds.order_code"
+            " WHERE orders.customer = ? AND refunds.created_at >= ?",
+            (customer, since.isoformat(timespec="seconds")),
+        )
+        return int(rows[0][0])
+
+    def find_refund(self, key: str) -> Refund | None:
+        rows = self._query(_SELECT_REFUNDS + " WHERE idempotency_key = ?", (key,))
+        return Refund(*rows[0]) if rows else None
+
+    def record_refund(
+        self,
+        code: str,
+        amount: int,
+        reason: str,
+        *,
+        key: str,
+        check: Callable[[Order, int], None] | None = None,
+    ) -> RefundRecorded:
+        """Record a refund once per key; refuse more than is still refundable. `check(order,
+        refunded so far)` runs inside the transaction on the order as it is now and may raise
+        RefundRefused. An order refunded in full becomes REFUNDED, in the same transaction."""
+        return self.atomically(
+            lambda: self.record_refund_locked(code, amount, reason, key=key, check=check)
+        )
+
+    def record_refund_locked(
+        self,
+        code: str,
+        amount: int,
+        reason: str,
+        *,
+        key: str,
+        check: Callable[[Order, int], None] | None = None,
+    ) -> RefundRecorded:
+        """`record_refund`, inside a transaction the caller holds (`transaction()`)."""
+        self._lock_order(code)  # one refund of an order at a time, whatever the backend
+        if (existing := self.find_refund(key)) is not None:
+            return RefundRecorded(existing, created=False)
+        order = self.get(code)
+        if order is None:
+            raise RefundRefused(f"no order with code {code}")
+        refunded = self.refunded_total(code)
+        if check is not None:
+            check(order, refunded)
+        remaining = order.total - refunded
+        if amount > remaining:
+            raise RefundRefused(f"only {remaining} {order.currency} of {code} is refundable")
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        refund_id = self.insert(
+            "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (code, amount, reason, now, key),
+        )
+        if amount == remaining:
+            self.execute("UPDATE orders SET status = 'REFUNDED' WHERE code = ?", (code,))
+        return RefundRecorded(Refund(refund_id, code, amount, reason, now), created=True)
+
+    def upsert_locked(self, orders: Iterable[Order]) -> None:
+        """Insert or replace orders inside a transaction the caller holds."""
+        self._upsert(orders)
+
+    def _lock_order(self, code: str) -> None:
+        """SQLite: nothing to do, `BEGIN IMMEDIATE` holds the only write lock."""
+
+    # For approval_queue.py, which keeps its table in this database and its writes in this
+    # store's transactions (a refund and its approval commit together).
+    def atomically(self, work: Callable[[], T]) -> T:
+        """`work` in one transaction: all of it commits, or none (PostgreSQL may run it twice)."""
+        with self._transaction():
+            return work()
+
+    def query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
+        return self._query(sql, params)
+
+    def execute(self, sql: str, params: tuple[object, ...] = ()) -> None:
+        """A write inside `transaction()`."""
+        self._db.execute(sql, params)
+
+    def insert(self, sql: str, params: tuple[object, ...] = ()) -> int:
+        """An INSERT inside `transaction()`; the new row's id."""
+        return int(self._db.execute(sql, params).lastrowid or 0)
+
+    # Appended to a SELECT inside `transaction()` to hold its rows until the commit; SQLite's
+    # BEGIN IMMEDIATE already holds the whole database.
+    FOR_UPDATE = ""
+
+    def _upsert(self, orders: Iterable[Order]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO orders"
+            " (code, status, total, currency, delivered_at, customer, note)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [order_row(order) for order in orders],
+        )
+
+
+def order_row(order: Order) -> tuple[str, str, int, str, str | None, str | None, str | None]:
+    """An order as the columns of its row, in the order the upserts name them."""
+    delivered = order.delivered_at.isoformat() if order.delivered_at else None
+    return (
+        order.code,
+        order.status,
+        order.total,
+        order.currency,
+        delivered,
+        order.customer,
+        order.note,
+    )
+
+
+@contextmanager
+def _busy_as_error(path: Path | None = None) -> Iterator[None]:
+    """SQLite's errors as ours: a lock held too long is StoreBusy (the run can go on); with a
+    `path`, any other failure to read the file (corrupt, unreadable) is a StoreError naming it."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise StoreBusy(
+                "the order database is busy: another process holds a lock on it; "
+                "try again in a moment"
+            ) from None
+        if path is None:
+            raise
+        raise StoreError(f"The order database {path} cannot be read: {exc}") from None
+    except sqlite3.DatabaseError as exc:
+        if path is None:
+            raise
+        raise StoreError(f"The order database {path} cannot be read: {exc}") from None
+
+
+_SELECT = "SELECT code, status, total, currency, delivered_at, customer, note FROM orders"
+_SELECT_REFUNDS = "SELECT id, order_code, amount, reason, created_at FROM refunds"
+
+
+def _order(row: tuple[str, str, int, str, str | None, str | None, str | None]) -> Order:
+    code, status, total, currency, delivered_at, customer, note = row
+    delivered = date.fromisoformat(delivered_at) if delivered_at else None
+    return Order(code, status, total, delivered, currency, customer, note)
