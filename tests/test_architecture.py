@@ -38,7 +38,7 @@ ALLOWED: dict[str, set[str]] = {
         *("record", "store", "policy", "core", "base"),
     },
     "cli": {"commands", "runtime", "store", "core", "base"},
-    "api": {"runtime", "record", "core", "base"},
+    "api": {"runtime", "core", "base"},
     "main": {"cli"},
 }
 
