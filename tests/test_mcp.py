@@ -746,11 +746,10 @@ def test_over_http_only_malformed_tools_are_skipped_and_a_50_mb_result_is_not_do
         assert int(sent.read_text()) < 40 * 2**20  # the connection was closed, the rest unsent
 
 
-def test_the_readme_server_and_config_work_as_written(tmp_path: Path) -> None:
+def test_the_documented_server_and_config_work_as_written(tmp_path: Path) -> None:
     import re
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("#### Tools from MCP servers") :]
+    section = (Path(__file__).parents[1] / "docs" / "mcp.md").read_text(encoding="utf-8")
     config = re.search(r"```toml\n(\[mcp\.servers\.crm\].*?)```", section, re.DOTALL)
     server = re.search(r"```python\n# crm_server\.py\n(.*?)```", section, re.DOTALL)
     assert config is not None and server is not None

@@ -1,5 +1,5 @@
-"""One date story: every README example that runs offline gives the answer it shows, on a fresh
-home, whatever the system date (moved with AGENT_TODAY to dates a year apart)."""
+"""One date story: every example in the README and docs/ that runs offline gives the answer it
+shows, on a fresh home, whatever the system date (moved with AGENT_TODAY to dates a year apart)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from agent_cli.cli import app
 from agent_cli.store.samples import sample_orders
 
-README = Path(__file__).parents[1] / "README.md"
+ROOT = Path(__file__).parents[1]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 DATES = ["2026-03-01", "2027-02-28", "2028-02-29"]  # a year apart, and a leap day
 BIN = Path(sys.executable).parent  # the venv's `agent` and `python`
 # Examples that cannot run here, and why: each names a server, a placeholder id, or a config.
@@ -34,8 +35,9 @@ runner = CliRunner()
 
 
 def readme_commands() -> list[str]:
-    """The `$ ` lines of the README's console blocks, comments removed, that can run here."""
-    text = README.read_text(encoding="utf-8")
+    """The `$ ` lines of the console blocks of the README and docs/, comments removed, that can
+    run here."""
+    text = "\n".join(path.read_text(encoding="utf-8") for path in DOCUMENTS)
     commands = []
     for block in re.findall(r"```console\n(.*?)```", text, re.DOTALL):
         for line in block.splitlines():
@@ -44,7 +46,7 @@ def readme_commands() -> list[str]:
             command = re.sub(r"\s+#\s.*$", "", line[2:]).strip()
             if not any(marker in command for marker in NOT_HERE):
                 commands.append(command)
-    return commands
+    return list(dict.fromkeys(commands))  # an example shown twice runs once
 
 
 def test_the_readme_examples_are_found() -> None:
