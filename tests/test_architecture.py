@@ -8,6 +8,7 @@ TYPE_CHECKING: a lazy import is still an arrow, only a later one.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -240,3 +241,23 @@ def test_a_circle_is_caught(tmp_path: Path, form: str) -> None:
         },
     )
     assert circles(package) == [["agent_cli.core.a", "agent_cli.core.b", "agent_cli.core.c"]]
+
+
+def test_architecture_md_names_every_package_and_module() -> None:
+    text = (PACKAGE.parent / "ARCHITECTURE.md").read_text()
+    modules = text.split("## Modules", 1)[1].split("\n## ", 1)[0]
+    rows = set(
+        re.findall(r"^\| `([\w/.]+)`", modules, re.MULTILINE)
+    )  # a row for a whole folder too
+    named = set(re.findall(r"`([\w/.]+)`", modules))
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE)
+        folder = f"{relative.parent}/"
+        if folder != "./" and folder not in text:
+            missing.append(folder)
+        if path.name == "__init__.py" and folder != "./":
+            continue  # a package's docstring; the package is named
+        if str(relative) not in named and folder not in rows:
+            missing.append(str(relative))
+    assert sorted(set(missing)) == []
