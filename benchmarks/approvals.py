@@ -37,7 +37,6 @@ def fill(path: Path, items: int) -> None:
                 order,
                 1000,
                 "damaged",
-                f"{order.code}:1000:x",
                 "run",
                 "refund?",
                 "bench",

@@ -110,7 +110,7 @@ def queued(store: OrderStore) -> approval_queue.Approval:
     order = store.get("A105")
     assert order is not None
     proposal = approval_queue.Proposal(
-        order, 1000, "damaged", "A105:1000:x", "run", "refund?", "bot", timedelta(hours=1)
+        order, 1000, "damaged", "run", "refund?", "bot", timedelta(hours=1)
     )
     return approval_queue.queue(store, proposal)
 

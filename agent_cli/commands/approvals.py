@@ -5,6 +5,7 @@ approving the same item at once make one refund: the second finds it closed."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import sqlite3
 import sys
 import time
@@ -22,16 +23,23 @@ from agent_cli.runtime.assemble import operator_name, policy_of
 from agent_cli.runtime.drive import warn
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store import approval_queue
-from agent_cli.store.approval_queue import Approval, Decided
+from agent_cli.store.approval_items import ITEM_STATUSES, Approval, Item, Unreadable
+from agent_cli.store.approval_queue import Decided
 from agent_cli.text import print_json_lines
 from agent_cli.tools.refunds import recheck_queued, refund_facts
 from agent_cli.ui.approvals_view import show_approval, show_approvals
 from agent_cli.ui.console import make_console
 
-STATES = ("pending", "approved", "denied", "expired", "failed")
+STATES = (*ITEM_STATUSES, "unreadable")
 
 
 class ApprovalNotFound(AgentError):
+    exit_code = 1
+
+
+class ApprovalUnreadable(AgentError):
+    """The item's row in the store cannot be read."""
+
     exit_code = 1
 
 
@@ -51,7 +59,7 @@ def list_approvals(
         items = approval_queue.listed(store, order=order.upper() if order else None)
     items = [item for item in items if state is None or item.state(now) == state]
     if json_output:
-        print_json_lines(_json(item, now) for item in items)
+        print_json_lines(approval_json(item, now) for item in items)
         return
     show_approvals(make_console(), items, now)
 
@@ -61,9 +69,11 @@ def show_approval_command(item: int, *, json_output: bool, config: Path | None) 
         found = approval_queue.get(store, item)
     if found is None:
         raise ApprovalNotFound(f"No approval #{item}; see 'agent approvals list'")
+    if isinstance(found, Unreadable):
+        raise ApprovalUnreadable(_unreadable(found))
     now = approval_queue.now_utc()
     if json_output:
-        print_json_lines([_json(found, now)])
+        print_json_lines([approval_json(found, now)])
         return
     show_approval(make_console(), found, now)
 
@@ -77,7 +87,7 @@ def decide(
     recheck = recheck_queued(policy_of(settings), settings.refunds.max_amount, date.today)
     who = by or operator_name()
     missed = 0
-    made: list[Approval] = []
+    made: list[Approval] = []  # decided now: each added to its run's log
     with opened_store(settings) as store:
         for item in items:
             if approve:
@@ -87,7 +97,7 @@ def decide(
                     store, item, by=who, reason=reason or "no reason given"
                 )
             missed += not _report(item, decided, approve)
-            if decided is not None and decided.changed:
+            if decided is not None and decided.changed and isinstance(decided.item, Approval):
                 made.append(decided.item)
     _log_decisions(settings, made)
     if missed:
@@ -101,6 +111,9 @@ def _report(item: int, decided: Decided | None, approve: bool) -> bool:
         print(f"#{item}: no such item", file=sys.stderr)
         return False
     found = decided.item
+    if isinstance(found, Unreadable):
+        print(f"{_unreadable(found)}; nothing done", file=sys.stderr)
+        return False
     if not decided.changed:
         print(f"#{item}: already {found.status} ({found.outcome}); nothing done", file=sys.stderr)
         return False
@@ -135,8 +148,23 @@ def _log_decisions(settings: Settings, decided: list[Approval]) -> None:
         log.close()
 
 
-def _json(item: Approval, now: datetime) -> dict[str, object]:
-    return {**dataclasses.asdict(item), "state": item.state(now)}
+def _unreadable(item: Unreadable) -> str:
+    return f"#{item.id}: cannot be read ({item.problem}): fix or remove its row in the order store"
+
+
+def approval_json(item: Item, now: datetime) -> dict[str, object]:
+    """An item as JSON: `state` (the stored status, or expired, or unreadable), the judged
+    order as an object, the amount with its currency."""
+    if isinstance(item, Unreadable):
+        return {"id": item.id, "state": "unreadable", "problem": item.problem}
+    fields = dataclasses.asdict(item)
+    del fields["status"]  # `state` says it, and says expired too
+    return {
+        **fields,
+        "state": item.state(now),
+        "currency": item.currency,
+        "judged": json.loads(item.judged),
+    }
 
 
 def explain(code: str, amount: int, reason: str, *, json_output: bool, config: Path | None) -> None:

@@ -55,6 +55,7 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
     from agent_cli.store.order_files import normalise_code
 
     code = normalise_code(code)
+    from agent_cli.commands.approvals import approval_json
     from agent_cli.store import approval_queue
     from agent_cli.ui.approvals_view import show_approvals
 
@@ -69,7 +70,7 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
         payload = {
             **order_json(order),
             "refunds": [dataclasses.asdict(r) for r in refunds],
-            "approvals": [{**dataclasses.asdict(a), "state": a.state(now)} for a in waiting],
+            "approvals": [approval_json(item, now) for item in waiting],
         }
         print_json_lines([payload])
         return
@@ -146,13 +147,15 @@ def import_sqlite(source: Path, *, config: Path | None) -> None:
     origin = OrderStore.open(source, create=False)
     try:
         with opened_store(settings) as target:
-            copied = copy_store(origin, target)
+            copied = copy_store(origin, target, source=str(source))
     finally:
         origin.close()
     print(
         f"Moved {copied.orders} orders, {copied.refunds} refunds ({copied.refunds_present} "
         f"there already) and {copied.approvals} approval items from {source}"
     )
+    for code, there, here in copied.kept:
+        print(f"Kept order {code} as the store has it ({there}; {source} says {here})")
 
 
 def order_json(order: Order) -> dict[str, object]:

@@ -18,41 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from agent_cli.store.models import Order, RefundRefused
-from agent_cli.store.sqlite import OrderStore
-
-_COLUMNS = (
-    "id, tool, order_code, amount, reason, refund_key, judged, run_id, question, proposed_by, "
-    "created_at, expires_at, status, decided_by, decided_at, outcome, refund_id"
+from agent_cli.store.approval_items import (
+    ITEM_COLUMNS,
+    MAX_ID,
+    Approval,
+    Item,
+    Unreadable,
+    read_item,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Approval:
-    """One item of the queue. `status` is as stored; `state` also says `expired`."""
-
-    id: int
-    tool: str
-    order_code: str
-    amount: int
-    reason: str
-    refund_key: str
-    judged: str  # JSON: the order as it was judged when the item was queued
-    run_id: str
-    question: str
-    proposed_by: str
-    created_at: str  # ISO 8601, UTC
-    expires_at: str
-    status: str  # pending | approved | denied | expired | failed
-    decided_by: str | None = None
-    decided_at: str | None = None
-    outcome: str | None = None  # what the decision did, in words
-    refund_id: int | None = None
-
-    def state(self, now: datetime) -> str:
-        if self.status == "pending" and now >= datetime.fromisoformat(self.expires_at):
-            return "expired"
-        return self.status
+from agent_cli.store.models import Order, RefundRefused, refund_key
+from agent_cli.store.sqlite import OrderStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +37,15 @@ class Proposal:
     order: Order
     amount: int
     reason: str
-    refund_key: str
     run_id: str
     question: str
     proposed_by: str
     expires_in: timedelta
+
+    @property
+    def refund_key(self) -> str:
+        """The refund it proposes, as the refunds table keys it: never given, so never another."""
+        return refund_key(self.order.code, self.amount, self.reason)
 
 
 # Checks a queued refund again inside the deciding transaction, on the order as it is then and
@@ -103,11 +82,12 @@ def queue(store: OrderStore, proposal: Proposal) -> Approval:
 
     def pending_or_new() -> Approval | int:
         waiting = store.query(
-            f"SELECT {_COLUMNS} FROM approvals WHERE refund_key = ? AND status = 'pending'",
+            f"SELECT {ITEM_COLUMNS} FROM approvals WHERE refund_key = ? AND status = 'pending'",
             (proposal.refund_key,),
         )
-        if waiting:  # the same refund, queued by an earlier run: one item is enough
-            return Approval(*waiting[0])
+        readable = [item for item in map(read_item, waiting) if isinstance(item, Approval)]
+        if readable:  # the same refund, queued by an earlier run: one item is enough
+            return readable[0]
         return store.insert(
             "INSERT INTO approvals (tool, order_code, amount, reason, refund_key, judged, run_id,"
             " question, proposed_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
@@ -119,21 +99,23 @@ def queue(store: OrderStore, proposal: Proposal) -> Approval:
     if isinstance(item, Approval):
         return item
     found = get(store, item)
-    assert found is not None
+    assert isinstance(found, Approval)  # written just now, by us
     return found
 
 
-def get(store: OrderStore, item: int, *, lock: bool = False) -> Approval | None:
-    """The item; with `lock`, held until the caller's transaction ends (PostgreSQL)."""
+def get(store: OrderStore, item: int, *, lock: bool = False) -> Item | None:
+    """The item (or what is wrong with its row); None when there is none, whatever number is
+    asked for. With `lock`, held until the caller's transaction ends (PostgreSQL)."""
+    if not 0 < item <= MAX_ID:  # no row has such an id, and the store could not be asked
+        return None
     held = store.FOR_UPDATE if lock else ""
-    rows = store.query(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?{held}", (item,))
-    return Approval(*rows[0]) if rows else None
+    rows = store.query(f"SELECT {ITEM_COLUMNS} FROM approvals WHERE id = ?{held}", (item,))
+    return read_item(rows[0]) if rows else None
 
 
-def listed(
-    store: OrderStore, *, status: str | None = None, order: str | None = None
-) -> list[Approval]:
-    """Items, oldest first: all, or those in one stored status, or of one order."""
+def listed(store: OrderStore, *, status: str | None = None, order: str | None = None) -> list[Item]:
+    """Items, oldest first: all, or those in one stored status, or of one order; a row that
+    cannot be read is listed as `Unreadable`, never dropped and never fatal."""
     where, params = [], []
     if status is not None:
         where.append("status = ?")
@@ -142,14 +124,14 @@ def listed(
         where.append("order_code = ?")
         params.append(order)
     clause = f" WHERE {' AND '.join(where)}" if where else ""
-    rows = store.query(f"SELECT {_COLUMNS} FROM approvals{clause} ORDER BY id", tuple(params))
-    return [Approval(*row) for row in rows]
+    rows = store.query(f"SELECT {ITEM_COLUMNS} FROM approvals{clause} ORDER BY id", tuple(params))
+    return [read_item(row) for row in rows]
 
 
 @dataclass(frozen=True, slots=True)
 class Decided:
-    item: Approval  # as it is after this decision (or as it was, when already closed)
-    changed: bool  # False: the item was closed already, or missing, and nothing was done
+    item: Item  # as it is after this decision (or as it was: closed already, or unreadable)
+    changed: bool  # False: the item was closed already, or unreadable, and nothing was done
 
 
 def approve(store: OrderStore, item: int, *, by: str, recheck: Recheck) -> Decided | None:
@@ -199,7 +181,7 @@ def _decidable(store: OrderStore, item: int) -> tuple[Approval | None, Decided |
     found = get(store, item, lock=True)
     if found is None:
         return None, None
-    if found.status != "pending":
+    if isinstance(found, Unreadable) or found.status != "pending":
         return None, Decided(found, changed=False)
     return found, None
 

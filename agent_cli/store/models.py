@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import date
 
@@ -45,3 +46,11 @@ class RefundRefused(Exception):
 class ImportResult:
     added: int
     updated: int
+
+
+def refund_key(order_code: str, amount: int, reason: str) -> str:
+    """A refund's idempotency key: the same order, amount and reason (case and spacing aside)
+    make the same refund, recorded once."""
+    said = " ".join(reason.lower().split())
+    digest = hashlib.sha256(said.encode()).hexdigest()[:16]
+    return f"{order_code}:{amount}:{digest}"

@@ -13,7 +13,6 @@ the system date.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,8 +26,9 @@ from agent_cli.core.budget import RefundCounter
 from agent_cli.core.seams import ApprovalNeeded, Observation, Verdict
 from agent_cli.dates import system_today
 from agent_cli.policy.refund_rules import RefundFacts, Ruling, rule_for
-from agent_cli.store import approval_queue
-from agent_cli.store.approval_queue import Approval, Recheck, judged_json
+from agent_cli.store import approval_queue, models
+from agent_cli.store.approval_items import Approval
+from agent_cli.store.approval_queue import Recheck, judged_json
 from agent_cli.store.models import ORDER_CODE_PATTERN, Order, RefundRefused
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import Denied, Tool, ToolArgs
@@ -101,7 +101,6 @@ class RefundDesk:
             order,
             args.amount,
             args.reason.strip(),
-            refund_key(args),
             run_id,
             question,
             self.proposer,
@@ -284,9 +283,7 @@ def changes(before: Order, now: Order) -> str:
 
 def refund_key(args: IssueRefundArgs) -> str:
     """The same order, amount and reason make the same refund: it is recorded once."""
-    reason = " ".join(args.reason.lower().split())
-    digest = hashlib.sha256(reason.encode()).hexdigest()[:16]
-    return f"{args.order_code}:{args.amount}:{digest}"
+    return models.refund_key(args.order_code, args.amount, args.reason)
 
 
 def refund_tool(desk: RefundDesk) -> Tool[Any]:

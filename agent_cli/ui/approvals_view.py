@@ -1,4 +1,5 @@
-"""The approval queue on screen: a table of items (tab-separated when piped) and one item."""
+"""The approval queue on screen: a table of items (tab-separated when piped, a header line
+first) and one item. A row that cannot be read is shown as such, with what is wrong."""
 
 from __future__ import annotations
 
@@ -6,43 +7,44 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from agent_cli.store.approval_queue import Approval
+from agent_cli.store.approval_items import Approval, Item, Unreadable
 from agent_cli.text import clean_text
-from agent_cli.ui.tables import print_rows
+from agent_cli.ui.tables import print_rows, whole_table
 
 _STYLES = {"pending": "yellow", "approved": "green", "expired": "dim", "denied": "red"}
+_HEADERS = ("item", "state", "order", "amount", "reason", "proposed by", "expires (UTC)")
 
 
-def show_approvals(console: Console, items: Sequence[Approval], now: datetime) -> None:
-    if not console.is_terminal:  # piped: whole values, one item per line
-        for item in items:
-            reason = clean_text(item.reason).replace("\t", " ")
-            console.file.write(
-                f"{item.id}\t{item.state(now)}\t{item.order_code}\t{item.amount}\t{reason}\t"
-                f"{item.proposed_by}\t{item.created_at}\t{item.expires_at}\n"
-            )
-        console.file.flush()
-        return
-    if not items:
+def show_approvals(console: Console, items: Sequence[Item], now: datetime) -> None:
+    if not items and console.is_terminal:
         console.print("No approvals in the queue.")
         return
-    table = Table("item", "state", "order", "amount", "reason", "proposed by", "expires (UTC)")
-    rows = [
-        [
+    print_rows(console, whole_table(*_HEADERS), [_row(item, now) for item in items])
+
+
+def _row(item: Item, now: datetime) -> list[Text]:
+    if isinstance(item, Unreadable):
+        problem = Text(f"cannot be read: {clean_text(item.problem)}")
+        blank = [Text("-"), Text("-")]
+        return [
             Text(f"#{item.id}", style="bold"),
-            Text(item.state(now), style=_STYLES.get(item.state(now), "red")),
-            Text(item.order_code),
-            Text(f"{item.amount:,}", justify="right"),
-            Text(clean_text(item.reason)),
-            Text(clean_text(item.proposed_by)),
-            Text(item.expires_at),
+            Text("unreadable", style="red"),
+            *blank,
+            problem,
+            *blank,
         ]
-        for item in items
+    state = item.state(now)
+    return [
+        Text(f"#{item.id}", style="bold"),
+        Text(state, style=_STYLES.get(state, "red")),
+        Text(item.order_code),
+        Text(f"{item.amount:,} {item.currency}", justify="right"),
+        Text(clean_text(item.reason)),
+        Text(clean_text(item.proposed_by)),
+        Text(item.expires_at),
     ]
-    print_rows(console, table, rows)
 
 
 def show_approval(console: Console, item: Approval, now: datetime) -> None:
@@ -50,7 +52,7 @@ def show_approval(console: Console, item: Approval, now: datetime) -> None:
         ("item", f"#{item.id} ({item.tool})"),
         ("state", item.state(now)),
         ("order", item.order_code),
-        ("amount", f"{item.amount:,}"),
+        ("amount", f"{item.amount:,} {item.currency}"),
         ("reason", item.reason),
         ("judged", item.judged),
         ("run", item.run_id),

@@ -22,6 +22,14 @@ from agent_cli.ui.console import clean_text
 NARROW = 60  # columns: below this, a table's cells would be cut to a few characters
 
 
+def whole_table(*headers: str, title: str | None = None) -> Table:
+    """A table whose cells fold onto more lines when the terminal is narrow, never cut."""
+    table = Table(title=title)
+    for header in headers:
+        table.add_column(header, overflow="fold")
+    return table
+
+
 def print_rows(console: Console, table: Table, rows: Sequence[Sequence[Text]]) -> None:
     """`rows` under `table`'s headers, whole values whatever the output (see the docstring)."""
     headers = [str(column.header) for column in table.columns]
