@@ -26,7 +26,8 @@ def describe_settings_error(
     """Each bad setting, where it came from (an option by its name), and what is wrong with it."""
     parts, by_option = [], True
     for item in error.errors(include_url=False):
-        where = ".".join(str(part) for part in item["loc"])
+        # A bad key of a table (a currency) is named by the key alone, not "key.[key]".
+        where = ".".join(str(part) for part in item["loc"] if part != "[key]")
         origin = _origin(where, sources)
         message = (
             "unknown setting" + did_you_mean(model, item["loc"])

@@ -21,7 +21,7 @@ ROOT_MODULES_AT_MOST = 8  # __init__.py and __main__.py included
 MODULE_LINES_AT_MOST = 450
 
 # What each part may import besides itself. "base" is the shared modules at the package root
-# (errors, config, text, dates...), "api" the root's __init__ (the public Python API) and
+# (errors, text, dates...) and config/, "api" the root's __init__ (the public Python API) and
 # "main" __main__; every other part is the package of that name.
 ALLOWED: dict[str, set[str]] = {
     "base": set(),
@@ -66,7 +66,7 @@ def part_of(module: str, package: Path) -> str:
         return "api"
     if len(parts) == 2 and (package / f"{parts[1]}.py").exists():
         return "main" if parts[1] == "__main__" else "base"
-    return parts[1]
+    return "base" if parts[1] == "config" else parts[1]  # the settings: a package of the base
 
 
 def imports_of(path: Path, package: Path, modules: set[str]) -> Iterator[str]:

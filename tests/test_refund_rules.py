@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
-from agent_cli.config import RefundRule
+from agent_cli.config.rules import RefundRule
 from agent_cli.policy.refund_rules import RefundFacts, rule_for
 
 from .helpers import delivered_recently
@@ -126,7 +126,7 @@ def test_auto_approves_without_a_person_and_names_its_rule(tmp_path: Path) -> No
 
 def test_auto_never_skips_the_checks_in_code(tmp_path: Path) -> None:
     delivered_recently("A100", days=40)  # outside the 30-day window
-    loose = '[[refunds.rules]]\nname = "everything"\ndecision = "auto"\n'
+    loose = '[[refunds.rules]]\nname = "everything"\ndecision = "auto"\nbelow = { JPY = 100000 }\n'
     result = refund(tmp_path, 1000, "late", rules=loose)
     assert result.exit_code == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
@@ -147,7 +147,10 @@ def test_deny_refuses_and_queue_queues_even_with_a_person_here(tmp_path: Path) -
 
 def test_a_customer_with_earlier_refunds_is_not_auto_approved(tmp_path: Path) -> None:
     delivered_recently("A100", days=3)
-    once = '[[refunds.rules]]\nname = "first refund"\ndecision = "auto"\nmax_refunds_before = 0\n'
+    once = (
+        '[[refunds.rules]]\nname = "first refund"\ndecision = "auto"\nmax_refunds_before = 0\n'
+        "below = { JPY = 10000 }\n"
+    )
     assert decided(refund(tmp_path, 1000, "late", rules=once))["by"] == "policy"
     second = refund(tmp_path, 2000, "late again", rules=once)
     assert decided(second)["by"] == "rule" and decided(second)["queued"] == 1  # asked: queued
@@ -156,13 +159,13 @@ def test_a_customer_with_earlier_refunds_is_not_auto_approved(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("rules_text", "message"),
     [
-        ('[[refunds.rules]]\nname = "x"\ndecision = "maybe"\n', "refunds.rules.0.decision"),
+        ('[[refunds.rules]]\nname = "x"\ndecision = "maybe"\n', "refunds.rules.0 ('x').decision"),
         (
             '[[refunds.rules]]\nname = "x"\ndecision = "auto"\nbelow = { YEN1 = 5 }\n',
             "refunds.rules.0",
         ),
         (
-            '[[refunds.rules]]\nname = "x"\ndecision = "auto"\n'
+            '[[refunds.rules]]\nname = "x"\ndecision = "queue"\n'
             '[[refunds.rules]]\nname = "x"\ndecision = "deny"\n',
             "'x' is used twice",
         ),

@@ -11,6 +11,7 @@ import sys
 import time
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 from agent_cli.config import Settings, load_settings
 from agent_cli.core.events import QueueDecided
@@ -25,8 +26,12 @@ from agent_cli.runtime.stores import opened_store
 from agent_cli.store import approval_queue
 from agent_cli.store.approval_items import ITEM_STATUSES, Approval, Item, Unreadable
 from agent_cli.store.approval_queue import Decided
+from agent_cli.store.models import Order
+from agent_cli.store.order_files import normalise_code
+from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import print_json_lines
-from agent_cli.tools.refunds import recheck_queued, refund_facts
+from agent_cli.tools import Denied
+from agent_cli.tools.refunds import check_rules, recheck_queued, refund_facts
 from agent_cli.ui.approvals_view import show_approval, show_approvals
 from agent_cli.ui.console import make_console
 
@@ -168,14 +173,18 @@ def approval_json(item: Item, now: datetime) -> dict[str, object]:
 
 
 def explain(code: str, amount: int, reason: str, *, json_output: bool, config: Path | None) -> None:
-    """`agent approvals explain CODE AMOUNT`: which refund rule would decide, and why each rule
-    before it does not apply; nothing is run or written."""
+    """`agent approvals explain CODE AMOUNT`: what would happen to this refund: denied by a
+    check in code (status, window, cap, what is left), else which refund rule decides and why
+    each rule before it does not apply; nothing is run or written."""
+    if amount <= 0:
+        raise UsageError(f"AMOUNT {amount} is no refund: give a whole amount above 0")
     settings = load_settings(config)
     rules = tuple(settings.refunds.rules)
     with opened_store(settings) as store:
-        order = store.get(code.upper())
+        order = store.get(normalise_code(code))
         if order is None:
             raise ApprovalNotFound(f"No order with code {code.upper()}; see 'agent orders list'")
+        in_code = _denied_in_code(store, order, amount, settings)
         facts = refund_facts(
             store, order, amount=amount, reason=reason, today=system_today(), rules=rules
         )
@@ -185,13 +194,44 @@ def explain(code: str, amount: int, reason: str, *, json_output: bool, config: P
         for rule in rules
     ]
     if json_output:
-        payload = {"decision": ruling.decision, "rule": ruling.rule, "rules": checked}
+        decision = "deny" if in_code else ruling.decision
+        payload = {
+            "decision": decision,
+            "rule": None if in_code else ruling.rule,
+            "denied_in_code": in_code,
+            "rules": checked,
+        }
         print_json_lines([payload])
         return
+    _print_explained(checked, ruling.rule, ruling.decision, ruling.why, in_code)
+
+
+def _denied_in_code(store: OrderStore, order: Order, amount: int, settings: Settings) -> str | None:
+    """Why the checks every refund passes first would refuse this one, or None."""
+    try:
+        check_rules(
+            order,
+            amount,
+            policy=policy_of(settings),
+            max_amount=settings.refunds.max_amount,
+            today=system_today(),
+            refunded=store.refunded_total(order.code),
+        )
+    except Denied as exc:
+        return str(exc)
+    return None
+
+
+def _print_explained(
+    checked: list[dict[str, Any]], rule: str | None, decision: str, why: str, in_code: str | None
+) -> None:
+    if in_code is not None:
+        print(f"decision: denied in code: {in_code} (no rule is asked)")
+        return
     for line in checked:
-        if ruling.rule == line["rule"]:
+        if rule == line["rule"]:
             print(f"{line['rule']}: applies -> {line['decision']}")
             break
         print(f"{line['rule']}: does not apply ({'; '.join(line['unmet'])})")
-    print(f"decision: {ruling.decision} ({ruling.why})")
-    print("(every refund also passes the checks in code first: status, window, caps, idempotency)")
+    print(f"decision: {decision} ({why})")
+    print("(the checks in code passed first: status, window, caps, what is left to refund)")

@@ -18,6 +18,7 @@ from agent_cli.config import (
     load_settings_with_sources,
 )
 from agent_cli.errors import AgentError, UsageError
+from agent_cli.policy.refund_rules import hidden_by
 from agent_cli.providers.choice import ProviderChoice, choose_provider, key_problem
 from agent_cli.providers.connect import channel_for
 from agent_cli.record.runlog import configured_log_path
@@ -58,6 +59,7 @@ def _checks(options: ProviderOptions) -> Iterator[Check]:
     yield Check(True, "configuration", "valid")
     yield Check(True, "provider", _describe(choice))
     yield _store_check(settings)
+    yield from _rules_checks(settings)
     yield from _mcp_checks(settings)
     if choice.kind == "offline":
         yield Check(None, "endpoint", "offline playbook model: nothing to reach")
@@ -69,6 +71,29 @@ def _checks(options: ProviderOptions) -> Iterator[Check]:
         return
     yield Check(True, "API key", f"{choice.api_key_env} is set" if key else "none needed")
     yield _endpoint_check(choice, settings, key)
+
+
+def _rules_checks(settings: Settings) -> Iterator[Check]:
+    """Which refund rules approve with nobody asked, and a deny rule an auto rule hides."""
+    refunds = settings.refunds
+    if not refunds.enabled:
+        if refunds.rules:
+            yield Check(None, "refund rules", "refunds are off ([refunds] enabled = false)")
+        return
+    autos = [
+        f"{rule.name!r} (below {', '.join(f'{v:,} {c}' for c, v in (rule.below or {}).items())})"
+        for rule in refunds.rules
+        if rule.decision == "auto"
+    ]
+    said = f"approve automatically: {'; '.join(autos)}" if autos else "none approves automatically"
+    yield Check(True, "refund rules", f"{len(refunds.rules)} rule(s); {said}")
+    for auto, deny in hidden_by(list(refunds.rules)):
+        yield Check(
+            False,
+            "refund rules",
+            f"auto rule {auto!r} comes before deny rule {deny!r} and decides first for refunds "
+            "both match: put the deny rule first",
+        )
 
 
 def _mcp_checks(settings: Settings) -> Iterator[Check]:

@@ -25,10 +25,12 @@ decides, and when none does the decision is `ask`:
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import date
 
-from agent_cli.config import RefundRule, RuleDecision
+from agent_cli.config.rules import RefundRule, RuleDecision
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,7 @@ class RefundFacts:
     reason: str
     today: date
     customer_refunds: dict[int, int] = field(default_factory=dict)  # period days -> count
+    refunded_last_day: int = 0  # the customer's refunds of the last 24 hours, in `currency`
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +76,7 @@ def unmet(rule: RefundRule, facts: RefundFacts) -> list[str]:
     if rule.customers is not None and facts.customer not in rule.customers:
         missed.append(f"customer {facts.customer or '(none)'} is not listed")
     missed += _days(rule, facts)
-    if rule.reasons is not None and not any(
-        r.lower() in facts.reason.lower() for r in rule.reasons
-    ):
+    if rule.reasons is not None and not names_any(facts.reason, rule.reasons):
         missed.append(f"the reason names none of {', '.join(rule.reasons)}")
     if rule.max_refunds_before is not None:
         count = facts.customer_refunds.get(rule.period_days, 0)
@@ -84,7 +85,23 @@ def unmet(rule: RefundRule, facts: RefundFacts) -> list[str]:
                 f"the customer had {count} refund(s) in {rule.period_days} days, more than "
                 f"{rule.max_refunds_before}"
             )
+    missed += _daily_sum(rule, facts)
     return missed
+
+
+def _daily_sum(rule: RefundRule, facts: RefundFacts) -> list[str]:
+    if rule.max_auto_per_day is None:
+        return []
+    limit = rule.max_auto_per_day.get(facts.currency)
+    total = facts.refunded_last_day + facts.amount
+    if limit is None:
+        return [f"max_auto_per_day sets no {facts.currency} amount"]
+    if total > limit:
+        return [
+            f"the customer's refunds of the last 24 hours would come to {total:,} "
+            f"{facts.currency}, above {limit:,}"
+        ]
+    return []
 
 
 def _days(rule: RefundRule, facts: RefundFacts) -> list[str]:
@@ -104,3 +121,75 @@ def _limit(amounts: dict[str, int], currency: str) -> str:
     if currency not in amounts:
         return f"a {currency} amount (the rule sets none)"
     return f"{amounts[currency]:,} {currency}"
+
+
+# Letters that look like Latin ones: a reason written with them must still name what it names.
+_LOOK_ALIKES = str.maketrans(
+    "аеорсухіјѕԁһӏԛԝαβεικνορτυχЅАВЕКМНОРСТХІЈ",
+    "aeopcyxijsdhlqwabeikvoptuxsabekmhopctxij",
+)
+
+
+def folded(text: str) -> str:
+    """`text` as a reason rule reads it: NFKC (full-width letters), case folded, look-alike
+    Cyrillic and Greek letters mapped to Latin, and only letters and digits kept, so spacing,
+    punctuation and invisible characters cannot split a word ("dam aged", "d.a.m.a.g.e.d")."""
+    normal = unicodedata.normalize("NFKC", text).casefold().translate(_LOOK_ALIKES)
+    return "".join(char for char in normal if char.isalnum())
+
+
+def mixed_word(text: str) -> str | None:
+    """The first word of `text` that mixes Latin, Cyrillic and Greek letters ("damaged" with a
+    Cyrillic "a" in it), which no honest reason holds; None when there is none."""
+    word: str
+    for word in re.findall(r"\w+", text):
+        scripts = {unicodedata.name(char, "?").split()[0] for char in word if char.isalpha()}
+        if len(scripts & {"LATIN", "CYRILLIC", "GREEK"}) > 1:
+            return word
+    return None
+
+
+def names_any(reason: str, words: list[str]) -> bool:
+    """Whether the reason names one of `words`, as read through `folded`."""
+    said = folded(reason)
+    return any(folded(word) in said for word in words)
+
+
+def hidden_by(rules: list[RefundRule]) -> list[tuple[str, str]]:
+    """(auto rule, deny rule) pairs where the auto rule comes first and some refund may meet
+    both: the deny rule never decides it."""
+    pairs = []
+    for place, first in enumerate(rules):
+        if first.decision != "auto":
+            continue
+        for later in rules[place + 1 :]:
+            if later.decision == "deny" and _may_overlap(first, later):
+                pairs.append((first.name, later.name))
+    return pairs
+
+
+def _may_overlap(auto: RefundRule, deny: RefundRule) -> bool:
+    """False only when no refund can meet both: no currency both allow an amount of, statuses
+    or customers that share none, or delivery-day ranges that do not meet."""
+    if not _amounts_meet(auto, deny):
+        return False
+    for mine, theirs in ((auto.statuses, deny.statuses), (auto.customers, deny.customers)):
+        if mine is not None and theirs is not None and not set(mine) & set(theirs):
+            return False
+    low = max(auto.min_days_since_delivery or 0, deny.min_days_since_delivery or 0)
+    highs = [
+        r.max_days_since_delivery for r in (auto, deny) if r.max_days_since_delivery is not None
+    ]
+    return not highs or low <= min(highs)
+
+
+def _amounts_meet(auto: RefundRule, deny: RefundRule) -> bool:
+    for currency, below in (auto.below or {}).items():
+        floor = max(
+            1, (auto.at_least or {}).get(currency, 1), (deny.at_least or {}).get(currency, 1)
+        )
+        ceiling = min(below, (deny.below or {}).get(currency, below))
+        named = deny.at_least is None or currency in deny.at_least
+        if named and (deny.below is None or currency in deny.below) and floor < ceiling:
+            return True
+    return False

@@ -250,14 +250,20 @@ class OrderStore:
         )
         return int(total)
 
-    def customer_refund_count(self, customer: str, since: datetime) -> int:
-        """Refunds recorded for the customer's orders since `since` (UTC)."""
+    def refunds_since(self, order: Order, since: datetime) -> tuple[int, int]:
+        """The refunds recorded since `since` (UTC) for the order's customer's orders, or for
+        the order itself when it has no customer: how many, and their sum in its currency."""
+        if order.customer is None:
+            where, param = "refunds.order_code = ?", order.code
+        else:
+            where, param = "orders.customer = ?", order.customer
         rows = self._query(
-            "SELECT COUNT(*) FROM refunds JOIN orders ON orders.code = refunds.order_code"
-            " WHERE orders.customer = ? AND refunds.created_at >= ?",
-            (customer, since.isoformat(timespec="seconds")),
+            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN orders.currency = ? THEN refunds.amount"
+            " ELSE 0 END), 0) FROM refunds JOIN orders ON orders.code = refunds.order_code"
+            f" WHERE {where} AND refunds.created_at >= ?",
+            (order.currency, param, since.isoformat(timespec="seconds")),
         )
-        return int(rows[0][0])
+        return int(rows[0][0]), int(rows[0][1])
 
     def find_refund(self, key: str) -> Refund | None:
         rows = self._query(_SELECT_REFUNDS + " WHERE idempotency_key = ?", (key,))

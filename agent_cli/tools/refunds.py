@@ -21,11 +21,11 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from agent_cli.config import RefundRule
+from agent_cli.config.rules import RefundRule
 from agent_cli.core.budget import RefundCounter
 from agent_cli.core.seams import ApprovalNeeded, Observation, Verdict
 from agent_cli.dates import system_today
-from agent_cli.policy.refund_rules import RefundFacts, Ruling, rule_for
+from agent_cli.policy.refund_rules import RefundFacts, Ruling, mixed_word, rule_for
 from agent_cli.store import approval_queue, models
 from agent_cli.store.approval_items import Approval
 from agent_cli.store.approval_queue import Recheck, judged_json
@@ -42,6 +42,12 @@ class RefundLimits:
     max_per_session: int  # refunds per process (`agent ask`) or chat session
 
 
+def _one_script_a_word(reason: str) -> str:
+    if (word := mixed_word(reason)) is not None:
+        raise ValueError(f"{word!r} mixes the letters of two alphabets; write the reason plainly")
+    return reason
+
+
 class IssueRefundArgs(ToolArgs):
     order_code: Annotated[
         str,
@@ -49,7 +55,11 @@ class IssueRefundArgs(ToolArgs):
         AfterValidator(str.upper),
     ]
     amount: int = Field(gt=0, le=10**12, description="Whole units of the order's currency")
-    reason: str = Field(min_length=3, max_length=300, description="Why, in a short sentence")
+    reason: Annotated[
+        str,
+        Field(min_length=3, max_length=300, description="Why, in a short sentence"),
+        AfterValidator(_one_script_a_word),
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,13 +182,15 @@ def refund_facts(
     today: date,
     rules: tuple[RefundRule, ...],
 ) -> RefundFacts:
-    """What the refund rules look at; the customer's earlier refunds counted only for the
-    periods the rules name."""
+    """What the refund rules look at: the customer's earlier refunds (or, for an order with no
+    customer, the order's) counted for the periods the rules name, and summed over the last
+    24 hours when a rule caps that sum."""
     counts: dict[int, int] = {}
-    if order.customer is not None:
-        for days in {r.period_days for r in rules if r.max_refunds_before is not None}:
-            since = datetime.now(UTC) - timedelta(days=days)
-            counts[days] = store.customer_refund_count(order.customer, since)
+    now = datetime.now(UTC)
+    for days in {r.period_days for r in rules if r.max_refunds_before is not None}:
+        counts[days] = store.refunds_since(order, now - timedelta(days=days))[0]
+    capped = any(rule.max_auto_per_day is not None for rule in rules)
+    last_day = store.refunds_since(order, now - timedelta(days=1))[1] if capped else 0
     return RefundFacts(
         amount,
         order.currency,
@@ -188,6 +200,7 @@ def refund_facts(
         reason.strip(),
         today,
         counts,
+        last_day,
     )
 
 

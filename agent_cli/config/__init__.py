@@ -3,7 +3,8 @@
 The config file is `--config FILE`, else `$AGENT_CONFIG`, else `~/.config/agent-cli/config.toml`
 when it exists. Unknown keys are errors (typos are caught), and so are values out of range.
 The provider is chosen from these settings by `providers/choice.py`; API keys are read from the
-environment only, never from the file, and never printed.
+environment only, never from the file, and never printed. The schema of a refund rule is
+`rules.py`, the currencies it may name `currencies.py`.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from pydantic import (
     model_validator,
 )
 
+from agent_cli.config.rules import OrderStatus, RefundRule
 from agent_cli.errors import ConfigError
 from agent_cli.validation_text import describe_settings_error
 
-OrderStatus = Literal["PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED"]
 ProviderKind = Literal["openai", "anthropic"]
 
 # Environment variables that set a setting, between the config file and the options.
@@ -67,35 +68,6 @@ class PolicySettings(_Section):
         min_length=1,
         strict=False,  # a TOML array is a list
     )
-
-
-RuleDecision = Literal["auto", "ask", "queue", "deny"]
-
-
-class RefundRule(_Section):
-    """One `[[refunds.rules]]` entry: a decision and the conditions it needs (policy/refund_rules.py
-    decides with them)."""
-
-    name: str = Field(min_length=1, max_length=80)
-    decision: RuleDecision
-    below: dict[str, int] | None = None  # amount < below[currency]
-    at_least: dict[str, int] | None = None  # amount >= at_least[currency]
-    statuses: list[str] | None = None  # the order's status is one of these
-    customers: list[str] | None = None  # the order's customer is one of these
-    max_days_since_delivery: int | None = Field(default=None, ge=0)
-    min_days_since_delivery: int | None = Field(default=None, ge=0)
-    reasons: list[str] | None = None  # the reason contains one of these (any case)
-    max_refunds_before: int | None = Field(default=None, ge=0)  # the customer's, in the period
-    period_days: int = Field(default=30, ge=1, le=3660)
-
-    @model_validator(mode="after")
-    def _amounts_are_per_currency(self) -> RefundRule:
-        for name in ("below", "at_least"):
-            amounts = getattr(self, name) or {}
-            for currency, amount in amounts.items():
-                if len(currency) != 3 or not currency.isalpha() or amount < 0:
-                    raise ValueError(f"{name}: {currency} = {amount} is not a currency amount")
-        return self
 
 
 class RefundSettings(_Section):
@@ -348,7 +320,21 @@ def load_settings_with_sources(
     try:
         return Settings.model_validate(data), sources
     except ValidationError as exc:
-        raise ConfigError(describe_settings_error(exc, sources, Settings)) from None
+        message = describe_settings_error(exc, sources, Settings)
+        raise ConfigError(_rules_named(message, data)) from None
+
+
+def _rules_named(message: str, data: dict[str, Any]) -> str:
+    """`refunds.rules.1` in a message, followed by that rule's name, when it has one."""
+    rules = data.get("refunds", {}).get("rules") if isinstance(data.get("refunds"), dict) else None
+
+    def named(found: re.Match[str]) -> str:
+        index = int(found.group(1))
+        rule = rules[index] if isinstance(rules, list) and index < len(rules) else None
+        name = rule.get("name") if isinstance(rule, dict) else None
+        return f"{found.group(0)} ({name!r})" if isinstance(name, str) else found.group(0)
+
+    return re.sub(r"refunds\.rules\.(\d+)", named, message)
 
 
 def config_source(config_file: Path | None) -> tuple[Path, str | None]:
