@@ -28,13 +28,15 @@ def valid_text(text: str) -> str:
     return text
 
 
-# CSI (colours, cursor moves), OSC (titles, hyperlinks), other ESC sequences, and C0/C1 controls
-# except tab and newline: text from a model or a tool must not be able to drive the terminal.
+# CSI (colours, cursor moves), OSC (titles, hyperlinks), other ESC sequences, C0/C1 controls
+# except tab and newline, and the bidirectional overrides and isolates (U+202A-U+202E,
+# U+2066-U+2069), which reorder what follows them on screen: text from a model, a tool or an
+# operator must not be able to drive the terminal or disguise what it says.
 _CONTROL = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
     r"|\x1b[@-Z\\-_]?"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
@@ -212,3 +213,140 @@ def _saved(tmp_path: Path, lines: list[str]) -> Path:
     path = tmp_path / "logged.jsonl"
     path.write_text("".join(line + "\n" for line in lines))
     return path
+
+
+def many_pending(count: int) -> list[str]:
+    """`count` refunds waiting in the test's store, each on its own order: their item numbers."""
+    from datetime import UTC, date, datetime, timedelta
+
+    from agent_cli.store.approval_queue import judged_json
+    from agent_cli.store.models import Order, refund_key
+    from agent_cli.store.sqlite import OrderStore
+
+    delivered = date.today() - timedelta(days=3)
+    orders = [Order(f"M{n}", "DELIVERED", 10_000, delivered) for n in range(count)]
+    now = datetime.now(UTC)
+    rows = [
+        (
+            "issue_refund",
+            o.code,
+            1000,
+            "damaged",
+            refund_key(o.code, 1000, "damaged"),
+            judged_json(o),
+            "run",
+            "refund?",
+            "bot",
+            now.isoformat(timespec="seconds"),
+            (now + timedelta(hours=1)).isoformat(timespec="seconds"),
+        )
+        for o in orders
+    ]
+    store = OrderStore.open(Path(os.environ["AGENT_DB"]))
+    try:
+        store.import_orders(orders)
+    finally:
+        store.close()
+    db = sqlite3.connect(os.environ["AGENT_DB"])
+    with db:
+        db.executemany(
+            "INSERT INTO approvals (tool, order_code, amount, reason, refund_key, judged, run_id,"
+            " question, proposed_by, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+    db.close()
+    return [str(n) for n in range(1, count + 1)]
+
+
+def approved_in_store() -> set[int]:
+    db = sqlite3.connect(os.environ["AGENT_DB"])
+    try:
+        return {row[0] for row in db.execute("SELECT id FROM approvals WHERE status='approved'")}
+    finally:
+        db.close()
+
+
+def test_sigterm_while_approving_many_items_exits_143_with_every_commit_printed() -> None:
+    import signal
+
+    numbers = many_pending(1500)
+    process = agent_process("approvals", "approve", *numbers, "--as", "lead")
+    assert process.stdout is not None
+    first = process.stdout.readline()  # one item decided: the rest are still to come
+    assert first.startswith("#1: approved")
+    os.kill(process.pid, signal.SIGSTOP)  # both signals wait while it is stopped
+    os.kill(process.pid, signal.SIGTERM)
+    os.kill(process.pid, signal.SIGCONT)
+    rest = process.stdout.read()  # through the same buffer as the first line
+    assert process.stderr is not None
+    err = process.stderr.read()
+    assert process.wait(timeout=120) == 143, err
+    assert "Terminated (SIGTERM)" in err and "internal error" not in err
+    printed = {int(line.split(":")[0][1:]) for line in [first, *rest.splitlines()] if line}
+    assert printed == approved_in_store()  # every committed item printed, none more
+    assert 0 < len(printed) < 1500
+
+
+def test_a_deny_reason_is_printed_safely_and_kept_within_bounds() -> None:
+    numbers = many_pending(2)
+    hostile = "no\x1b[2J\x1b]0;owned\x07 \u202efdp.exe"
+    denied = runner.invoke(app, ["approvals", "deny", numbers[0], "--reason", hostile])
+    assert denied.exit_code == 0, denied.stderr
+    assert "\x1b" not in denied.stdout and "\u202e" not in denied.stdout
+    assert "#1: denied: denied: no fdp.exe" in denied.stdout
+    long = runner.invoke(app, ["approvals", "deny", numbers[1], "--reason", "x" * 1001])
+    assert long.exit_code == 2 and "--reason is 1,001 characters; at most 1,000" in long.stderr
+    assert items()[1]["state"] == "pending"  # nothing was done
+
+
+def test_an_approver_on_another_machine_decides_without_a_run_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue_a_refund(tmp_path)  # logged in this machine's run log
+    elsewhere = tmp_path / "laptop-state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(elsewhere))  # a machine with no run log at all
+    listed = runner.invoke(app, ["approvals", "list"])
+    assert listed.exit_code == 0 and "A100" in listed.stdout and listed.stderr == ""
+    assert runner.invoke(app, ["approvals", "show", "1"]).exit_code == 0
+    approved = runner.invoke(app, ["approvals", "approve", "1", "--as", "lead"])
+    assert approved.exit_code == 0, approved.stderr
+    assert "#1: approved: refund #1 of 1,000 recorded" in approved.stdout
+    assert "no run log here" in approved.stderr and "kept in the order store" in approved.stderr
+    assert order_a100()["refunds"][0]["amount"] == 1000
+
+
+def test_a_decision_on_a_machine_whose_log_lacks_the_run_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue_a_refund(tmp_path)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "laptop-state"))
+    runner.invoke(app, ["ask", "Is order A101 refundable?"])  # this machine's own log
+    approved = runner.invoke(app, ["approvals", "approve", "1", "--as", "lead"])
+    assert approved.exit_code == 0
+    assert "1 decision(s) not added to the run log: their runs were logged on another" in (
+        approved.stderr
+    )
+
+
+def test_a_sigterm_just_after_a_commit_waits_for_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signal lands between an item's commit and its printed line: the line comes first."""
+    import signal
+    import threading
+
+    from agent_cli.store import approval_queue
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only")
+    numbers = many_pending(3)
+    real = approval_queue.approve
+
+    def approve_then_terminated(*args: Any, **kwargs: Any) -> Any:
+        decided = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)  # committed, not yet printed
+        return decided
+
+    monkeypatch.setattr(approval_queue, "approve", approve_then_terminated)
+    result = runner.invoke(app, ["approvals", "approve", *numbers, "--as", "lead"])
+    assert result.exit_code == 143, result.stderr
+    assert result.stdout.splitlines() == ["#1: approved: refund #1 of 1,000 recorded"]
+    assert approved_in_store() == {1}

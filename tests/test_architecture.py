@@ -182,8 +182,9 @@ def third_party_imports(path: Path) -> set[str]:
 def test_frameworks_stay_at_their_edges() -> None:
     for path in PACKAGE.rglob("*.py"):
         module = module_name(path, PACKAGE).removeprefix("agent_cli.")
+        imported = third_party_imports(path)
         for framework, homes in FRAMEWORKS.items():
-            if framework in third_party_imports(path):
+            if framework in imported:
                 allowed = module.split(".")[0] in homes or module in homes
                 assert allowed, f"{module} imports {framework}"
 

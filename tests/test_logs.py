@@ -452,3 +452,64 @@ def test_chat_session_resumes_a_named_session_not_only_the_newest(fake_llm: Fake
     assert sent == ["What are your hours?", "First session answer.", "Which one?"]
     unknown = agent("chat", "--session", "zzzz", *provider, stdin="Hi\n", env=env)
     assert unknown.exit_code == 2 and "Chat session 'zzzz' is no session" in unknown.stderr
+
+
+def _log_db() -> sqlite3.Connection:
+    return sqlite3.connect(Path(os.environ["XDG_STATE_HOME"]) / "agent-cli" / "runs.db")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "input_tokens = 'many', output_tokens = 'x'",
+        "steps = 'x', cost = 'c', elapsed_ms = 'e'",
+        "steps = -3, started_at = 12",
+        "question = x'00ff', provider = 5",
+    ],
+)
+@pytest.mark.parametrize("command", [["list"], ["search", "A100"]])
+def test_a_tampered_run_row_is_listed_and_marked_never_an_internal_error(
+    change: str, command: list[str]
+) -> None:
+    runner.invoke(app, ["ask", "Is order A100 refundable?"])
+    runner.invoke(app, ["ask", "Is order A101 refundable?"])
+    db = _log_db()
+    with db:
+        db.execute(f"UPDATE runs SET {change} WHERE id = 1")
+    db.close()
+    for argv in ([*command], [*command, "--json"]):
+        result = runner.invoke(app, ["logs", *argv])
+        assert result.exit_code == 0, result.stderr
+        assert "internal error" not in result.stderr
+        assert "not what the log holds" in result.stderr
+    rows = [
+        json.loads(line)
+        for line in runner.invoke(app, ["logs", "list", "--json"]).stdout.splitlines()
+    ]
+    damaged = [row for row in rows if row["unreadable"]]
+    assert len(damaged) == 1 and len(rows) == 2
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda lines: ["[" * 100_000 + "]" * 100_000, *lines],
+        lambda lines: [*lines[:-1], lines[-1].replace('"usage": {', '"usage": {"x": "y", "z": {')],
+        lambda lines: [
+            line.replace('"input_tokens": 0', '"input_tokens": "many"') for line in lines
+        ],
+    ],
+)
+def test_a_tampered_logged_trace_is_shown_as_far_as_it_can_be(tamper: Any) -> None:
+    runner.invoke(app, ["ask", "Is order A100 refundable?"])
+    db = _log_db()
+    (lines,) = db.execute("SELECT lines FROM traces").fetchone()
+    with db:
+        db.execute("UPDATE traces SET lines = ?", ("\n".join(tamper(lines.splitlines())) + "\n",))
+    db.close()
+    shown = runner.invoke(app, ["logs", "show"])
+    assert shown.exit_code == 0, shown.stderr
+    assert "internal error" not in shown.stderr
+    assert "order=A100 status=DELIVERED" in shown.stdout  # what can be read is shown
+    assert "not readable" in shown.stderr  # what cannot is named
+    assert runner.invoke(app, ["logs", "show", "--json"]).exit_code == 0

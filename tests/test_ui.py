@@ -137,9 +137,11 @@ def test_an_incomplete_answer_says_so_and_cost_shows_when_known() -> None:
     assert "cost 0.0123" in out and "stopped: max_steps" in out
 
 
-def test_clean_text_keeps_newlines_tabs_and_unicode() -> None:
-    assert clean_text("a\tb\nc 返金 😀 \u202eabc") == "a\tb\nc 返金 😀 \u202eabc"
+def test_clean_text_keeps_newlines_tabs_and_unicode_but_no_bidi_override() -> None:
+    assert clean_text("a\tb\nc 返金 😀 שלום abc") == "a\tb\nc 返金 😀 שלום abc"
     assert clean_text("a\x00b\x08c\x7fd\x9be") == "abcde"
+    # Overrides and isolates reorder what follows on screen ("exe.pdf" shown as "fdp.exe").
+    assert clean_text("x\u202eexe.pdf\u202c \u2066y\u2069") == "xexe.pdf y"
 
 
 def test_the_spinner_says_which_step_and_how_long_it_has_waited(

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.config import Settings, load_settings
+from agent_cli.core import interrupts
 from agent_cli.core.events import QueueDecided
 from agent_cli.dates import system_today
-from agent_cli.errors import AgentError, UsageError
+from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
 from agent_cli.policy.refund_rules import rule_for, unmet
 from agent_cli.record.runlog import RunLog, configured_log_path
 from agent_cli.record.tracing import dumps_event
@@ -25,17 +26,18 @@ from agent_cli.runtime.drive import warn
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store import approval_queue
 from agent_cli.store.approval_items import ITEM_STATUSES, Approval, Item, Unreadable
-from agent_cli.store.approval_queue import Decided
+from agent_cli.store.approval_queue import Decided, Recheck
 from agent_cli.store.models import Order
 from agent_cli.store.order_files import normalise_code
 from agent_cli.store.sqlite import OrderStore
-from agent_cli.text import print_json_lines
+from agent_cli.text import clean_text, print_json_lines
 from agent_cli.tools import Denied
 from agent_cli.tools.refunds import check_rules, recheck_queued, refund_facts
 from agent_cli.ui.approvals_view import show_approval, show_approvals
-from agent_cli.ui.console import make_console
+from agent_cli.ui.console import make_console, notice
 
 STATES = (*ITEM_STATUSES, "unreadable")
+MAX_REASON_CHARS = 1_000  # a deny reason, kept on the item
 
 
 class ApprovalNotFound(AgentError):
@@ -88,26 +90,44 @@ def decide(
 ) -> None:
     """Approve (commit) or deny each item in turn; one line per item; exit 1 if any was not
     done as asked."""
+    if reason is not None and len(reason) > MAX_REASON_CHARS:
+        raise UsageError(
+            f"--reason is {len(reason):,} characters; at most {MAX_REASON_CHARS:,} are kept"
+        )
     settings = load_settings(config)
     recheck = recheck_queued(policy_of(settings), settings.refunds.max_amount, date.today)
     who = by or operator_name()
     missed = 0
     made: list[Approval] = []  # decided now: each added to its run's log
-    with opened_store(settings) as store:
-        for item in items:
-            if approve:
-                decided = approval_queue.approve(store, item, by=who, recheck=recheck)
-            else:
-                decided = approval_queue.deny(
-                    store, item, by=who, reason=reason or "no reason given"
-                )
-            missed += not _report(item, decided, approve)
-            if decided is not None and decided.changed and isinstance(decided.item, Approval):
-                made.append(decided.item)
+    try:
+        with opened_store(settings) as store:
+            for item in items:
+                with interrupts.deferred():  # each item decided and reported whole
+                    decided = _decided(
+                        store, item, approve=approve, by=who, reason=reason, recheck=recheck
+                    )
+                    missed += not _report(item, decided, approve)
+                    if (
+                        decided is not None
+                        and decided.changed
+                        and isinstance(decided.item, Approval)
+                    ):
+                        made.append(decided.item)
+    except KeyboardInterrupt as stop:  # a Ctrl-C or SIGTERM between two items
+        _log_decisions(settings, made)
+        raise Interrupted(terminated=isinstance(stop, Terminated)) from None
     _log_decisions(settings, made)
     if missed:
         verb = "approved" if approve else "denied"
         raise NotApproved(f"{missed} of {len(items)} item(s) were not {verb}; see the lines above")
+
+
+def _decided(
+    store: OrderStore, item: int, *, approve: bool, by: str, reason: str | None, recheck: Recheck
+) -> Decided | None:
+    if approve:
+        return approval_queue.approve(store, item, by=by, recheck=recheck)
+    return approval_queue.deny(store, item, by=by, reason=reason or "no reason given")
 
 
 def _report(item: int, decided: Decided | None, approve: bool) -> bool:
@@ -119,38 +139,55 @@ def _report(item: int, decided: Decided | None, approve: bool) -> bool:
     if isinstance(found, Unreadable):
         print(f"{_unreadable(found)}; nothing done", file=sys.stderr)
         return False
+    outcome = clean_text(found.outcome or "")  # an operator's reason, printed safely
     if not decided.changed:
-        print(f"#{item}: already {found.status} ({found.outcome}); nothing done", file=sys.stderr)
+        print(f"#{item}: already {found.status} ({outcome}); nothing done", file=sys.stderr)
         return False
-    print(f"#{item}: {found.status}: {found.outcome}")
+    print(f"#{item}: {found.status}: {outcome}")
     return found.status == ("approved" if approve else "denied")
 
 
 def _log_decisions(settings: Settings, decided: list[Approval]) -> None:
     """Each decision, added to the log of the run that queued the item (`agent logs show
-    RUN` shows it). The log is a record, never a part of the decision: a failure is a warning."""
+    RUN` shows it). The queue lives in the shared store, the run log on each machine: a run
+    queued elsewhere is not in this one, and a note says so. The log is a record, never a part
+    of the decision: a failure is a warning, and the exit code is the decision's."""
     if not decided or not settings.log.enabled:
         return
+    path = configured_log_path(settings.log.path)
     try:
-        log = RunLog.open(configured_log_path(settings.log.path), create=False)
-    except (OSError, sqlite3.Error):
-        return  # no log yet: no run to add to
+        log = RunLog.open(path, create=False)
+    except (UsageError, OSError, sqlite3.Error):
+        notice(
+            f"agent: the decisions are kept in the order store; no run log here ({path}) "
+            "to add them to"
+        )
+        return
     try:
-        for item in decided:
-            event = QueueDecided(
-                run_id=item.run_id,
-                ts=time.time(),
-                item=item.id,
-                status=item.status,
-                decided_by=item.decided_by or "",
-                outcome=item.outcome or "",
-                refund_id=item.refund_id,
-            )
-            log.append(item.run_id, dumps_event(event))
+        missing = sum(not log.append(item.run_id, _decision_line(item)) for item in decided)
     except sqlite3.Error as exc:
         warn(f"the run log could not record the decisions ({exc}); they are in the order store")
+        return
     finally:
         log.close()
+    if missing:
+        notice(
+            f"agent: {missing} decision(s) not added to the run log: their runs were logged on "
+            "another machine (the decisions are kept in the order store)"
+        )
+
+
+def _decision_line(item: Approval) -> str:
+    event = QueueDecided(
+        run_id=item.run_id,
+        ts=time.time(),
+        item=item.id,
+        status=item.status,
+        decided_by=item.decided_by or "",
+        outcome=item.outcome or "",
+        refund_id=item.refund_id,
+    )
+    return dumps_event(event)
 
 
 def _unreadable(item: Unreadable) -> str:

@@ -140,6 +140,9 @@ def _limit(limit: int | None, *, default: bool) -> int | None:
 
 def _show(runs: list[LoggedRun], total: int | None, *, json_output: bool, none: str) -> None:
     """`total` is None when only "more" is known, not how many."""
+    for run in runs:
+        if run.unreadable:
+            warn(f"logged run {run.run_id[:8]}: {run.unreadable} (shown as ? or 0)")
     if json_output:
         for run in runs:
             print(json.dumps(run._asdict(), ensure_ascii=False), flush=True)

@@ -34,6 +34,8 @@ class _State:
     armed = False  # a run is driven in the main thread: the first signal ends it
     held = False  # the first signal was raised: later ones are held (not raised)
     terminated = False  # a SIGTERM arrived, raised or held: the process exits 143
+    deferring = False  # inside `deferred`: a signal is kept, and raised as the section ends
+    pending: BaseException | None = None  # the signal kept there (the first)
     previous: Any = signal.default_int_handler  # SIGINT's handler before `driving`
 
 
@@ -43,6 +45,9 @@ _state = _State()
 def _raise_once(make: Callable[[], BaseException]) -> None:
     """Raise `make()`, unless a run is already ending from an earlier signal (then hold it)."""
     if _state.held:
+        return
+    if _state.deferring:
+        _state.pending = _state.pending or make()
         return
     _state.held = _state.armed
     raise make()
@@ -97,6 +102,30 @@ def driving() -> Iterator[None]:
         # Held: the process is ending. Ignored in C, not by a Python handler: the interpreter
         # resets those as it exits, and a Ctrl-C then would still kill it with SIGINT.
         signal.signal(signal.SIGINT, signal.SIG_IGN if _state.held else _state.previous)
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """A critical section that a signal never cuts in two (a transaction and the line that
+    reports it): a Ctrl-C or SIGTERM arriving meanwhile is kept, and raised as the section
+    ends. Python runs signal handlers in the main thread, whichever thread the signal reached,
+    so this works in a process with other threads too; elsewhere it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    outer, _state.deferring = _state.deferring, True
+    sigint = signal.getsignal(signal.SIGINT)
+    if sigint is signal.default_int_handler:  # Python's own raises at once: ours keeps it
+        signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        yield
+    finally:
+        if sigint is signal.default_int_handler:
+            signal.signal(signal.SIGINT, sigint)
+        _state.deferring = outer
+        pending, _state.pending = (None, _state.pending) if outer else (_state.pending, None)
+        if pending is not None:
+            raise pending
 
 
 _RACE = re.compile(r"Signal \d+ ignored due to race condition")

@@ -117,10 +117,41 @@ class LoggedRun(NamedTuple):
     output_tokens: int
     cost: float | None
     elapsed_ms: float | None
+    unreadable: str | None = None  # the fields of the row that were not what the log holds
 
     @property
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+
+_TEXTS = ("run_id", "kind", "started_at", "question", "provider", "model", "status")
+_COUNTS = ("steps", "input_tokens", "output_tokens")
+
+
+def logged_run(row: tuple[Any, ...]) -> LoggedRun:
+    """A row of the runs table as a `LoggedRun`, every field checked: a value of the wrong
+    type (a hand-edited log, a copy from elsewhere) is shown as a blank and named in
+    `unreadable`, so one bad row never stops a listing."""
+    run = LoggedRun(*row)
+    bad = [name for name in _TEXTS if not isinstance(getattr(run, name), str)]
+    bad += [name for name in _COUNTS if not _count(getattr(run, name))]
+    bad += [
+        name
+        for name in ("session_id", "answer", "cost", "elapsed_ms")
+        if not isinstance(getattr(run, name), (str, int, float, type(None)))
+        or (name in ("cost", "elapsed_ms") and isinstance(getattr(run, name), str))
+    ]
+    if not bad:
+        return run
+    blanks: dict[str, Any] = {name: "?" for name in _TEXTS if name in bad}
+    blanks |= {name: 0 for name in _COUNTS if name in bad}
+    blanks |= {name: None for name in ("session_id", "answer", "cost", "elapsed_ms") if name in bad}
+    shown = ", ".join(f"{name} {str(getattr(run, name))[:20]!r}" for name in bad)
+    return run._replace(**blanks, unreadable=f"not what the log holds: {shown}")
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 class RunLog:
@@ -173,7 +204,7 @@ class RunLog:
     def started(self, run: LoggedRun, first_line: str) -> None:
         with self._lock, self._transaction():
             row_id = self._db.execute(
-                f"INSERT INTO runs ({_COLUMNS}) VALUES ({', '.join('?' * 14)})", run
+                f"INSERT INTO runs ({_COLUMNS}) VALUES ({', '.join('?' * 14)})", run[:14]
             ).lastrowid
             assert row_id is not None  # an INSERT always sets it
             self._db.execute(
@@ -185,7 +216,7 @@ class RunLog:
         with self._lock, self._transaction():
             assignments = ", ".join(f"{name} = ?" for name in _COLUMNS.split(", ")[1:])
             self._db.execute(
-                f"UPDATE runs SET {assignments} WHERE run_id = ?", (*run[1:], run.run_id)
+                f"UPDATE runs SET {assignments} WHERE run_id = ?", (*run[1:14], run.run_id)
             )
             self._db.execute(
                 "UPDATE traces SET lines = ? WHERE id = (SELECT id FROM runs WHERE run_id = ?)",
@@ -295,7 +326,7 @@ class RunLog:
 
     def _select(self, tail: str, params: tuple[Any, ...]) -> list[LoggedRun]:
         rows = self._db.execute(f"SELECT {_COLUMNS} FROM runs {tail}", params).fetchall()
-        return [LoggedRun(*row) for row in rows]
+        return [logged_run(row) for row in rows]
 
 
 def _migrate(connection: sqlite3.Connection) -> None:

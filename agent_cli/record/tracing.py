@@ -121,27 +121,24 @@ class _ShortWrite(OSError):
 
 
 def _write_whole(stream: BinaryIO, data: bytes) -> None:
-    """The line whole, or nothing of it: after a short write (a disk filling up) the file is
-    cut back to where the line began, so every reader still meets only complete lines. Not
-    when another writer appended meanwhile: their lines matter more than our half one."""
-    start = os.fstat(stream.fileno()).st_size
+    """The line whole, or nothing of it: when the disk fills part-way (a short write, or a write
+    that fails after another wrote part of the line) the file is cut back to where the line
+    began, so every reader still meets only complete lines. Not when another writer appended
+    meanwhile: their lines matter more than our half one."""
+    fd = stream.fileno()
+    start = os.fstat(fd).st_size
+    written = 0
     try:
-        _write_all(stream, data)
-    except _ShortWrite as short:
+        written = stream.write(data) or 0  # one write(2): O_APPEND keeps lines whole
+        if written < len(data):  # a disk filling up: one more try for the rest
+            written += stream.write(data[written:]) or 0
+        if written < len(data):
+            raise _ShortWrite(written, len(data))
+    except OSError:
         with contextlib.suppress(OSError):
-            if os.fstat(stream.fileno()).st_size == start + short.written:
-                os.ftruncate(stream.fileno(), start)
+            if written and os.fstat(fd).st_size == start + written:
+                os.ftruncate(fd, start)
         raise
-
-
-def _write_all(stream: BinaryIO, data: bytes) -> None:
-    """One write(2) for the whole line (O_APPEND keeps lines whole between writers); a short
-    write (a disk filling up) gets one more try for the rest, then is an error."""
-    written = stream.write(data) or 0
-    if written < len(data):
-        written += stream.write(data[written:]) or 0
-    if written < len(data):
-        raise _ShortWrite(written, len(data))
 
 
 def _unrecorded(event: Event) -> str:
