@@ -85,9 +85,14 @@ def queue(store: OrderStore, proposal: Proposal) -> Approval:
             f"SELECT {ITEM_COLUMNS} FROM approvals WHERE refund_key = ? AND status = 'pending'",
             (proposal.refund_key,),
         )
-        readable = [item for item in map(read_item, waiting) if isinstance(item, Approval)]
-        if readable:  # the same refund, queued by an earlier run: one item is enough
-            return readable[0]
+        now = now_utc()
+        still = [
+            i
+            for i in map(read_item, waiting)
+            if isinstance(i, Approval) and i.state(now) == "pending"
+        ]
+        if still:  # the same refund, queued by an earlier run and still waiting: one is enough
+            return still[0]
         return store.insert(
             "INSERT INTO approvals (tool, order_code, amount, reason, refund_key, judged, run_id,"
             " question, proposed_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"

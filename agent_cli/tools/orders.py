@@ -86,8 +86,8 @@ def format_order(order: Order, *, refunded: int = 0, computed: str | None = None
         f"order={order.code} status={order.status} total={order.total} "
         f"currency={order.currency} delivered_at={delivered}"
     )
-    if refunded:
-        facts += f" refunded={refunded}"
+    if refunded:  # what is still refundable, so a partial refund never reads as a full one
+        facts += f" refunded={refunded} left={max(order.total - refunded, 0)}"
     if computed:
         facts += f"\n{computed}"
     if order.note:

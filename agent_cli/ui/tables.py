@@ -1,6 +1,7 @@
 """Tables for the non-run commands: `agent tools`, `agent orders`, `agent replay --list`.
 
-Whatever the output, every value is whole: piped, tab-separated lines (a header line first);
+Whatever the output, every value is whole: piped, tab-separated lines (a header line first; a
+tab, newline or backslash inside a value escaped as \\t, \\n, \\\\, so a row is one line);
 on a terminal narrower than NARROW columns, one block of `key: value` lines per row; else a
 table, whose cells Rich may wrap."""
 
@@ -30,6 +31,15 @@ def whole_table(*headers: str, title: str | None = None) -> Table:
     return table
 
 
+def escaped(value: str) -> str:
+    """A value as one field of a tab-separated line: a backslash, tab, newline or carriage
+    return inside it written as \\\\, \\t, \\n, \\r, so the row stays one line of the columns."""
+    return value.translate(_ESCAPES)
+
+
+_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
 def print_rows(console: Console, table: Table, rows: Sequence[Sequence[Text]]) -> None:
     """`rows` under `table`'s headers, whole values whatever the output (see the docstring)."""
     headers = [str(column.header) for column in table.columns]
@@ -37,7 +47,7 @@ def print_rows(console: Console, table: Table, rows: Sequence[Sequence[Text]]) -
         out = console.file
         out.write("\t".join(headers) + "\n")
         for row in rows:
-            out.write("\t".join(" ".join(cell.plain.split()) for cell in row) + "\n")
+            out.write("\t".join(escaped(cell.plain) for cell in row) + "\n")
         out.flush()
         return
     if console.width < NARROW:
@@ -81,7 +91,7 @@ def show_orders(console: Console, orders: Iterable[Order]) -> None:
         out.write("code\tstatus\ttotal\tcurrency\tdelivered\tcustomer\n")
         for o in orders:
             delivered = o.delivered_at.isoformat() if o.delivered_at else "-"
-            customer = clean_text(o.customer or "-").replace("\t", " ")
+            customer = escaped(clean_text(o.customer or "-"))
             out.write(f"{o.code}\t{o.status}\t{o.total}\t{o.currency}\t{delivered}\t{customer}\n")
         out.flush()
         return
@@ -179,7 +189,7 @@ def show_logged_runs(console: Console, runs: Iterable[LoggedRun]) -> None:
         out = console.file
         out.write("run\tstarted\tkind\tsession\tstatus\tsteps\ttokens\tprovider/model\tquestion\n")
         for r in runs:
-            question = clean_text(r.question).replace("\t", " ").replace("\n", " ")
+            question = escaped(clean_text(r.question))
             out.write(
                 f"{r.run_id}\t{r.started_at}\t{r.kind}\t{r.session_id or '-'}\t{r.status}\t"
                 f"{r.steps}\t{r.tokens}\t{r.provider}/{r.model}\t{question}\n"
