@@ -56,6 +56,11 @@ def test_the_readme_examples_are_found() -> None:
     assert len(commands) >= 12
 
 
+def _dated(command: str) -> bool:
+    """Whether what the example prints depends on the date: an answer, or the samples' dates."""
+    return "agent ask" in command or "orders init" in command
+
+
 @pytest.mark.parametrize("today", DATES)
 def test_every_readme_example_answers_as_shown_on_any_date(tmp_path: Path, today: str) -> None:
     home = tmp_path / "fresh-home"  # nothing of the test session's own
@@ -68,6 +73,8 @@ def test_every_readme_example_answers_as_shown_on_any_date(tmp_path: Path, today
         "PYTHONIOENCODING": "utf-8",
     }
     for command in readme_commands():
+        if today != DATES[0] and not _dated(command):
+            continue  # its output is not about dates: once is enough
         done = subprocess.run(
             command,
             shell=True,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -237,3 +237,89 @@ def test_earlier_refunds_count_by_order_when_the_order_has_no_customer(tmp_path:
         assert other is not None and store.refunds_since(other, since) == (0, 0)
     finally:
         store.close()
+
+
+def test_each_unmet_condition_is_said_in_words() -> None:
+    strict = rule(
+        at_least={"JPY": 1000},
+        statuses=["SHIPPING", "PENDING"],
+        customers=["Aoi"],
+        reasons=["damaged", "broken"],
+        max_refunds_before=1,
+        period_days=30,
+    )
+    case = facts(999, customer="Sato", customer_refunds={30: 2})
+    assert unmet(strict, case) == [
+        "the amount is not at least 1,000 JPY",
+        "status DELIVERED is not SHIPPING or PENDING",
+        "customer Sato is not listed",
+        "the reason names none of damaged, broken",
+        "the customer had 2 refund(s) in 30 days, more than 1",
+    ]
+    assert unmet(rule(customers=["Aoi"]), facts(1, customer=None)) == [
+        "customer (none) is not listed"
+    ]
+    assert unmet(rule(customers=["Sato"]), facts(1, customer="Sato")) == []
+    assert unmet(rule(at_least={"USD": 5}), facts(10)) == [
+        "the amount is not at least a JPY amount (the rule sets none)"
+    ]
+
+
+def test_the_bounds_of_a_rule_are_inclusive_where_they_say_so() -> None:
+    assert unmet(rule(at_least={"JPY": 1000}), facts(1000)) == []  # at least: equal is in
+    days = facts(1, delivered_at=date(2026, 9, 21), today=date(2026, 10, 5))  # 14 days
+    assert unmet(rule(max_days_since_delivery=14), days) == []
+    assert unmet(rule(min_days_since_delivery=14), days) == []
+    assert unmet(rule(max_days_since_delivery=13), days) == ["delivered 14 days ago, more than 13"]
+    assert unmet(rule(min_days_since_delivery=15), days) == ["delivered 14 days ago, fewer than 15"]
+
+
+def test_explain_says_a_person_decides_when_no_rule_applies(tmp_path: Path) -> None:
+    delivered_recently("A100", days=3)
+    argv = ["approvals", "explain", "A100", "9000", "--reason", "late"]
+    result = runner.invoke(app, [*argv, "--config", str(config(tmp_path))])
+    assert "decision: ask (no rule matched: a person decides)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("auto", "deny", "hidden"),
+    [
+        ({"below": {"JPY": 5000}, "at_least": {"JPY": 3000}}, {"below": {"JPY": 3000}}, False),
+        ({"below": {"JPY": 5000}}, {"below": {"JPY": 2}}, True),  # 1 JPY meets both
+        ({"below": {"JPY": 5000}}, {"below": {"USD": 50}}, False),
+        ({"below": {"JPY": 5000, "USD": 50}}, {"at_least": {"USD": 10}}, True),  # the 2nd
+        ({"below": {"JPY": 5000}, "max_days_since_delivery": 7}, {}, True),
+        (
+            {"below": {"JPY": 5000}, "min_days_since_delivery": 3},
+            {"max_days_since_delivery": 2},
+            False,
+        ),
+        (
+            {"below": {"JPY": 5000}},
+            {"min_days_since_delivery": 3, "max_days_since_delivery": 3},
+            True,
+        ),
+        (
+            {"below": {"JPY": 5000}, "max_days_since_delivery": 0},
+            {"min_days_since_delivery": 1},
+            False,
+        ),
+    ],
+)
+def test_overlap_is_judged_on_amounts_and_days(
+    auto: dict[str, Any], deny: dict[str, Any], hidden: bool
+) -> None:
+    assert (
+        bool(hidden_by([rule(name="a", decision="auto", **auto), rule(name="d", **deny)])) is hidden
+    )
+
+
+def test_every_auto_rule_is_checked_against_every_later_deny_rule() -> None:
+    rules = [
+        rule(name="q", decision="queue"),
+        rule(name="a", decision="auto", below={"JPY": 5000}),
+        rule(name="d", decision="deny"),
+        rule(name="b", decision="auto", below={"USD": 50}),
+        rule(name="e", decision="deny", at_least={"USD": 10}),
+    ]
+    assert hidden_by(rules) == [("a", "d"), ("b", "e")]

@@ -67,9 +67,12 @@ def unmet(rule: RefundRule, facts: RefundFacts) -> list[str]:
     """Each condition of `rule` that `facts` do not meet, in words (empty: the rule applies)."""
     missed: list[str] = []
     amount, currency = facts.amount, facts.currency
-    if rule.below is not None and not amount < rule.below.get(currency, -1):
+    # A rule naming amounts meets only the currencies it names.
+    if rule.below is not None and (currency not in rule.below or amount >= rule.below[currency]):
         missed.append(f"the amount is not below {_limit(rule.below, currency)}")
-    if rule.at_least is not None and not amount >= rule.at_least.get(currency, 2**63):
+    if rule.at_least is not None and (
+        currency not in rule.at_least or amount < rule.at_least[currency]
+    ):
         missed.append(f"the amount is not at least {_limit(rule.at_least, currency)}")
     if rule.statuses is not None and facts.status not in rule.statuses:
         missed.append(f"status {facts.status} is not {' or '.join(rule.statuses)}")
@@ -79,7 +82,7 @@ def unmet(rule: RefundRule, facts: RefundFacts) -> list[str]:
     if rule.reasons is not None and not names_any(facts.reason, rule.reasons):
         missed.append(f"the reason names none of {', '.join(rule.reasons)}")
     if rule.max_refunds_before is not None:
-        count = facts.customer_refunds.get(rule.period_days, 0)
+        count = facts.customer_refunds[rule.period_days]  # counted for every period named
         if count > rule.max_refunds_before:
             missed.append(
                 f"the customer had {count} refund(s) in {rule.period_days} days, more than "
@@ -143,7 +146,7 @@ def mixed_word(text: str) -> str | None:
     Cyrillic "a" in it), which no honest reason holds; None when there is none."""
     word: str
     for word in re.findall(r"\w+", text):
-        scripts = {unicodedata.name(char, "?").split()[0] for char in word if char.isalpha()}
+        scripts = {unicodedata.name(char).split()[0] for char in word if char.isalpha()}
         if len(scripts & {"LATIN", "CYRILLIC", "GREEK"}) > 1:
             return word
     return None
@@ -176,20 +179,20 @@ def _may_overlap(auto: RefundRule, deny: RefundRule) -> bool:
     for mine, theirs in ((auto.statuses, deny.statuses), (auto.customers, deny.customers)):
         if mine is not None and theirs is not None and not set(mine) & set(theirs):
             return False
-    low = max(auto.min_days_since_delivery or 0, deny.min_days_since_delivery or 0)
-    highs = [
-        r.max_days_since_delivery for r in (auto, deny) if r.max_days_since_delivery is not None
-    ]
-    return not highs or low <= min(highs)
+    both = (auto, deny)
+    lows = [r.min_days_since_delivery for r in both if r.min_days_since_delivery is not None]
+    highs = [r.max_days_since_delivery for r in both if r.max_days_since_delivery is not None]
+    return not lows or not highs or max(lows) <= min(highs)
 
 
 def _amounts_meet(auto: RefundRule, deny: RefundRule) -> bool:
+    """Some amount, in some currency, that both rules' amount conditions allow."""
     for currency, below in (auto.below or {}).items():
-        floor = max(
-            1, (auto.at_least or {}).get(currency, 1), (deny.at_least or {}).get(currency, 1)
-        )
-        ceiling = min(below, (deny.below or {}).get(currency, below))
-        named = deny.at_least is None or currency in deny.at_least
-        if named and (deny.below is None or currency in deny.below) and floor < ceiling:
+        if any(
+            limits is not None and currency not in limits for limits in (deny.at_least, deny.below)
+        ):
+            continue  # the deny rule names amounts in other currencies only
+        floor = max((limits or {}).get(currency, 1) for limits in (auto.at_least, deny.at_least))
+        if floor < min(below, (deny.below or {}).get(currency, below)):
             return True
     return False
