@@ -50,7 +50,9 @@ if [ ${#tests[@]} -eq 0 ]; then  # the test files that name a module, by dotted 
             grep -lE "${dotted//./\\.}\b|from ${parent//./\\.} import [^#]*\b$base\b" tests/test_*.py || true
         )
     done
-    mapfile -t tests < <(printf '%s\n' "${tests[@]}" | sort -u)
+    if [ ${#tests[@]} -gt 0 ]; then
+        mapfile -t tests < <(printf '%s\n' "${tests[@]}" | sort -u)
+    fi
 fi
 if [ ${#tests[@]} -eq 0 ]; then
     echo "mutate.sh: no test names ${modules[*]}; give the tests after --" >&2
