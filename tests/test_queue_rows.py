@@ -172,7 +172,9 @@ def test_an_import_refuses_an_unreadable_approval_row(old_store: Path, tmp_path:
     write_old(old_store, "UPDATE approvals SET judged = 'broken'")
     result = import_from(old_store)
     assert result.exit_code == 2
-    assert "table approvals, row 1 (id 1): judged is not JSON; nothing imported" in result.stderr
+    assert f"{old_store}: table approvals, row 1 (id 1): judged is not JSON; nothing imported" in (
+        result.stderr
+    )
     assert len(json_lines(runner.invoke(app, ["approvals", "list", "--json"]).stdout)) == 1
 
 
@@ -207,8 +209,115 @@ def test_an_import_never_refunds_more_than_an_order_is_worth(old_store: Path) ->
     )
     result = import_from(old_store)
     assert result.exit_code == 2
-    assert "the refunds of order A100 would come to 300,000 JPY, more than its total" in (
-        result.stderr
+    assert (
+        f"{old_store}: the refunds of order A100 would come to 300,000 JPY, more than its total"
+        in (result.stderr)
     )
     order = json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout)
     assert [refund["amount"] for refund in order["refunds"]] == [200_000]
+
+
+def test_an_import_keeps_an_ending_and_counts_what_it_moved(old_store: Path) -> None:
+    tamper("UPDATE orders SET status = 'CANCELLED' WHERE code = 'B200'")  # A100..A105 equal
+    write_old(old_store, "UPDATE orders SET status = 'REFUNDED' WHERE code = 'C300'")
+    tamper("UPDATE orders SET status = 'CANCELLED' WHERE code = 'C300'")
+    result = import_from(old_store)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith(f"Moved {len(SAMPLE_ORDERS) - 2} orders, 0 refunds")
+    assert "Kept order B200 as the store has it (CANCELLED" in result.stdout  # after equal ones
+    assert "Kept order C300 as the store has it (CANCELLED; " in result.stdout  # an ending
+
+
+def test_an_import_maps_refunds_the_target_has_already(old_store: Path) -> None:
+    """Two refunds recorded in both stores (the same keys): counted there already, and an item
+    approved with one points at the target's refund."""
+    for store_path in (old_store, Path(os.environ["AGENT_DB"])):
+        store = OrderStore.open(store_path)
+        if store_path == old_store:
+            store.record_refund("A105", 100, "first", key="k0")  # only in the file
+        store.record_refund("A100", 1000, "damaged", key="k1")
+        store.record_refund("A100", 2000, "late", key="k2")
+        store.close()
+    result = import_from(old_store)
+    assert result.exit_code == 0, result.stderr
+    assert "1 refunds (2 there already)" in result.stdout
+    order = json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout)
+    assert sorted(refund["amount"] for refund in order["refunds"]) == [1000, 2000]
+
+
+def test_refunds_coming_to_exactly_an_orders_total_are_imported(old_store: Path) -> None:
+    write_old(
+        old_store,
+        "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
+        " VALUES ('A105', 15800, 'all', '2026-10-13T10:00:00+00:00', 'whole')",
+    )
+    assert import_from(old_store).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("sql", "said"),
+    [
+        (
+            "UPDATE orders SET delivered_at = NULL WHERE code = 'A100'",
+            "table orders, row 1 (code 'A100'): delivered_at: required when status is DELIVERED",
+        ),
+        (
+            "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
+            " VALUES ('', 5, 'x', '2026-10-13T10:00:00+00:00', 'k')",
+            "table refunds, row 1 (id 1): order_code '' is not an order code",
+        ),
+        (
+            "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
+            " VALUES ('A100', 5, x'00', '2026-10-13T10:00:00+00:00', 'k')",
+            "table refunds, row 1 (id 1): reason or idempotency_key is not text",
+        ),
+        (
+            "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
+            " VALUES ('A100', 5, 'x', '2026-10-13T10:00:00+00:00', '')",
+            "table refunds, row 1 (id 1): reason or idempotency_key is not text",
+        ),
+    ],
+)
+def test_each_bad_row_is_named_with_its_file(old_store: Path, sql: str, said: str) -> None:
+    write_old(old_store, sql)
+    result = import_from(old_store)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"agent: error: {old_store}: {said}; nothing imported"
+
+
+def test_an_empty_value_in_the_file_is_no_value(old_store: Path) -> None:
+    write_old(old_store, "UPDATE orders SET delivered_at = '', customer = '' WHERE code = 'B200'")
+    assert import_from(old_store).exit_code == 0
+    shown = json.loads(runner.invoke(app, ["orders", "show", "B200", "--json"]).stdout)
+    assert (shown["delivered_at"], shown["customer"]) == (None, None)
+
+
+def test_a_refund_of_one_is_a_refund(old_store: Path) -> None:
+    write_old(
+        old_store,
+        "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
+        " VALUES ('A100', 1, 'x', '2026-10-13T10:00:00+00:00', 'one')",
+    )
+    assert import_from(old_store).exit_code == 0
+
+
+def test_an_approved_item_points_at_the_targets_copy_of_its_refund(old_store: Path) -> None:
+    from datetime import timedelta
+
+    from agent_cli.store import approval_queue
+    from agent_cli.store.models import refund_key
+
+    origin = OrderStore.open(old_store)
+    order = origin.get("A105")
+    assert order is not None
+    proposal = approval_queue.Proposal(order, 700, "torn", "run", "q", "bot", timedelta(hours=1))
+    item = approval_queue.queue(origin, proposal)
+    approval_queue.approve(origin, item.id, by="lead", recheck=lambda *_: None)
+    origin.close()
+    target = OrderStore.open(Path(os.environ["AGENT_DB"]))
+    target.record_refund("A100", 5, "other", key="first")  # the target's ids run ahead
+    there = target.record_refund("A105", 700, "torn", key=refund_key("A105", 700, "torn"))
+    target.close()
+    assert import_from(old_store).exit_code == 0
+    (copied,) = json_lines(runner.invoke(app, ["approvals", "list", "--json"]).stdout)
+    assert (copied["state"], copied["refund_id"]) == ("approved", there.refund.id)
