@@ -350,3 +350,58 @@ def test_a_sigterm_just_after_a_commit_waits_for_its_line(monkeypatch: pytest.Mo
     assert result.exit_code == 143, result.stderr
     assert result.stdout.splitlines() == ["#1: approved: refund #1 of 1,000 recorded"]
     assert approved_in_store() == {1}
+
+
+def test_every_decision_names_who_made_it_and_when(tmp_path: Path) -> None:
+    from agent_cli.store.approval_queue import judged_json
+    from agent_cli.store.models import Order
+
+    many_pending(3)
+    _expire = sqlite3.connect(os.environ["AGENT_DB"])
+    with _expire:
+        _expire.execute(
+            "UPDATE approvals SET expires_at = '2020-01-01T00:00:00+00:00' WHERE id = 1"
+        )
+        _expire.execute("UPDATE orders SET status = 'CANCELLED' WHERE code = 'M1'")  # #2 fails
+    _expire.close()
+    runner.invoke(app, ["approvals", "approve", "1", "2", "--as", "lead"])
+    runner.invoke(app, ["approvals", "deny", "3", "--as", "lead", "--reason", "no"])
+    decided = items()
+    assert [(i["state"], i["decided_by"]) for i in decided] == [
+        ("expired", "lead"),
+        ("failed", "lead"),
+        ("denied", "lead"),
+    ]
+    assert all(i["decided_at"] and i["decided_at"].endswith("+00:00") for i in decided)
+    undelivered = Order("X1", "PENDING", 10)
+    assert json.loads(judged_json(undelivered))["delivered_at"] is None
+
+
+def test_a_refund_recorded_meanwhile_under_the_same_key_fails_the_item(tmp_path: Path) -> None:
+    from agent_cli.store.models import refund_key
+    from agent_cli.store.sqlite import OrderStore
+
+    many_pending(1)
+    store = OrderStore.open(Path(os.environ["AGENT_DB"]))
+    made = store.record_refund("M0", 1000, "damaged", key=refund_key("M0", 1000, "damaged"))
+    store.close()
+    result = runner.invoke(app, ["approvals", "approve", "1", "--as", "lead"])
+    assert result.exit_code == 1
+    assert f"#1: failed: refund #{made.refund.id} existed already; no new refund" in result.stdout
+    (item,) = items()
+    assert (item["state"], item["decided_by"]) == ("failed", "lead")
+
+
+def test_the_logged_decision_carries_its_refund(tmp_path: Path) -> None:
+    queue_a_refund(tmp_path)
+    runner.invoke(app, ["approvals", "approve", "1", "--as", "lead"])
+    last = json.loads(runner.invoke(app, ["logs", "show", "--json"]).stdout.splitlines()[-1])
+    assert (last["event"], last["status"], last["refund_id"]) == ("queue_decided", "approved", 1)
+
+
+def test_items_are_listed_by_order(tmp_path: Path) -> None:
+    many_pending(2)  # M0 and M1
+    only = runner.invoke(app, ["approvals", "list", "--order", "m1", "--json"]).stdout
+    assert [item["order_code"] for item in json_lines(only)] == ["M1"]
+    shown = json.loads(runner.invoke(app, ["orders", "show", "M0", "--json"]).stdout)
+    assert [item["order_code"] for item in shown["approvals"]] == ["M0"]

@@ -118,18 +118,11 @@ def get(store: OrderStore, item: int, *, lock: bool = False) -> Item | None:
     return read_item(rows[0]) if rows else None
 
 
-def listed(store: OrderStore, *, status: str | None = None, order: str | None = None) -> list[Item]:
-    """Items, oldest first: all, or those in one stored status, or of one order; a row that
-    cannot be read is listed as `Unreadable`, never dropped and never fatal."""
-    where, params = [], []
-    if status is not None:
-        where.append("status = ?")
-        params.append(status)
-    if order is not None:
-        where.append("order_code = ?")
-        params.append(order)
-    clause = f" WHERE {' AND '.join(where)}" if where else ""
-    rows = store.query(f"SELECT {ITEM_COLUMNS} FROM approvals{clause} ORDER BY id", tuple(params))
+def listed(store: OrderStore, *, order: str | None = None) -> list[Item]:
+    """Items, oldest first: all, or those of one order; a row that cannot be read is listed as
+    `Unreadable`, never dropped and never fatal."""
+    clause, params = (" WHERE order_code = ?", (order,)) if order is not None else ("", ())
+    rows = store.query(f"SELECT {ITEM_COLUMNS} FROM approvals{clause} ORDER BY id", params)
     return [read_item(row) for row in rows]
 
 
