@@ -130,24 +130,31 @@ _COUNTS = ("steps", "input_tokens", "output_tokens")
 
 def logged_run(row: tuple[Any, ...]) -> LoggedRun:
     """A row of the runs table as a `LoggedRun`, every field checked: a value of the wrong
-    type (a hand-edited log, a copy from elsewhere) is shown as a blank and named in
-    `unreadable`, so one bad row never stops a listing."""
+    type (a hand-edited log, a copy from elsewhere) is shown as a blank (`?`, 0 or none) and
+    named in `unreadable`, so one bad row never stops a listing."""
     run = LoggedRun(*row)
-    bad = [name for name in _TEXTS if not isinstance(getattr(run, name), str)]
-    bad += [name for name in _COUNTS if not _count(getattr(run, name))]
-    bad += [
-        name
-        for name in ("session_id", "answer", "cost", "elapsed_ms")
-        if not isinstance(getattr(run, name), (str, int, float, type(None)))
-        or (name in ("cost", "elapsed_ms") and isinstance(getattr(run, name), str))
-    ]
-    if not bad:
+    blanks: dict[str, Any] = {}
+    for name in _TEXTS:
+        if not isinstance(getattr(run, name), str):
+            blanks[name] = "?"
+    for name in _COUNTS:
+        if not _count(getattr(run, name)):
+            blanks[name] = 0
+    for name in ("session_id", "answer"):
+        if not isinstance(getattr(run, name), (str, type(None))):
+            blanks[name] = None
+    for name in ("cost", "elapsed_ms"):
+        if not _number(getattr(run, name)):
+            blanks[name] = None
+    if not blanks:
         return run
-    blanks: dict[str, Any] = {name: "?" for name in _TEXTS if name in bad}
-    blanks |= {name: 0 for name in _COUNTS if name in bad}
-    blanks |= {name: None for name in ("session_id", "answer", "cost", "elapsed_ms") if name in bad}
-    shown = ", ".join(f"{name} {str(getattr(run, name))[:20]!r}" for name in bad)
+    shown = ", ".join(f"{name} {str(getattr(run, name))[:20]!r}" for name in blanks)
     return run._replace(**blanks, unreadable=f"not what the log holds: {shown}")
+
+
+def _number(value: object) -> bool:
+    """None, or a number that is not a bool."""
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 def _count(value: object) -> bool:
