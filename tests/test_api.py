@@ -246,6 +246,8 @@ def test_importing_the_package_stays_light_and_names_are_found_on_use() -> None:
 
 
 def test_the_package_is_typed_for_its_users(tmp_path: Path) -> None:
+    if "MUTANT_UNDER_TEST" in os.environ:
+        pytest.skip("tests/mutate.sh: a mutated copy is no typed package, and types are not run")
     package = Path(agent_cli.__file__).parent
     assert (package / "py.typed").exists()
     user = tmp_path / "user.py"
@@ -268,3 +270,10 @@ def test_the_package_is_typed_for_its_users(tmp_path: Path) -> None:
     assert out.returncode == 1, out.stdout
     errors = [line for line in out.stdout.splitlines() if ": error:" in line]
     assert len(errors) == 1 and "user.py:6:" in errors[0] and "max_steps" in errors[0]
+
+
+def test_the_iterator_ends_at_a_limit_with_its_record_not_an_exception() -> None:
+    events = list(agent_cli.iter_events(QUESTION, max_steps=1))
+    finished = events[-1]
+    assert isinstance(finished, agent_cli.RunFinished)
+    assert finished.status == "max_steps" and "Max steps (1)" in (finished.error or "")
