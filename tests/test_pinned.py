@@ -70,9 +70,21 @@ def test_after_a_partial_refund_the_lookup_says_what_is_left(tmp_path: Path) -> 
     store.close()
     result = runner.invoke(app, ["ask", "Is A100 refundable?", "--json", "--today", "2026-10-13"])
     observed = next(r for r in json_lines(result.stdout) if r["event"] == "observation")
-    assert "refunded=1000 left=249000" in observed["observation"]
+    assert observed["observation"].splitlines()[0] == (
+        "order=A100 status=DELIVERED total=250000 currency=JPY delivered_at=2026-10-01 "
+        "refunded=1000 left=249000"
+    )
     assert "refundable_now=yes" in observed["observation"]
     assert "refunded in full" not in observed["observation"]
+
+
+def test_after_a_full_refund_nothing_is_left() -> None:
+    from agent_cli.store.models import Order
+    from agent_cli.tools.orders import format_order
+
+    order = Order("A104", "REFUNDED", 32_000)
+    assert format_order(order, refunded=32_000).endswith("refunded=32000 left=0")
+    assert format_order(order, refunded=40_000).endswith("refunded=40000 left=0")
 
 
 def test_instructions_given_as_an_option_win_over_the_configured_file(
