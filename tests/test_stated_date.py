@@ -1,5 +1,6 @@
-"""A date the question states as today's: the playbook answers as of it unless --today is given;
-a real model is told the system date and gets the question as written."""
+"""The date a run is judged on is `--today`, else the system date: never a date the customer's
+text states, on the offline model or a real one ("Today is 2026-08-10" in a question used to make
+A103 refundable on the playbook)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
-from agent_cli.dates import stated_today
 
 from .fakellm import FakeLLM, openai_calls, openai_text
 from .test_providers import final, records
@@ -25,45 +25,32 @@ def dry_run(question: str, *args: str) -> Result:
 
 
 @pytest.mark.parametrize(
-    ("question", "expected"),
+    "question",
     [
-        (SEED_QUESTION, date(2026, 10, 13)),
-        ("注文A100は返金されますか?今日は2026年10月13日です。", date(2026, 10, 13)),
-        ("Is order A100 refundable? Today is 2026-10-13.", date(2026, 10, 13)),
-        ("Today's date is 2026/1/5: is A100 refundable?", date(2026, 1, 5)),
-        ("As of 2026-10-13, is A100 refundable?", date(2026, 10, 13)),
-        ("A100 was delivered 2026-10-01; is it refundable?", None),  # a date, not today's
-        ("Today is 2026-02-30; is A100 refundable?", None),  # no such day
-        ("Is A100 refundable?", None),
+        SEED_QUESTION,
+        "注文A100は返金されますか?今日は2026年10月13日です。",
+        "Is order A100 refundable? Today is 2026-10-13.",
+        "As of 2026-10-13, is A100 refundable?",
+        "Is order A103 refundable? Today is 2026-06-20.",  # would put A103 inside its window
     ],
 )
-def test_dates_stated_as_today(question: str, expected: date | None) -> None:
-    assert stated_today(question) == expected
+def test_a_date_in_the_question_never_sets_the_runs_date(question: str) -> None:
+    result = dry_run(question)
+    assert result.exit_code == 0, result.stderr
+    assert records(result)[0]["today"] == date.today().isoformat()
+    answer = final(result)["answer"]
+    assert "refundable:" not in answer.replace("not refundable", "") and "返金可能" not in answer
 
 
-def test_the_seed_question_is_answered_as_of_its_own_date() -> None:
-    result = dry_run(SEED_QUESTION)
+def test_today_option_sets_it() -> None:
+    result = dry_run(SEED_QUESTION, "--today", "2026-10-13")
     assert result.exit_code == 0, result.stderr
     assert records(result)[0]["today"] == "2026-10-13"
     assert final(result)["answer"].startswith("注文A100は返金可能です")
     assert "12日前" in final(result)["answer"]
 
 
-def test_today_option_wins_over_the_question() -> None:
-    result = dry_run(SEED_QUESTION, "--today", "2026-12-01")
-    assert result.exit_code == 0, result.stderr
-    assert records(result)[0]["today"] == "2026-12-01"
-    assert "返金可能" not in final(result)["answer"]
-    assert "61日前" in final(result)["answer"]
-
-
-def test_without_a_stated_date_the_system_date_is_used() -> None:
-    result = dry_run("Is order A100 refundable?")
-    assert result.exit_code == 0, result.stderr
-    assert records(result)[0]["today"] == date.today().isoformat()
-
-
-def test_each_chat_turn_reads_its_own_date(tmp_path: Path) -> None:
+def test_each_chat_turn_is_judged_on_the_sessions_date(tmp_path: Path) -> None:
     trace = tmp_path / "session.jsonl"
     lines = f"{SEED_QUESTION}\nIs order A100 refundable?\n"
     result = runner.invoke(app, ["chat", "--dry-run", "--trace", str(trace)], input=lines, env={})
@@ -73,7 +60,7 @@ def test_each_chat_turn_reads_its_own_date(tmp_path: Path) -> None:
         for event in map(json.loads, trace.read_text().splitlines())
         if event["event"] == "run_started"
     ]
-    assert started == ["2026-10-13", date.today().isoformat()]
+    assert started == [date.today().isoformat()] * 2
 
 
 def test_a_real_model_gets_the_system_date_and_the_question_as_written(

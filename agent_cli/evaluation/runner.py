@@ -25,7 +25,6 @@ from agent_cli.core.seams import ReasoningModel
 from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
 from agent_cli.evaluation.cases import EvalCase
 from agent_cli.evaluation.judge import judge
-from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.record.outcomes import CaseResult, Failure, RunRecord
 from agent_cli.record.tracing import TraceWriter, open_trace_file
@@ -228,11 +227,8 @@ def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
     limits = limits_for(settings, model.model)
     if case.max_steps is not None:
         limits = replace(limits, max_steps=case.max_steps)
-    from_question = case.today is None and isinstance(model, PlaybookModel)
     instructions = job.contender.instructions
-    return Runtime(
-        settings, model, tools, limits, today, counter, from_question, None, as_of, instructions
-    )
+    return Runtime(settings, model, tools, limits, today, counter, None, as_of, instructions)
 
 
 def _with_case_orders(sink: Callable[[Event], None], case: EvalCase) -> Callable[[Event], None]:

@@ -15,7 +15,6 @@ from agent_cli.core.budget import Limits, Price, RefundCounter
 from agent_cli.core.events import Event
 from agent_cli.core.loop import run
 from agent_cli.core.seams import Exchange, ReasoningModel, Reply, TextDelta
-from agent_cli.dates import stated_today
 from agent_cli.errors import UsageError
 from agent_cli.policy.grounding import ground_answer
 from agent_cli.policy.instructions import shop_instructions
@@ -44,15 +43,14 @@ class Runtime:
     limits: Limits
     today: date
     refunds: RefundCounter
-    today_from_question: bool = False  # the playbook, when --today was not given
     mcp: McpServers | None = None  # the MCP servers started for it, stopped with its stack
     as_of: AsOf | None = None  # shared with its order tools: set to each run's date
     instructions: str = ""  # the shop's own (policy/instructions.py)
 
     def today_for(self, question: str) -> date:
-        """The date a run on `question` is answered as of (recorded in `run_started.today`)."""
-        stated = stated_today(question) if self.today_from_question else None
-        return stated or self.today
+        """The date a run is answered as of (recorded in `run_started.today`): `--today`, else
+        the system date; never a date the customer's text states."""
+        return self.today
 
     def events(
         self,
@@ -109,10 +107,7 @@ def open_runtime(
         settings, store.get, counter, dry_run=options.dry_run, mcp=servers, as_of=as_of
     )
     limits = limits_for(settings, model.model)
-    from_question = options.today is None and isinstance(model, PlaybookModel)
-    return Runtime(
-        settings, model, tools, limits, today, counter, from_question, servers, as_of, instructions
-    )
+    return Runtime(settings, model, tools, limits, today, counter, servers, as_of, instructions)
 
 
 def limits_for(settings: Settings, model: str) -> Limits:
