@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections.abc import Sequence
 from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
@@ -71,6 +72,14 @@ def plain(message: str, value: object) -> str:
     for pattern, words in _PLAIN_BOUNDS:
         message = pattern.sub(words, message)
     return message
+
+
+def near_miss(value: str, choices: Sequence[str]) -> str:
+    """` (did you mean 'x'?)` for the closest of `choices` to a mistyped `value`, any case;
+    or ''."""
+    folded = {choice.casefold(): choice for choice in choices}
+    close = difflib.get_close_matches(value.casefold(), list(folded), n=1, cutoff=0.6)
+    return f" (did you mean {folded[close[0]]!r}?)" if close else ""
 
 
 def did_you_mean(root: type[BaseModel], loc: tuple[int | str, ...]) -> str:

@@ -291,7 +291,7 @@ def test_an_unknown_provider_is_a_usage_error() -> None:
     result = runner.invoke(app, ["ask", "q", "--provider", "gemini"])
     assert result.exit_code == 2
     assert (
-        "Unknown provider 'gemini'; choose one of: offline, openai, anthropic, ollama"
+        "Unknown provider 'gemini' (--provider); choose one of: offline, openai, anthropic, ollama"
         in result.stderr
     )
 

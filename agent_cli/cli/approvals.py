@@ -78,8 +78,9 @@ def approvals_explain(
     json_output: JsonOption = False,
     config: ConfigOption = None,
 ) -> None:
-    """Say which [[refunds.rules]] rule would decide a refund (auto, ask, queue or deny) and why
-    each earlier rule does not apply. Runs and writes nothing."""
+    """Say what would happen to a refund: denied by a check in code (status, window, cap, what
+    is left), else which [[refunds.rules]] rule decides (auto, ask, queue or deny) and why each
+    earlier rule does not apply. Runs and writes nothing."""
     from agent_cli.commands.approvals import explain
 
     explain(code, amount, reason, json_output=json_output, config=config)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 
 import typer
 
@@ -41,7 +42,13 @@ def _reflow(doc: str) -> str:
 def _help_text(name: str, doc: str) -> str:
     examples = EXAMPLES.get(name, [])
     lines = "\n".join(f"  $ {example}" for example in examples)
-    return _reflow(doc) + (f"\n\nExamples:\n{lines}" if lines else "")
+    return _literal(_reflow(doc) + (f"\n\nExamples:\n{lines}" if lines else ""))
+
+
+def _literal(text: str) -> str:
+    """Help shown as written: Typer reads help as Rich markup, which would swallow a bracket
+    (`[[refunds.rules]]` came out as `[]`); an escaped bracket is printed as itself."""
+    return re.sub(r"(?<!\\)\[", r"\\[", text)
 
 
 def add_help(*apps: typer.Typer) -> None:

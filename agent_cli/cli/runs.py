@@ -112,6 +112,9 @@ def chat(
     ] = None,
     instructions: InstructionsOption = None,
     config: ConfigOption = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", hidden=True, help="Not here: use --trace FILE.")
+    ] = False,
 ) -> None:
     """Talk to the agent question after question; /help lists the commands.
 
@@ -120,7 +123,14 @@ def chat(
     piped from a file too.
     """
     from agent_cli.commands.chat import chat as run_chat
+    from agent_cli.errors import UsageError
     from agent_cli.runtime.options import ProviderOptions, RunOptions
+
+    if json_output:
+        raise UsageError(
+            "agent chat has no --json: --trace FILE writes the session's events as JSON Lines, "
+            "and agent ask --json answers one question so"
+        )
 
     options = RunOptions(
         dry_run=dry_run,

@@ -35,6 +35,7 @@ from agent_cli.tools import Denied
 from agent_cli.tools.refunds import check_rules, recheck_queued, refund_facts
 from agent_cli.ui.approvals_view import show_approval, show_approvals
 from agent_cli.ui.console import make_console, notice
+from agent_cli.validation_text import near_miss
 
 STATES = (*ITEM_STATUSES, "unreadable")
 MAX_REASON_CHARS = 1_000  # a deny reason, kept on the item
@@ -60,7 +61,8 @@ def list_approvals(
     *, state: str | None, order: str | None, json_output: bool, config: Path | None
 ) -> None:
     if state is not None and state not in STATES:
-        raise UsageError(f"--state {state!r} is not a state; use {', '.join(STATES)}")
+        hint = near_miss(state, STATES)
+        raise UsageError(f"--state {state!r} is not a state{hint}; use {', '.join(STATES)}")
     now = approval_queue.now_utc()
     with opened_store(load_settings(config)) as store:
         items = approval_queue.listed(store, order=order.upper() if order else None)

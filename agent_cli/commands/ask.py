@@ -32,6 +32,8 @@ class AskOptions:
 def ask_once(options: AskOptions) -> None:
     """`agent ask`: one question, one run, rendered live and/or traced."""
     settings = options.run.settings()
+    if options.json_output and options.run.quiet:
+        notice("agent: -q is not used with --json: stdout holds the JSON Lines")
     limit = settings.limits.max_question_chars
     question = check_question(_question_text(options.question, limit), limit)
     with ExitStack() as stack:

@@ -22,6 +22,7 @@ from agent_cli.record.tracing import read_record
 from agent_cli.runtime.drive import warn
 from agent_cli.ui import RunView, make_console, show_logged_runs, show_run_header
 from agent_cli.ui.console import notice
+from agent_cli.validation_text import near_miss
 
 STATUSES = (*get_args(RunStatus), UNFINISHED)
 KINDS = ("ask", "chat", "eval", "all")
@@ -70,9 +71,13 @@ class ListOptions:
 
     def filter(self) -> RunFilter:
         if self.status is not None and self.status.lower() not in STATUSES:
-            raise UsageError(f"--status {self.status!r} is not a status; use {', '.join(STATUSES)}")
+            hint = near_miss(self.status, STATUSES)
+            raise UsageError(
+                f"--status {self.status!r} is not a status{hint}; use {', '.join(STATUSES)}"
+            )
         if self.kind is not None and self.kind.lower() not in KINDS:
-            raise UsageError(f"--kind {self.kind!r} is not a kind; use {', '.join(KINDS)}")
+            hint = near_miss(self.kind, KINDS)
+            raise UsageError(f"--kind {self.kind!r} is not a kind{hint}; use {', '.join(KINDS)}")
         return RunFilter(
             status=self.status.lower() if self.status else None,
             since=parse_since(self.since) if self.since is not None else None,

@@ -19,6 +19,7 @@ from agent_cli.ui import (
     show_order,
     show_orders,
 )
+from agent_cli.validation_text import near_miss
 
 DEFAULT_LIST_LIMIT = 50  # on a terminal; a pipe gets every order
 
@@ -39,7 +40,10 @@ def list_orders(
     if status is not None:
         status = status.upper()
         if status not in STATUSES:
-            raise UsageError(f"--status {status!r} is not a status; use {', '.join(STATUSES)}")
+            raise UsageError(
+                f"--status {status!r} is not a status{near_miss(status, STATUSES)}; use "
+                f"{', '.join(STATUSES)}"
+            )
     with opened_store(load_settings(config)) as store:
         orders = store.orders(status=status, limit=limit)
         total = store.count(status=status)

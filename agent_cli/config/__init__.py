@@ -27,7 +27,7 @@ from pydantic import (
 
 from agent_cli.config.rules import OrderStatus, RefundRule
 from agent_cli.errors import ConfigError
-from agent_cli.validation_text import describe_settings_error
+from agent_cli.validation_text import describe_settings_error, near_miss
 
 ProviderKind = Literal["openai", "anthropic"]
 
@@ -318,10 +318,26 @@ def load_settings_with_sources(
                     table[key] = value
                     sources[f"{section}.{key}"] = source
     try:
-        return Settings.model_validate(data), sources
+        settings = Settings.model_validate(data)
     except ValidationError as exc:
         message = describe_settings_error(exc, sources, Settings)
         raise ConfigError(_rules_named(message, data)) from None
+    _check_provider(settings, sources.get("provider.name"))
+    return settings, sources
+
+
+def _check_provider(settings: Settings, source: str | None) -> None:
+    """A provider name that is neither offline, built in nor a profile, named where it was set
+    (--provider, AGENT_PROVIDER, or the config file)."""
+    name = settings.provider.name
+    known = ["offline", *BUILTIN_PROFILES, *settings.profiles]
+    if name is None or name in known:
+        return
+    where = "--provider" if source == "option" else f"provider.name, {source}"
+    hint = near_miss(name, known)
+    raise ConfigError(
+        f"Unknown provider {name!r} ({where}){hint}; choose one of: {', '.join(known)}"
+    )
 
 
 def _rules_named(message: str, data: dict[str, Any]) -> str:

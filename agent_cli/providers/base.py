@@ -141,7 +141,7 @@ class HttpAdapter(ABC):
     """A ReasoningModel that posts one request per decision over a run's `Channel`; a subclass
     owns its dialect: the request body, the reply parsing and the usage counts."""
 
-    provider: ClassVar[str]
+    provider: str  # the dialect by default; `connect` sets the provider the user chose
     path: ClassVar[str]
 
     def __init__(

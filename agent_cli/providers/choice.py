@@ -60,13 +60,16 @@ OFFLINE = ProviderChoice("offline", "offline")
 
 
 def choose_provider(settings: Settings, env: Mapping[str, str]) -> ProviderChoice:
-    """A named provider, else the first key found (OPENAI_API_KEY, ANTHROPIC_API_KEY), else
-    the offline playbook model."""
+    """A named provider, else the first key found (OPENAI_API_KEY, ANTHROPIC_API_KEY), else a
+    server named by its base URL alone (OpenAI-compatible, no key), else the offline playbook
+    model."""
     name, automatic = settings.provider.name, False
     if name is None:
         automatic = True
         key_envs = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
         name = next((n for n, var in key_envs.items() if env.get(var, "").strip()), "offline")
+        if name == "offline" and settings.provider.base_url is not None:
+            return _server_at(settings.provider)
     if name == "offline":
         return ProviderChoice("offline", "offline", automatic=automatic)
     profiles = {**BUILTIN_PROFILES, **settings.profiles}
@@ -99,3 +102,20 @@ def _max_tokens_param(chosen: ProviderSettings, profile: ProfileSettings, base_u
     if base_url.rstrip("/") != str(profile.base_url).rstrip("/"):
         return "max_tokens"
     return profile.max_tokens_param
+
+
+SERVER = "openai-compatible"  # a server named by --base-url alone: llama.cpp, vLLM, LM Studio
+
+
+def _server_at(chosen: ProviderSettings) -> ProviderChoice:
+    """The OpenAI-compatible server at the configured base URL, asked without a key (a local
+    server needs none), for the model named (llama.cpp answers whatever is named)."""
+    return ProviderChoice(
+        name=SERVER,
+        kind="openai",
+        model=chosen.model or "default",
+        base_url=str(chosen.base_url),
+        api_key_env=chosen.api_key_env or "",
+        max_tokens_param=chosen.max_tokens_param or "max_tokens",
+        automatic=True,
+    )

@@ -56,6 +56,7 @@ def connect(
             server_memory.remember_refusal(choice.base_url, feature)
 
     adapter.on_refused = remember
+    adapter.provider = choice.name  # what the user chose (ollama, a profile), not the dialect
     return adapter
 
 

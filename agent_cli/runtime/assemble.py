@@ -91,8 +91,9 @@ def open_runtime(
     today = parse_today(options.today)
     instructions = shop_instructions(settings, options.instructions).text
     model = choose_model(options, settings, stack)
-    if notify is not None and not options.quiet and _for_want_of_a_key(options, settings, model):
-        notify(OFFLINE_NOTICE)
+    if notify is not None:
+        for said in notices(options, settings, model):
+            notify(said)
     store = LazyStore(settings, dry_run=options.dry_run)
     stack.callback(store.close)
     counter = previous.refunds if previous else RefundCounter()
@@ -235,6 +236,23 @@ def choose_model(options: RunOptions, settings: Settings, stack: ExitStack) -> R
     model = connect(choice, settings.provider, key)
     stack.callback(model.close)
     return model
+
+
+def notices(options: RunOptions, settings: Settings, model: ReasoningModel) -> list[str]:
+    """What the user should know about the model chosen: the offline model answering for want
+    of a key (unless quiet), and options that the model chosen does not use."""
+    said = []
+    if not options.quiet and _for_want_of_a_key(options, settings, model):
+        said.append(OFFLINE_NOTICE)
+    named = options.provider
+    if options.dry_run or options.script is not None:
+        why = "--dry-run" if options.dry_run else "--script"
+        for flag, value in (("--provider", named.provider), ("--model", named.model)):
+            if value is not None:
+                said.append(f"agent: {flag} {value} is not used: {why} chose the model")
+    if options.instructions is not None and isinstance(model, PlaybookModel):
+        said.append("agent: --instructions is not used by the offline playbook model")
+    return said
 
 
 def _for_want_of_a_key(options: RunOptions, settings: Settings, model: ReasoningModel) -> bool:
