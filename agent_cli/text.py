@@ -174,4 +174,4 @@ def print_json_lines(records: Iterable[Any]) -> None:
     """`--json` output, the one rule for every command: one compact JSON object per line (an
     order, a run, a tool, a setting, a check...), written as it comes."""
     for record in records:
-        print(json.dumps(record, ensure_ascii=False), flush=True)
+        print(json.dumps(record, ensure_ascii=False, separators=(",", ":")), flush=True)

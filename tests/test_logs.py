@@ -490,13 +490,20 @@ def test_a_tampered_run_row_is_listed_and_marked_never_an_internal_error(
     assert len(damaged) == 1 and len(rows) == 2
 
 
+def _with(line: str, **fields: Any) -> str:
+    return json.dumps({**json.loads(line), **fields})
+
+
 @pytest.mark.parametrize(
     "tamper",
     [
         lambda lines: ["[" * 100_000 + "]" * 100_000, *lines],
-        lambda lines: [*lines[:-1], lines[-1].replace('"usage": {', '"usage": {"x": "y", "z": {')],
+        lambda lines: [*lines[:-1], _with(lines[-1], usage="lots")],
         lambda lines: [
-            line.replace('"input_tokens": 0', '"input_tokens": "many"') for line in lines
+            _with(line, usage={"input_tokens": "many", "output_tokens": 0})
+            if '"usage"' in line
+            else line
+            for line in lines
         ],
     ],
 )

@@ -186,7 +186,7 @@ def test_a_clarifying_question_is_answered_with_the_recorded_reply(tmp_path: Pat
     recorded = runner.invoke(app, ["eval", str(cases), "--dry-run", "--record", str(runs)])
     assert recorded.exit_code == 0, recorded.stdout
     (trace,) = runs.rglob("which.jsonl")
-    assert '"tool": "ask_user"' in trace.read_text()  # the run did ask
+    assert '"tool":"ask_user"' in trace.read_text()  # the run did ask
     result = runner.invoke(app, ["replay", str(trace), "--check"])
     assert result.exit_code == 0, result.stdout
     assert "1 run replayed, 0 with differences" in result.stdout

@@ -119,7 +119,10 @@ def check_replays(
         checked += 1
         differing += 0 if result.matches or result.problem else 1
         if json_output:
-            print(json.dumps(check_json(result), ensure_ascii=False), flush=True)
+            print(
+                json.dumps(check_json(result), ensure_ascii=False, separators=(",", ":")),
+                flush=True,
+            )
         else:
             show_check(console, result)
     if not json_output:
@@ -266,7 +269,9 @@ class _Output:
         if self._view is not None:
             self._view.case_finished(result)
             return
-        print(json.dumps(result_json(result), ensure_ascii=False), flush=True)
+        print(
+            json.dumps(result_json(result), ensure_ascii=False, separators=(",", ":")), flush=True
+        )
 
     def close(
         self, results: list[CaseResult], summaries: list[ModelSummary], *, partial: bool
@@ -277,4 +282,8 @@ class _Output:
             return
         for summary in summaries:
             line = {**summary.as_json(), "partial": partial}
-            print(json.dumps(line, ensure_ascii=False), file=sys.stdout, flush=True)
+            print(
+                json.dumps(line, ensure_ascii=False, separators=(",", ":")),
+                file=sys.stdout,
+                flush=True,
+            )

@@ -150,7 +150,7 @@ def _show(runs: list[LoggedRun], total: int | None, *, json_output: bool, none: 
             warn(f"logged run {run.run_id[:8]}: {run.unreadable} (shown as ? or 0)")
     if json_output:
         for run in runs:
-            print(json.dumps(run._asdict(), ensure_ascii=False), flush=True)
+            print(json.dumps(run._asdict(), ensure_ascii=False, separators=(",", ":")), flush=True)
     elif runs:
         show_logged_runs(make_console(), runs)
     if not runs:

@@ -50,11 +50,11 @@ def event_record(event: Event, *, session_id: str | None = None) -> dict[str, An
 def dumps_event(event: Event, *, session_id: str | None = None) -> str:
     """One JSON line (without the newline) that is always valid UTF-8."""
     record = event_record(event, session_id=session_id)
-    line = json.dumps(record, ensure_ascii=False, allow_nan=False)
+    line = json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     try:
         line.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: keep them, as JSON escapes
-        line = json.dumps(record, ensure_ascii=True, allow_nan=False)
+        line = json.dumps(record, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
     # JSON escapes C0 controls but not DEL and C1 (U+009B is a CSI on some terminals): a trace
     # piped to a screen must not drive it. They only occur inside strings, so escaping is exact.
     return _C1.sub(lambda found: f"\\u{ord(found.group()):04x}", line)

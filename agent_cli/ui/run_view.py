@@ -93,8 +93,10 @@ class RunView:
             self._step = event.step + (1 if isinstance(event, ToolObserved) else 0)
         if self.quiet:
             if isinstance(event, RunFinished) and event.answer:
-                # Never wrapped: scripts read this line as it is.
-                self.console.print(Text(clean_text(event.answer)), soft_wrap=True)
+                # Never wrapped: scripts read this line as it is. An answer asked for after a
+                # limit stopped the run says so: it must not pass for a finished one.
+                said = f"Incomplete answer ({event.status}): " if event.incomplete else ""
+                self.console.print(Text(said + clean_text(event.answer)), soft_wrap=True)
             return
         if (handler := self._handlers.get(type(event))) is not None:
             handler(event)

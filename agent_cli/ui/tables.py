@@ -21,13 +21,17 @@ from agent_cli.store.models import Order, Refund
 from agent_cli.ui.console import clean_text
 
 NARROW = 60  # columns: below this, a table's cells would be cut to a few characters
+LOGS_NARROW = 110  # `logs list`'s nine columns leave the question no room below this
 
 
-def whole_table(*headers: str, title: str | None = None) -> Table:
-    """A table whose cells fold onto more lines when the terminal is narrow, never cut."""
+def whole_table(*headers: str, title: str | None = None, folded: Sequence[str] = ()) -> Table:
+    """A table that never cuts a value: the `folded` columns (free text) fold onto more lines
+    when the terminal is narrow, the others (ids, states, figures) keep to one line; with no
+    `folded` named, every column may fold."""
     table = Table(title=title)
     for header in headers:
-        table.add_column(header, overflow="fold")
+        folds = not folded or header in folded
+        table.add_column(header, overflow="fold", no_wrap=not folds)
     return table
 
 
@@ -40,8 +44,11 @@ def escaped(value: str) -> str:
 _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
 
-def print_rows(console: Console, table: Table, rows: Sequence[Sequence[Text]]) -> None:
-    """`rows` under `table`'s headers, whole values whatever the output (see the docstring)."""
+def print_rows(
+    console: Console, table: Table, rows: Sequence[Sequence[Text]], *, narrow: int = NARROW
+) -> None:
+    """`rows` under `table`'s headers, whole values whatever the output (see the docstring);
+    below `narrow` columns (a table too wide to read there), a block of lines per row."""
     headers = [str(column.header) for column in table.columns]
     if not console.is_terminal:  # raw lines: Rich would expand the tabs into spaces
         out = console.file
@@ -50,7 +57,7 @@ def print_rows(console: Console, table: Table, rows: Sequence[Sequence[Text]]) -
             out.write("\t".join(escaped(cell.plain) for cell in row) + "\n")
         out.flush()
         return
-    if console.width < NARROW:
+    if console.width < narrow:
         for number, row in enumerate(rows):
             if number:
                 console.print()
@@ -125,15 +132,18 @@ def show_order(console: Console, order: Order, refunds: Sequence[Refund] = ()) -
     if not refunds:
         console.print(Text(f"{'refunds':<10}", style="dim").append("none"))
         return
-    table = Table("refund", "amount", "reason", "recorded (UTC)", title="refunds")
-    for refund in refunds:
-        table.add_row(
+    console.print(Text("refunds", style="dim"))
+    cells = [
+        [
             Text(f"#{refund.id}"),
             Text(f"{refund.amount:,} {order.currency}", justify="right"),
             Text(clean_text(refund.reason)),
             Text(refund.created_at),
-        )
-    console.print(table)
+        ]
+        for refund in refunds
+    ]
+    table = whole_table("refund", "amount", "reason", "recorded (UTC)", folded=("reason",))
+    print_rows(console, table, cells)
 
 
 def show_checks(console: Console, checks: Iterable[tuple[bool | None, str, str]]) -> None:
@@ -196,8 +206,17 @@ def show_logged_runs(console: Console, runs: Iterable[LoggedRun]) -> None:
             )
         out.flush()
         return
-    table = Table(
-        "run", "started", "kind", "session", "status", "steps", "tokens", "model", "question"
+    table = whole_table(
+        "run",
+        "started",
+        "kind",
+        "session",
+        "status",
+        "steps",
+        "tokens",
+        "model",
+        "question",
+        folded=("model", "question"),
     )
     rows = [
         [
@@ -208,12 +227,12 @@ def show_logged_runs(console: Console, runs: Iterable[LoggedRun]) -> None:
             Text(r.status, style="green" if r.status == "answered" else "yellow"),
             Text(str(r.steps), justify="right"),
             Text(f"{r.tokens:,}" if r.tokens else "-", justify="right"),
-            Text(clean_text(f"{r.provider}/{r.model}"), overflow="ellipsis", no_wrap=True),
-            Text(clean_text(" ".join(r.question.split())), overflow="ellipsis", no_wrap=True),
+            Text(clean_text(f"{r.provider}/{r.model}")),
+            Text(clean_text(" ".join(r.question.split()))),
         ]
         for r in runs
     ]
-    print_rows(console, table, rows)
+    print_rows(console, table, rows, narrow=LOGS_NARROW)
 
 
 def _local(started_at: str) -> str:
