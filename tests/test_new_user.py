@@ -195,3 +195,38 @@ def test_orders_show_piped_is_lines_not_a_box(tmp_path: Path) -> None:
     assert not set(out) & set("┏┃┡│└━─")
     assert "refund\tamount\treason\trecorded (UTC)" in out
     assert "#1\t1,000 JPY\tscratched\\tlid\t" in out
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("Is order A100 refundable?", "This desk refunds at most 50,000 JPY at a time"),
+        ("注文A100は返金できますか？", "この窓口で一度に返金できるのは50,000円までです"),
+    ],
+)
+def test_an_answer_says_what_the_shop_allows_when_it_is_less(
+    tmp_path: Path, question: str, said: str
+) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("[refunds]\nenabled = true\nmax_amount = 50000\n")
+    argv = ["ask", question, "--today", "2026-10-13", "--config", str(config), "--json"]
+    records = json_lines(runner.invoke(app, argv).stdout)
+    policy = [r for r in records if r["event"] == "observation" and r["tool"] == "refund_policy"]
+    assert policy[0]["observation"].endswith(" max_refund=50000")
+    assert said in records[-1]["answer"]
+    small = runner.invoke(app, [*argv[:1], "Is order A105 refundable?", *argv[2:]]).stdout
+    assert "at most" not in json_lines(small)[-1]["answer"]  # 15,800: within the cap
+    off = runner.invoke(app, ["ask", question, "--today", "2026-10-13", "-q"]).stdout
+    assert said not in off  # refunds off: no cap to speak of
+
+
+def test_the_amount_said_is_what_is_left_after_a_refund() -> None:
+    import os
+
+    from agent_cli.store.sqlite import OrderStore
+
+    store = OrderStore.open(Path(os.environ["AGENT_DB"]))
+    store.record_refund("A105", 800, "scratch", key="k")
+    store.close()
+    argv = ["ask", "Is order A105 refundable?", "--today", "2026-10-13", "-q"]
+    assert "refund amount 15,000 JPY" in runner.invoke(app, argv).stdout

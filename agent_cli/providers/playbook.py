@@ -69,6 +69,7 @@ def _next_action(
 class _Policy:
     window_days: int
     statuses: tuple[str, ...]
+    max_refund: int | None = None  # the most one refund may be, when the shop says
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +90,10 @@ def _parse_policy(step: Step | None) -> _Policy | None:
     try:
         days = int(fields["refund_window_days"])
         statuses = tuple(fields["refundable_statuses"].split(","))
+        cap = int(fields["max_refund"]) if "max_refund" in fields else None
     except (KeyError, ValueError):
         return None
-    return None if step.is_error else _Policy(days, statuses)
+    return None if step.is_error else _Policy(days, statuses, cap)
 
 
 def _assess(code: str, lookup: Step | None, policy_step: Step | None, today: date) -> _Fact:
@@ -136,6 +138,7 @@ class _Language:
     either: str  # joins several refundable statuses
     currency_names: dict[str, str]
     which_order: str  # the clarifying question when no order code is given
+    capped: str  # after a refundable verdict, when one refund may be less than what is left
 
     def answer(self, facts: list[_Fact], policy_step: Step | None) -> str:
         if facts:
@@ -145,7 +148,20 @@ class _Language:
         return self.no_code.format(rule=rule)
 
     def sentence(self, fact: _Fact) -> str:
-        values = {
+        said = self.sentences[fact.verdict].format(**self._values(fact))
+        return said + self._cap(fact) if fact.verdict == "refundable" else said
+
+    def _cap(self, fact: _Fact) -> str:
+        """What this shop allows, when one refund may be less than what is left to refund."""
+        cap = fact.policy.max_refund if fact.policy else None
+        if cap is None or cap >= _left(fact.fields):
+            return ""
+        currency = fact.fields.get("currency", "")
+        shown = self.currency_names.get(currency, "{total} " + currency).format(total=f"{cap:,}")
+        return self.capped.format(cap=shown)
+
+    def _values(self, fact: _Fact) -> dict[str, object]:
+        return {
             "code": fact.code,
             "status": fact.fields.get("status", "?"),
             "delivered_at": fact.fields.get("delivered_at", "?"),
@@ -155,15 +171,21 @@ class _Language:
             "error": fact.fields.get("error", "?"),
             **_policy_values(fact.policy, self.either),
         }
-        return self.sentences[fact.verdict].format(**values)
 
     def amount(self, fields: dict[str, str]) -> str:
+        """What is left to refund (the total, unless refunds were made), in words."""
         currency = fields.get("currency", "")
-        try:
-            total = f"{int(fields.get('total', '')):,}"
-        except ValueError:
-            total = fields.get("total", "?")
+        left = _left(fields)
+        total = f"{left:,}" if left >= 0 else fields.get("total", "?")
         return self.currency_names.get(currency, "{total} " + currency).format(total=total)
+
+
+def _left(fields: dict[str, str]) -> int:
+    """What a lookup says is left to refund: `left`, else the total (-1: not a number)."""
+    try:
+        return int(fields.get("left", fields.get("total", "")))
+    except ValueError:
+        return -1
 
 
 def _policy_values(policy: _Policy | None, either: str) -> dict[str, object]:
@@ -193,6 +215,7 @@ _ENGLISH = _Language(
     either=" or ",
     currency_names={},
     which_order="Which order is this about? Please give the order code (for example A100).",
+    capped=" This desk refunds at most {cap} at a time; more needs a supervisor.",
 )
 
 _JAPANESE = _Language(
@@ -214,4 +237,5 @@ _JAPANESE = _Language(
     either="または",
     currency_names={"JPY": "{total}円"},
     which_order="どの注文についてのご質問ですか？注文番号（例：A100）を教えてください。",
+    capped="この窓口で一度に返金できるのは{cap}までです。それを超える分は担当者が対応します。",
 )

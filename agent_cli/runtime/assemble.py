@@ -264,6 +264,11 @@ def _for_want_of_a_key(options: RunOptions, settings: Settings, model: Reasoning
 
 
 def policy_of(settings: Settings) -> RefundPolicy:
+    """The refund policy a run is told: the window, the statuses and, when refunds are on, the
+    most one refund may be (so an answer says what this shop allows, not only the total)."""
+    refunds = settings.refunds
     return RefundPolicy(
-        settings.policy.refund_window_days, tuple(settings.policy.refundable_statuses)
+        settings.policy.refund_window_days,
+        tuple(settings.policy.refundable_statuses),
+        refunds.max_amount if refunds.enabled else None,
     )

@@ -24,11 +24,13 @@ from agent_cli.tools import NoArgs, Tool, ToolArgs
 class RefundPolicy:
     window_days: int = 30
     refundable_statuses: tuple[str, ...] = ("DELIVERED",)
+    max_refund: int | None = None  # the most one refund may be, when refunds are on
 
     def describe(self) -> str:
         """The policy as facts (the tool's description says what they mean)."""
         statuses = ",".join(self.refundable_statuses)
-        return f"refund_window_days={self.window_days} refundable_statuses={statuses}"
+        said = f"refund_window_days={self.window_days} refundable_statuses={statuses}"
+        return said if self.max_refund is None else f"{said} max_refund={self.max_refund}"
 
 
 @dataclass(slots=True)
@@ -125,7 +127,7 @@ def order_tools(
         ),
         Tool(
             "refund_policy",
-            "The refund policy: days after delivery and the statuses that can be refunded.",
+            "The refund policy: days after delivery, refundable statuses, any cap per refund.",
             NoArgs,
             refund_policy,
         ),
