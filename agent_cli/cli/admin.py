@@ -54,6 +54,62 @@ def config_init(
     init_config(path)
 
 
+@config_app.command(name="path")
+def config_path_command(config: ConfigOption = None) -> None:
+    """Print the config file runs read (--config, else $AGENT_CONFIG, else the default), whether
+    or not it exists yet."""
+    from agent_cli.commands.settings import config_path
+
+    config_path(config)
+
+
+@config_app.command(name="get")
+def config_get_command(
+    key: Annotated[str, typer.Argument(help="A setting, e.g. limits.max_steps.")],
+    json_output: Annotated[
+        bool, typer.Option("--json", help="One JSON line: key, value, source.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Print a setting's effective value (the default, the file, or the environment)."""
+    from agent_cli.commands.settings import config_get
+
+    config_get(key, config=config, json_output=json_output)
+
+
+@config_app.command(name="set")
+def config_set_command(
+    key: Annotated[str, typer.Argument(help="A setting, e.g. limits.max_steps.")],
+    value: Annotated[str, typer.Argument(help='Its value: TOML (8, true, ["A"]) or text.')],
+    config: ConfigOption = None,
+) -> None:
+    """Write a setting into the config file, keeping its comments; the file is created when
+    missing. Exit code 2, and nothing written, when the settings would not load with it."""
+    from agent_cli.commands.settings import config_set
+
+    config_set(key, value, config=config)
+
+
+@config_app.command(name="unset")
+def config_unset_command(
+    key: Annotated[str, typer.Argument(help="A setting, e.g. limits.max_steps.")],
+    config: ConfigOption = None,
+) -> None:
+    """Take a setting out of the config file: its default applies again."""
+    from agent_cli.commands.settings import config_unset
+
+    config_unset(key, config=config)
+
+
+@config_app.command(name="edit")
+def config_edit_command(config: ConfigOption = None) -> int:
+    """Open the config file in $VISUAL or $EDITOR (else vi), then check it: exit code 2 and
+    the problem when it does not load (the file is kept, to fix)."""
+    from agent_cli.commands.settings import config_edit
+
+    return config_edit(config)
+
+
 @config_app.command(name="show")
 def config_show(
     provider: ProviderOption = None,

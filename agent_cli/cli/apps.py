@@ -31,7 +31,7 @@ approvals_app = typer.Typer(
 )
 app.add_typer(approvals_app, name="approvals")
 config_app = typer.Typer(
-    help="Inspect the configuration.",
+    help="Read and write the configuration: show, get, set, unset, edit, path, init.",
     context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
 )
