@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -475,3 +476,21 @@ def test_completion_offers_providers_profiles_and_order_codes(tmp_path: Path) ->
     missing = tmp_path / "none.db"
     assert _completed("agent orders show A", AGENT_DB=str(missing)) == []
     assert not missing.exists()  # a Tab never creates the store
+
+
+def test_completion_offers_statuses_states_items_and_recent_runs(tmp_path: Path) -> None:
+    assert _completed("agent orders list --status del") == ["delivered"]  # read in any case
+    assert _completed("agent orders list --status SH") == ["SHIPPING"]
+    assert _completed("agent logs list --status t") == ["timeout", "token_budget"]
+    assert _completed("agent approvals list --state p") == ["pending"]
+    assert _completed("agent logs show ") == []  # no log yet, and none is made
+    log = Path(os.environ["XDG_STATE_HOME"]) / "agent-cli" / "runs.db"
+    assert not log.exists()
+    first = json_lines(agent("ask", "Is order A100 refundable?", "--json").stdout)[0]["run_id"]
+    assert _completed(f"agent logs show {first[:3]}") == [first]
+    from .test_approval_queue import many_pending
+
+    many_pending(12)
+    runner.invoke(app, ["approvals", "deny", "1", "--reason", "no"])
+    assert _completed("agent approvals approve 1") == ["10", "11", "12", "1"]  # pending first
+    assert _completed("agent approvals show 2") == ["2"]

@@ -6,7 +6,12 @@ from typing import Annotated
 import typer
 
 from agent_cli.cli.apps import app, config_app, logs_app, orders_app
-from agent_cli.cli.completion import complete_order_code
+from agent_cli.cli.completion import (
+    complete_order_code,
+    complete_order_status,
+    complete_run_id,
+    complete_run_status,
+)
 from agent_cli.cli.options import (
     BaseUrlOption,
     ConfigOption,
@@ -173,7 +178,11 @@ def orders_list(
         typer.Option(help="At most this many orders (default: 50 on a terminal, else all)."),
     ] = None,
     status: Annotated[
-        str | None, typer.Option(help="Only orders with this status, e.g. DELIVERED.")
+        str | None,
+        typer.Option(
+            help="Only orders with this status, e.g. DELIVERED.",
+            autocompletion=complete_order_status,
+        ),
     ] = None,
     config: ConfigOption = None,
 ) -> None:
@@ -232,7 +241,10 @@ def logs_list(
     limit: LimitOption = None,
     status: Annotated[
         str | None,
-        typer.Option(help="Only runs that ended so, e.g. answered, timeout, unfinished."),
+        typer.Option(
+            help="Only runs that ended so, e.g. answered, timeout, unfinished.",
+            autocompletion=complete_run_status,
+        ),
     ] = None,
     since: Annotated[
         str | None,
@@ -268,7 +280,11 @@ def logs_path(config: ConfigOption = None) -> None:
 @logs_app.command(name="show")
 def logs_show(
     run_id: Annotated[
-        str | None, typer.Argument(help="A run id or its first characters; default: the newest.")
+        str | None,
+        typer.Argument(
+            help="A run id or its first characters; default: the newest.",
+            autocompletion=complete_run_id,
+        ),
     ] = None,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the run's trace lines (agent replay reads them).")

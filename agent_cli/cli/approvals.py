@@ -5,10 +5,14 @@ from typing import Annotated
 import typer
 
 from agent_cli.cli.apps import approvals_app
+from agent_cli.cli.completion import complete_approval_item, complete_queue_state
 from agent_cli.cli.options import ConfigOption
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-ItemsArgument = Annotated[list[int], typer.Argument(help="Item numbers, e.g. 7 8 9.")]
+ItemsArgument = Annotated[
+    list[int],
+    typer.Argument(help="Item numbers, e.g. 7 8 9.", autocompletion=complete_approval_item),
+]
 AsOption = Annotated[
     str | None,
     typer.Option("--as", help="Who decides (default: $AGENT_OPERATOR, else the OS user)."),
@@ -19,7 +23,11 @@ AsOption = Annotated[
 def approvals_list(
     state: Annotated[
         str | None,
-        typer.Option(help="Only items in this state: pending, approved, denied, expired, failed."),
+        typer.Option(
+            help="Only items in this state: pending, approved, denied, expired, failed, "
+            "unreadable.",
+            autocompletion=complete_queue_state,
+        ),
     ] = None,
     order: Annotated[str | None, typer.Option(help="Only items of this order.")] = None,
     json_output: JsonOption = False,
@@ -33,7 +41,9 @@ def approvals_list(
 
 @approvals_app.command(name="show")
 def approvals_show(
-    item: Annotated[int, typer.Argument(help="The item number.")],
+    item: Annotated[
+        int, typer.Argument(help="The item number.", autocompletion=complete_approval_item)
+    ],
     json_output: JsonOption = False,
     config: ConfigOption = None,
 ) -> None:

@@ -1,6 +1,7 @@
 """Shell completion for values: providers and profiles for `--provider`, order codes for
-`orders show`. A completion runs on every Tab press, so it reads the config and the store at
-most, creates nothing, and offers nothing rather than fail."""
+`orders show`, order and run statuses, queue states, approval item numbers and recent run ids.
+A completion runs on every Tab press, so it reads the config, the store or the run log at most,
+creates nothing, and offers nothing rather than fail."""
 
 from __future__ import annotations
 
@@ -25,10 +26,9 @@ def complete_order_code(incomplete: str) -> list[str]:
     try:
         from agent_cli.config import load_settings
         from agent_cli.runtime.stores import opened_store
-        from agent_cli.store.configured import configured_path
 
         settings = load_settings()
-        if settings.store.url is None and not configured_path(settings.store.path).exists():
+        if not _store_exists(settings):
             return []
         with opened_store(settings) as store:
             codes = [order.code for order in store.orders(limit=None)]
@@ -36,3 +36,75 @@ def complete_order_code(incomplete: str) -> list[str]:
         return []
     prefix = incomplete.upper()
     return [code for code in codes if code.startswith(prefix)][:MAX_OFFERED]
+
+
+def _starting(choices: tuple[str, ...], incomplete: str) -> list[str]:
+    """The choices that start with what is typed, in any case, written in the case typed (the
+    shell keeps only what starts with it; the commands read any case)."""
+    typed = incomplete.casefold()
+    found = [choice for choice in choices if choice.casefold().startswith(typed)]
+    lower = incomplete.islower()
+    return [
+        choice.lower() if lower and not choice.startswith(incomplete) else choice
+        for choice in found
+    ]
+
+
+def complete_order_status(incomplete: str) -> list[str]:
+    from agent_cli.store.models import STATUSES
+
+    return _starting(STATUSES, incomplete)
+
+
+def complete_run_status(incomplete: str) -> list[str]:
+    from typing import get_args
+
+    from agent_cli.core.events import RunStatus
+
+    return _starting((*get_args(RunStatus), "unfinished"), incomplete)
+
+
+def complete_queue_state(incomplete: str) -> list[str]:
+    from agent_cli.store.approval_items import ITEM_STATUSES
+
+    return _starting((*ITEM_STATUSES, "unreadable"), incomplete)
+
+
+def complete_approval_item(incomplete: str) -> list[str]:
+    """The queue's item numbers that start with what is typed, pending ones first."""
+    try:
+        from agent_cli.config import load_settings
+        from agent_cli.store.approval_items import Approval
+        from agent_cli.store.approval_queue import listed, now_utc
+
+        settings = load_settings()
+        if not _store_exists(settings):
+            return []
+        from agent_cli.runtime.stores import opened_store
+
+        with opened_store(settings) as store:
+            items = listed(store)
+        now = now_utc()
+        waiting = [i for i in items if isinstance(i, Approval) and i.state(now) == "pending"]
+        ordered = [*waiting, *(i for i in items if i not in waiting)]
+    except Exception:
+        return []
+    numbers = [str(item.id) for item in ordered]
+    return [n for n in numbers if n.startswith(incomplete)][:MAX_OFFERED]
+
+
+def complete_run_id(incomplete: str) -> list[str]:
+    """The newest logged runs' ids that start with what is typed."""
+    try:
+        from agent_cli.commands.logs import recent_run_ids
+
+        return [run for run in recent_run_ids(MAX_OFFERED) if run.startswith(incomplete)]
+    except Exception:
+        return []
+
+
+def _store_exists(settings: object) -> bool:
+    from agent_cli.store.configured import configured_path
+
+    store = settings.store  # type: ignore[attr-defined]
+    return store.url is not None or configured_path(store.path).exists()

@@ -180,6 +180,16 @@ def show_log(run_id: str | None, *, json_output: bool, quiet: bool, config: Path
         view.show(event)
 
 
+def recent_run_ids(count: int) -> list[str]:
+    """The newest runs' ids, of every kind (for shell completion): none when there is no log,
+    which is never created here."""
+    settings = load_settings()
+    if not configured_log_path(settings.log.path).exists():
+        return []
+    with opened_log(settings) as log:
+        return [run.run_id for run in log.runs(limit=count, only=RunFilter(kind="all"))]
+
+
 def _newest(log: RunLog) -> LoggedRun:
     newest = log.runs(limit=1, only=RunFilter(kind="all"))
     if not newest:
