@@ -494,3 +494,63 @@ def test_completion_offers_statuses_states_items_and_recent_runs(tmp_path: Path)
     runner.invoke(app, ["approvals", "deny", "1", "--reason", "no"])
     assert _completed("agent approvals approve 1") == ["10", "11", "12", "1"]  # pending first
     assert _completed("agent approvals show 2") == ["2"]
+
+
+def test_the_offline_notice_is_said_once_per_terminal_session(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from agent_cli.commands import notices
+
+    sid, started = notices.terminal_session().split(":")  # type: ignore[union-attr]
+    assert int(sid) == os.getsid(0) and int(started) > 0
+    question = ("ask", "Is order A100 refundable?", *TODAY)
+    assert "offline playbook model" in agent(*question).stderr
+    second = agent(*question)
+    assert second.exit_code == 0 and second.stderr == ""  # same terminal: said already
+    assert "refundable" in second.stdout
+    chat = agent("chat", input="/exit\n")
+    assert "offline playbook model" not in chat.stderr
+    kept = tmp_path / "home" / "state" / "agent-cli" / "notices.json"
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    # a later terminal whose session id was reused is a new session: said again
+    monkeypatch.setattr(notices, "terminal_session", lambda: "1:999999")
+    assert "offline playbook model" in agent(*question).stderr
+    assert agent(*question).stderr == ""
+
+
+@pytest.mark.parametrize("kept", ["not json", "[1, 2]", '{"x": 3}', ""])
+def test_a_notice_cannot_be_lost_to_what_is_kept(kept: str, tmp_path: Path) -> None:
+    path = tmp_path / "home" / "state" / "agent-cli" / "notices.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(kept)
+    result = agent("ask", "Is order A100 refundable?", *TODAY)
+    assert result.exit_code == 0 and "offline playbook model" in result.stderr
+
+
+def test_without_a_session_to_tell_the_notice_is_said_every_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_cli.commands import notices
+
+    monkeypatch.setattr(notices, "terminal_session", lambda: None)
+    for _ in range(2):
+        assert "offline playbook model" in agent("ask", "Is order A100 refundable?", *TODAY).stderr
+
+
+def test_old_sessions_are_forgotten_and_the_current_one_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_cli.commands import notices
+
+    said: list[str] = []
+    say = notices.once_per_terminal(said.append)
+    for n in range(notices.MAX_KEPT + 5):
+        monkeypatch.setattr(notices, "terminal_session", lambda n=n: f"{n}:1")
+        say(notices.OFFLINE_NOTICE)
+        say(notices.OFFLINE_NOTICE)  # the same session again: not said
+        say("agent: another notice")  # not one of those said once
+    assert said.count(notices.OFFLINE_NOTICE) == notices.MAX_KEPT + 5
+    assert said.count("agent: another notice") == notices.MAX_KEPT + 5
+    kept = json.loads((notices.state_dir() / "notices.json").read_text())
+    (sessions,) = kept.values()
+    assert len(sessions) == notices.MAX_KEPT and sessions[-1] == f"{notices.MAX_KEPT + 4}:1"

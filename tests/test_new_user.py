@@ -230,3 +230,20 @@ def test_the_amount_said_is_what_is_left_after_a_refund() -> None:
     store.close()
     argv = ["ask", "Is order A105 refundable?", "--today", "2026-10-13", "-q"]
     assert "refund amount 15,000 JPY" in runner.invoke(app, argv).stdout
+
+
+@pytest.mark.parametrize(("no_color", "styled"), [("1", False), ("", True)])
+def test_no_color_makes_help_plain_text_on_a_terminal(no_color: str, styled: bool) -> None:
+    import os
+    import sys
+
+    import pexpect
+
+    env = {**os.environ, "NO_COLOR": no_color, "TERM": "xterm-256color", "COLUMNS": "100"}
+    child = pexpect.spawn(
+        sys.executable, ["-m", "agent_cli", "ask", "--help"], env=env, encoding="utf-8"
+    )
+    child.expect(pexpect.EOF, timeout=60)
+    out = child.before or ""
+    assert "Answer one question" in out
+    assert ("\x1b[" in out) is styled

@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
 
 from agent_cli._version import __version__
 from agent_cli.cli.boundary import EXIT_CODES_HELP, AgentGroup
+
+
+def _plain_help() -> None:
+    """Under NO_COLOR help is plain text: Rich drops the colours, not the bold, dim and the
+    rest of each style, so every text style of Typer's help is emptied."""
+    import typer.rich_utils as styles
+
+    for name in dir(styles):
+        if name.startswith("STYLE_") and isinstance(getattr(styles, name), str):
+            setattr(styles, name, "")
+
+
+if os.environ.get("NO_COLOR"):
+    _plain_help()
 
 app = typer.Typer(
     cls=AgentGroup,

@@ -8,6 +8,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_cli.commands.notices import once_per_terminal
 from agent_cli.core.events import ApprovalDecided, Event
 from agent_cli.errors import Interrupted, PendingApproval, UsageError
 from agent_cli.record.tracing import TraceWriter, open_trace_file
@@ -38,7 +39,9 @@ def ask_once(options: AskOptions) -> None:
     question = check_question(_question_text(options.question, limit), limit)
     with ExitStack() as stack:
         stack.enter_context(_naming_the_trace(options.run.trace))
-        runtime = open_runtime(options.run, stack, settings=settings, notify=notice)
+        runtime = open_runtime(
+            options.run, stack, settings=settings, notify=once_per_terminal(notice)
+        )
         sinks: list[Callable[[Event], None]] = []
         if recorder := run_recorder(settings, kind="ask", dry_run=options.run.dry_run):
             stack.callback(recorder.close)

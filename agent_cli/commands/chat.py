@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agent_cli.commands.logs import opened_log
-from agent_cli.config import Settings
+from agent_cli.commands.notices import once_per_terminal
+from agent_cli.config import Settings, state_dir
 from agent_cli.core import interrupts
 from agent_cli.core.events import ApprovalRequested, Event, RunFinished
 from agent_cli.core.seams import QUEUE, Exchange, Verdict
@@ -89,8 +90,7 @@ class LineSource:
 def history_path(setting: str | None) -> Path | None:
     """The readline history file: the setting, else the user's state directory; "" is none."""
     if setting is None:
-        state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-        return Path(state_home) / "agent-cli" / "history"
+        return state_dir() / "history"
     return Path(setting).expanduser() if setting.strip() else None
 
 
@@ -131,7 +131,9 @@ class Session:
         self.options = options
         self.settings = settings
         self.stack = stack
-        self.runtime: Runtime = open_runtime(options, stack, settings=settings, notify=notice)
+        self.runtime: Runtime = open_runtime(
+            options, stack, settings=settings, notify=once_per_terminal(notice)
+        )
         self.failed_turns = 0
         self.unknown_commands = 0  # slash commands that do not exist, typed or piped
         self.leaving = False  # /exit typed at a reply> prompt
@@ -328,7 +330,11 @@ class Session:
         provider = replace(self.options.provider, model=argument)
         options = replace(self.options, provider=provider)
         self.runtime = open_runtime(
-            options, self.stack, settings=options.settings(), previous=self.runtime, notify=notice
+            options,
+            self.stack,
+            settings=options.settings(),
+            previous=self.runtime,
+            notify=once_per_terminal(notice),
         )
         self.view.note(f"Model: {self.runtime.model.provider}/{self.runtime.model.model}")
 

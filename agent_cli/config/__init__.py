@@ -278,6 +278,13 @@ BUILTIN_PROFILES = {
 }
 
 
+def state_dir() -> Path:
+    """Where agent-cli keeps what it learns on this machine (the run log, the chat history,
+    what servers refused): `$XDG_STATE_HOME/agent-cli`, else ~/.local/state/agent-cli."""
+    state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state_home) / "agent-cli"
+
+
 def default_config_path() -> Path:
     config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(config_home) / "agent-cli" / "config.toml"

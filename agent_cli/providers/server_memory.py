@@ -12,12 +12,13 @@ import os
 import time
 from pathlib import Path
 
+from agent_cli.config import state_dir
+
 FORGET_AFTER_S = 7 * 86_400.0
 
 
 def memory_path() -> Path:
-    state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state_home) / "agent-cli" / "servers.json"
+    return state_dir() / "servers.json"
 
 
 def refused(base_url: str, feature: str) -> bool:

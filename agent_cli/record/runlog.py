@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agent_cli.config import state_dir
 from agent_cli.core.seams import Exchange
 from agent_cli.errors import UsageError
 from agent_cli.record.tracing import private
@@ -90,8 +91,7 @@ _COLUMNS = (
 
 
 def default_log_path() -> Path:
-    state_home = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state_home) / "agent-cli" / "runs.db"
+    return state_dir() / "runs.db"
 
 
 def configured_log_path(configured: Path | None) -> Path:
