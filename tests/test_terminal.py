@@ -51,3 +51,14 @@ def test_no_color_means_no_escape_codes_at_all() -> None:
     assert code == 0
     assert "\x1b" not in out
     assert "Order A100 is refundable" in out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_nothing_is_drawn_under_the_footer() -> None:
+    """The spinner is for waiting on the model: once the footer is out, nothing is awaited, and
+    a terminal recording (script, asciinema) shows no spinner frame after it."""
+    code, out = run_on_a_terminal(*ASK, env={})
+    assert code == 0
+    assert "waiting for the model" in out  # the spinner ran while the run did...
+    after = out[out.index(" steps · ") :]
+    assert "waiting for the model" not in after  # ...and not after the end

@@ -64,11 +64,14 @@ def _deliver(
     approve: Approver,
 ) -> None:
     reply: Reply = None
+    wait = waiting
     while True:
         try:
-            event = _next_event(events, sinks, waiting, reply)
+            event = _next_event(events, sinks, wait, reply)
         except StopIteration:
             return
+        if isinstance(event, RunFinished):
+            wait = nullcontext  # nothing is awaited after the end: no spinner under the footer
         reply = None if event is None else _hand_on(event, events, sinks, respond, approve)
 
 
