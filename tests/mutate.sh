@@ -69,6 +69,8 @@ sed -i 's/^addopts = .*/addopts = "-q -p no:randomly"/' pyproject.toml
     echo
     echo "[tool.mutmut]"
     echo 'source_paths = ["agent_cli/"]'
+    # What the tests read beside the code (the sample config, the docs they check).
+    echo 'also_copy = ["config.example.toml", "README.md", "ARCHITECTURE.md", "docs/", "benchmarks/"]'
     printf 'only_mutate = [%s]\n' "$(printf '"%s", ' "${modules[@]}" | sed 's/, $//')"
     echo 'pytest_add_cli_args = ["-p", "no:xdist", "-p", "no:cacheprovider"]'
     printf 'pytest_add_cli_args_test_selection = [%s]\n' "$(printf '"%s", ' "${tests[@]}" | sed 's/, $//')"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -501,8 +503,9 @@ def test_the_offline_notice_is_said_once_per_terminal_session(
 ) -> None:
     from agent_cli.commands import notices
 
-    sid, started = notices.terminal_session().split(":")  # type: ignore[union-attr]
-    assert int(sid) == os.getsid(0) and int(started) > 0
+    # the real session may be out of sight (a CI container's leader in another pid namespace),
+    # so the session is fixed here and told for real in a session of its own below
+    monkeypatch.setattr(notices, "terminal_session", lambda: "4242:17")
     question = ("ask", "Is order A100 refundable?", *TODAY)
     assert "offline playbook model" in agent(*question).stderr
     second = agent(*question)
@@ -516,6 +519,40 @@ def test_the_offline_notice_is_said_once_per_terminal_session(
     monkeypatch.setattr(notices, "terminal_session", lambda: "1:999999")
     assert "offline playbook model" in agent(*question).stderr
     assert agent(*question).stderr == ""
+
+
+def test_a_terminal_session_is_its_leader_and_the_leaders_start() -> None:
+    code = (
+        "import os; from agent_cli.commands.notices import terminal_session; "
+        "print(os.getpid(), terminal_session())"
+    )
+    told = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+        check=True,
+    ).stdout.split()
+    pid, session = told[0], told[1]
+    sid, started = session.split(":")
+    assert sid == pid and int(started) > 0  # the leader is this process: a session of its own
+    again = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+        check=True,
+    ).stdout.split()
+    assert again[1] != session  # a new terminal is a new session
+
+
+def test_a_session_whose_leader_is_out_of_sight_is_not_told(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agent_cli.commands import notices
+
+    monkeypatch.setattr(notices.os, "getsid", lambda pid: 2**22 + 7)  # above pid_max: no /proc
+    assert notices.terminal_session() is None
 
 
 @pytest.mark.parametrize("kept", ["not json", "[1, 2]", '{"x": 3}', ""])
