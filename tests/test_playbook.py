@@ -80,9 +80,9 @@ def test_several_orders_in_one_question_in_order(store: OrderStore) -> None:
 
 
 def test_answers_come_from_the_observations_not_from_fixed_facts(store: OrderStore) -> None:
-    store.import_orders([Order("A100", "DELIVERED", 777, date(2026, 10, 12), "USD")])
+    store.import_orders([Order("A100", "DELIVERED", 77_701, date(2026, 10, 12), "USD")])
     text, _ = answer(store, "Is order A100 refundable?")
-    assert "delivered 2026-10-12, 1 day ago" in text and "777 USD" in text
+    assert "delivered 2026-10-12, 1 day ago" in text and "777.01 USD" in text  # cents kept
 
 
 def test_policy_comes_from_the_policy_tool(store: OrderStore) -> None:

@@ -130,12 +130,12 @@ def test_changed_arguments_need_a_new_approval(store: OrderStore) -> None:
 @pytest.mark.parametrize(
     ("decision", "reason"),
     [
-        (refund("A100", 10_000_000), "10,000,000 JPY is above the cap of 50,000 per refund"),
+        (refund("A100", 10_000_000), "10,000,000 JPY is above the cap of 50,000 JPY per refund"),
         (refund("A101", 1_000), "order A101 is SHIPPING; only DELIVERED orders qualify"),
         (refund("A103", 1_000), "outside the 30-day window"),
         (refund("A104", 1_000), "order A104 is REFUNDED"),
         (refund("Z999", 1_000), "no order with code Z999"),
-        (refund("C300", 500), "only 129 USD of order C300 is still refundable"),
+        (refund("C300", 500), "only 129.00 USD of order C300 is still refundable"),
     ],
 )
 def test_rules_deny_before_anyone_is_asked(store: OrderStore, decision: Any, reason: str) -> None:
@@ -168,13 +168,13 @@ def test_the_same_reason_in_other_case_or_spacing_is_the_same_refund(
 
 def test_another_reason_amount_or_order_is_another_refund() -> None:
     def key(code: str = "A100", amount: int = 5_000, reason: str = "Damaged box") -> str:
-        return refund_key(IssueRefundArgs(order_code=code, amount=amount, reason=reason))
+        return refund_key(IssueRefundArgs(order_code=code, amount=amount, reason=reason), amount)
 
     assert len({key(), key(reason="Damaged lid"), key(amount=5_001), key(code="A105")}) == 4
 
 
 def test_the_store_is_idempotent_for_a_retried_refund(store: OrderStore) -> None:
-    key = refund_key(IssueRefundArgs(order_code="A100", amount=5_000, reason="late"))
+    key = refund_key(IssueRefundArgs(order_code="A100", amount=5_000, reason="late"), 5_000)
     first = store.record_refund("A100", 5_000, "late", key=key)
     again = store.record_refund("A100", 5_000, "late", key=key)
     assert first.created and not again.created and again.refund == first.refund
@@ -182,7 +182,7 @@ def test_the_store_is_idempotent_for_a_retried_refund(store: OrderStore) -> None
 
 
 def test_a_full_refund_marks_the_order_refunded(store: OrderStore) -> None:
-    store.record_refund("C300", 129, "lost", key="k")
+    store.record_refund("C300", 12_900, "lost", key="k")  # 129.00 USD, in cents
     order = store.get("C300")
     assert order is not None and order.status == "REFUNDED"
 
@@ -481,7 +481,9 @@ def _denial(desk: RefundDesk, code: str, amount: int) -> str | None:
 def test_the_cap_allows_exactly_the_cap_and_nothing_more(store: OrderStore) -> None:
     desk = _desk(store, max_amount=50_000)
     assert _denial(desk, "A100", 50_000) is None
-    assert "50,001 JPY is above the cap of 50,000 per refund" in str(_denial(desk, "A100", 50_001))
+    assert "50,001 JPY is above the cap of 50,000 JPY per refund" in str(
+        _denial(desk, "A100", 50_001)
+    )
 
 
 def test_exactly_what_is_left_may_be_refunded_and_not_one_more(store: OrderStore) -> None:

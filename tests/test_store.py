@@ -78,15 +78,15 @@ def test_csv_import_adds_and_replaces(store: OrderStore, tmp_path: Path) -> None
     path = tmp_path / "orders.csv"
     path.write_text(
         "code,status,total,delivered_at,currency,customer\n"
-        "d400,DELIVERED,1200,2026-10-10,USD,Ann Lee\n"
+        "d400,DELIVERED,1200.50,2026-10-10,USD,Ann Lee\n"
         "A101,DELIVERED,480000,2026-10-05,,\n"
     )
     orders = read_orders(path)
     result = store.import_orders(orders)
     assert (result.added, result.updated) == (1, 1)
     assert store.get("D400") == Order(
-        "D400", "DELIVERED", 1200, date(2026, 10, 10), "USD", "Ann Lee"
-    )
+        "D400", "DELIVERED", 120_050, date(2026, 10, 10), "USD", "Ann Lee"
+    )  # written in dollars, kept in cents
     a101 = store.get("A101")
     assert a101 is not None and a101.delivered_at == date(2026, 10, 5) and a101.currency == "JPY"
 
@@ -103,7 +103,7 @@ def test_json_import(tmp_path: Path) -> None:
         (
             "o.csv",
             "code,status,total\nA1,DELIVERED,abc\n",
-            "line 2: total: Input should be a valid integer",
+            "line 2: total: Input should be a valid decimal",
         ),
         (
             "o.csv",
@@ -139,6 +139,12 @@ def test_json_import(tmp_path: Path) -> None:
             "line 2: total: Input should be greater than or equal to 0",
         ),
         ("o.csv", "code,status,total\n", "no orders found"),
+        (
+            "o.csv",
+            "code,status,total,currency\nA1,PENDING,1.005,USD\n",
+            "line 2: total: 1.005 has more decimals than USD has (2)",
+        ),
+        ("o.json", '[{"code": "A1", "status": "PENDING", "total": 1.5}]', "JPY has (0)"),
         ("o.json", '[{"code": "A1", "status": "PENDING"}]', "item 1: total: Field required"),
         ("o.json", '{"code": "A1"}', "expected a JSON array of order objects"),
         ("o.json", "[1,\n 2,", "line 2: not valid JSON"),

@@ -69,7 +69,7 @@ def test_a_refund_is_recorded_once_per_key_and_never_past_the_total(store: Order
     first = store.record_refund("A105", 5000, "late", key="k1")
     again = store.record_refund("A105", 5000, "late", key="k1")
     assert first.created and not again.created and again.refund.id == first.refund.id
-    with pytest.raises(RefundRefused, match="only 10800"):
+    with pytest.raises(RefundRefused, match="only 10,800 JPY"):
         store.record_refund("A105", 20_000, "more", key="k2")
     store.record_refund("A105", 10_800, "the rest", key="k3")
     assert store.get("A105").status == "REFUNDED"  # type: ignore[union-attr]
@@ -244,7 +244,9 @@ def test_doctor_checks_the_server_the_schema_and_the_privileges(
     monkeypatch.setenv("AGENT_DB_URL", url)
     owner = runner.invoke(app, ["doctor"])
     assert "✓ order store: postgresql://agent@/" in owner.stdout
-    assert "PostgreSQL 1" in owner.stdout and "schema version 1" in owner.stdout
+    from agent_cli.store.postgres import SCHEMA_VERSION
+
+    assert "PostgreSQL 1" in owner.stdout and f"schema version {SCHEMA_VERSION}" in owner.stdout
     with psycopg.connect(url, autocommit=True) as admin:
         admin.execute("CREATE ROLE clerk LOGIN")
         admin.execute("GRANT SELECT ON agent_schema, orders, refunds, approvals TO clerk")
@@ -337,7 +339,9 @@ def test_agents_starting_together_on_a_new_database_migrate_once(pg_server: Any)
         thread.join(timeout=60)
     assert errors == [] and len(stores) == 4
     versions = stores[0].query("SELECT version FROM agent_schema")
-    assert versions == [(1,)]
+    from agent_cli.store.postgres import SCHEMA_VERSION
+
+    assert versions == [(SCHEMA_VERSION,)]
     for store in stores:
         store.close()
 

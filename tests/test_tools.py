@@ -242,7 +242,7 @@ def test_a_lookup_refunded_in_full_is_not_refundable_and_without_a_date_says_not
     from agent_cli.tools import ToolRegistry
     from agent_cli.tools.orders import AsOf, RefundPolicy, order_tools
 
-    store.record_refund("C300", 129, "lost", key="k")  # C300: DELIVERED, 129 USD
+    store.record_refund("C300", 12_900, "lost", key="k")  # C300: DELIVERED, 129.00 USD
     as_of = AsOf(date(2026, 10, 13))
     tools = ToolRegistry(order_tools(lambda: store, RefundPolicy(), as_of))
     observed = tools.invoke("lookup_order", {"order_code": "C300"})

@@ -83,7 +83,9 @@ def approvals_deny(
 @approvals_app.command(name="explain")
 def approvals_explain(
     code: Annotated[str, typer.Argument(help="The order code, e.g. A100.")],
-    amount: Annotated[int, typer.Argument(help="The refund, in the order's currency.")],
+    amount: Annotated[
+        str, typer.Argument(help="The refund, in the order's currency as written: 5000, 12.50.")
+    ],
     reason: Annotated[str, typer.Option(help="The refund's reason.")] = "",
     json_output: JsonOption = False,
     config: ConfigOption = None,

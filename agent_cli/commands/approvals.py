@@ -9,11 +9,13 @@ import json
 import sqlite3
 import sys
 import time
-from datetime import date, datetime
+from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from agent_cli.config import Settings, load_settings
+from agent_cli.config.currencies import major_number, to_minor
 from agent_cli.core import interrupts
 from agent_cli.core.events import QueueDecided
 from agent_cli.dates import system_today
@@ -97,7 +99,7 @@ def decide(
             f"--reason is {len(reason):,} characters; at most {MAX_REASON_CHARS:,} are kept"
         )
     settings = load_settings(config)
-    recheck = recheck_queued(policy_of(settings), settings.refunds.max_amount, date.today)
+    recheck = recheck_queued(policy_of(settings), settings.refunds.max_amount, system_today)
     who = by or operator_name()
     missed = 0
     made: list[Approval] = []  # decided now: each added to its run's log
@@ -205,27 +207,31 @@ def approval_json(item: Item, now: datetime) -> dict[str, object]:
     del fields["status"]  # `state` says it, and says expired too
     return {
         **fields,
+        "amount": major_number(item.amount, item.currency),
         "state": item.state(now),
         "currency": item.currency,
         "judged": json.loads(item.judged),
     }
 
 
-def explain(code: str, amount: int, reason: str, *, json_output: bool, config: Path | None) -> None:
+def explain(code: str, amount: str, reason: str, *, json_output: bool, config: Path | None) -> None:
     """`agent approvals explain CODE AMOUNT`: what would happen to this refund: denied by a
     check in code (status, window, cap, what is left), else which refund rule decides and why
     each rule before it does not apply; nothing is run or written."""
-    if amount <= 0:
-        raise UsageError(f"AMOUNT {amount} is no refund: give a whole amount above 0")
+    said = _amount_said(amount)
     settings = load_settings(config)
     rules = tuple(settings.refunds.rules)
     with opened_store(settings) as store:
         order = store.get(normalise_code(code))
         if order is None:
             raise ApprovalNotFound(f"No order with code {code.upper()}; see 'agent orders list'")
-        in_code = _denied_in_code(store, order, amount, settings)
+        try:
+            amount_minor = to_minor(said, order.currency)
+        except ValueError as exc:
+            raise UsageError(f"AMOUNT {exc}") from None
+        in_code = _denied_in_code(store, order, amount_minor, settings)
         facts = refund_facts(
-            store, order, amount=amount, reason=reason, today=system_today(), rules=rules
+            store, order, amount=amount_minor, reason=reason, today=system_today(), rules=rules
         )
     ruling = rule_for(list(rules), facts)
     checked = [
@@ -243,6 +249,17 @@ def explain(code: str, amount: int, reason: str, *, json_output: bool, config: P
         print_json_lines([payload])
         return
     _print_explained(checked, ruling.rule, ruling.decision, ruling.why, in_code)
+
+
+def _amount_said(amount: str) -> Decimal:
+    """AMOUNT as typed (`5000`, `12.50`), above 0; UsageError otherwise."""
+    try:
+        said = Decimal(amount.strip().replace(",", ""))
+    except ArithmeticError:
+        raise UsageError(f"AMOUNT {amount!r} is not an amount: write it as 5000 or 12.50") from None
+    if not said.is_finite() or said <= 0:
+        raise UsageError(f"AMOUNT {amount} is no refund: give an amount above 0")
+    return said
 
 
 def _denied_in_code(store: OrderStore, order: Order, amount: int, settings: Settings) -> str | None:

@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from agent_cli.config import load_settings
+from agent_cli.config.currencies import major_number
 from agent_cli.errors import OrderNotFound, UsageError
 from agent_cli.runtime.drive import warn
 from agent_cli.runtime.options import parse_today
@@ -166,7 +167,7 @@ def order_json(order: Order) -> dict[str, object]:
     return {
         "code": order.code,
         "status": order.status,
-        "total": order.total,
+        "total": major_number(order.total, order.currency),
         "currency": order.currency,
         "delivered_at": order.delivered_at.isoformat() if order.delivered_at else None,
         "customer": order.customer,

@@ -30,6 +30,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date
 
+from agent_cli.config.currencies import money, to_minor
 from agent_cli.config.rules import RefundRule, RuleDecision
 
 
@@ -37,7 +38,7 @@ from agent_cli.config.rules import RefundRule, RuleDecision
 class RefundFacts:
     """What a rule may look at: one proposed refund and the order, judged on `today`."""
 
-    amount: int
+    amount: int  # in minor units (rules name major ones: `below = { USD = 50 }` is 5000)
     currency: str
     status: str
     customer: str | None
@@ -68,10 +69,12 @@ def unmet(rule: RefundRule, facts: RefundFacts) -> list[str]:
     missed: list[str] = []
     amount, currency = facts.amount, facts.currency
     # A rule naming amounts meets only the currencies it names.
-    if rule.below is not None and (currency not in rule.below or amount >= rule.below[currency]):
+    if rule.below is not None and (
+        currency not in rule.below or amount >= to_minor(rule.below[currency], currency)
+    ):
         missed.append(f"the amount is not below {_limit(rule.below, currency)}")
     if rule.at_least is not None and (
-        currency not in rule.at_least or amount < rule.at_least[currency]
+        currency not in rule.at_least or amount < to_minor(rule.at_least[currency], currency)
     ):
         missed.append(f"the amount is not at least {_limit(rule.at_least, currency)}")
     if rule.statuses is not None and facts.status not in rule.statuses:
@@ -99,10 +102,10 @@ def _daily_sum(rule: RefundRule, facts: RefundFacts) -> list[str]:
     total = facts.refunded_last_day + facts.amount
     if limit is None:
         return [f"max_auto_per_day sets no {facts.currency} amount"]
-    if total > limit:
+    if total > to_minor(limit, facts.currency):
         return [
-            f"the customer's refunds of the last 24 hours would come to {total:,} "
-            f"{facts.currency}, above {limit:,}"
+            f"the customer's refunds of the last 24 hours would come to "
+            f"{money(total, facts.currency)}, above {limit:,}"
         ]
     return []
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import date
+from decimal import Decimal
 from typing import Literal
 
 Verdict = Literal["refundable", "not_refundable", "not_found"]
@@ -134,7 +135,7 @@ def is_japanese(text: str) -> bool:
 
 
 # The amount on a lookup's first line (`order=A100 status=DELIVERED total=250000 currency=JPY`).
-_AMOUNT = re.compile(r"^order=\S+ status=\S+ total=(\d+) currency=([A-Z]{3})\b")
+_AMOUNT = re.compile(r"^order=\S+ status=\S+ total=(\d+(?:\.\d+)?) currency=([A-Z]{3})\b")
 
 
 def read_amount(observation: str, japanese: bool) -> str | None:
@@ -143,7 +144,7 @@ def read_amount(observation: str, japanese: bool) -> str | None:
     found = _AMOUNT.match(observation)
     if found is None:
         return None
-    total, currency = f"{int(found.group(1)):,}", found.group(2)
+    total, currency = f"{Decimal(found.group(1)):,}", found.group(2)
     return f"{total}円" if japanese and currency == "JPY" else f"{total} {currency}"
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, FinalAnswer, Step
 from agent_cli.core.seams import ModelReply, ModelRequest
@@ -180,12 +181,14 @@ class _Language:
         return self.currency_names.get(currency, "{total} " + currency).format(total=total)
 
 
-def _left(fields: dict[str, str]) -> int:
-    """What a lookup says is left to refund: `left`, else the total (-1: not a number)."""
+def _left(fields: dict[str, str]) -> Decimal:
+    """What a lookup says is left to refund, in major units (`left`, else the total; -1: not a
+    number)."""
     try:
-        return int(fields.get("left", fields.get("total", "")))
-    except ValueError:
-        return -1
+        left = Decimal(fields.get("left", fields.get("total", "")))
+    except ArithmeticError:
+        return Decimal(-1)
+    return left if left.is_finite() else Decimal(-1)
 
 
 def _policy_values(policy: _Policy | None, either: str) -> dict[str, object]:

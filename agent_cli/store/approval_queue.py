@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from agent_cli.config.currencies import money
 from agent_cli.store.approval_items import (
     ITEM_COLUMNS,
     MAX_ID,
@@ -157,7 +158,7 @@ def _approve(store: OrderStore, item: int, *, by: str, recheck: Recheck) -> Deci
     if not recorded.created:
         outcome = f"refund #{recorded.refund.id} existed already; no new refund"
         return _close(store, found, "failed", by=by, outcome=outcome)
-    outcome = f"refund #{recorded.refund.id} of {found.amount:,} recorded"
+    outcome = f"refund #{recorded.refund.id} of {money(found.amount, found.currency)} recorded"
     return _close(store, found, "approved", by=by, outcome=outcome, refund_id=recorded.refund.id)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agent_cli.config.currencies import money
 from agent_cli.core.decisions import describe_validation_error
 from agent_cli.errors import OrderFileError
 from agent_cli.store.approval_items import ITEM_COLUMNS, MAX_ID, Approval, Unreadable, read_item
@@ -153,8 +154,9 @@ def _check_totals(target: OrderStore, codes: set[str], source: str) -> None:
         refunded = target.refunded_total(code)
         if order is not None and refunded > order.total:
             raise OrderFileError(
-                f"{source}: the refunds of order {code} would come to {refunded:,} "
-                f"{order.currency}, more than its total of {order.total:,}; nothing imported"
+                f"{source}: the refunds of order {code} would come to "
+                f"{money(refunded, order.currency)}, more than its total of "
+                f"{money(order.total, order.currency)}; nothing imported"
             )
 
 

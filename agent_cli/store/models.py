@@ -6,13 +6,24 @@ import hashlib
 from dataclasses import dataclass
 from datetime import date
 
-STATUSES = ("PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED")
+STATUSES = (
+    "PENDING",
+    "SHIPPING",
+    "DELIVERED",
+    "CANCELLED",
+    "REFUNDED",
+    # the desk's, for τ²-bench's "pending (item modified)", "return requested", "exchange requested"
+    "PENDING_ITEM_MODIFIED",
+    "RETURN_REQUESTED",
+    "EXCHANGE_REQUESTED",
+)
 ORDER_CODE_PATTERN = r"^[A-Za-z0-9]{1,16}$"  # ASCII letters and digits: no look-alikes
 
 
 @dataclass(frozen=True, slots=True)
 class Order:
-    """One customer order. `total` is in whole units of `currency`; `note` is customer text."""
+    """One customer order. `total` is in minor units of `currency` (JPY 250,000 is 250000, USD
+    129.00 is 12900); `note` is customer text."""
 
     code: str
     status: str

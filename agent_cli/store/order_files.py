@@ -10,11 +10,13 @@ import csv
 import json
 import re
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from agent_cli.config.currencies import major_number, to_minor
 from agent_cli.core.decisions import describe_validation_error
 from agent_cli.errors import OrderFileError, UsageError
 from agent_cli.store.models import ORDER_CODE_PATTERN, Order
@@ -30,7 +32,7 @@ class OrderRecord(BaseModel):
 
     code: Annotated[str, StringConstraints(pattern=ORDER_CODE_PATTERN)]
     status: Literal["PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED"]
-    total: int = Field(ge=0, le=10**12)
+    total: Decimal = Field(ge=0, le=10**12, allow_inf_nan=False)  # major units: 129.99 USD
     delivered_at: date | None = None
     currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] = "JPY"
     customer: Annotated[str, StringConstraints(max_length=200)] | None = None
@@ -39,10 +41,14 @@ class OrderRecord(BaseModel):
     def to_order(self) -> Order:
         if self.status == "DELIVERED" and self.delivered_at is None:
             raise ValueError("delivered_at: required when status is DELIVERED")
+        try:
+            total = to_minor(self.total, self.currency)
+        except ValueError as exc:
+            raise ValueError(f"total: {exc}") from None
         return Order(
             self.code.upper(),
             self.status,
-            self.total,
+            total,
             self.delivered_at,
             self.currency,
             self.customer or None,
@@ -56,7 +62,7 @@ def order_record(order: Order) -> dict[str, Any]:
     return {
         "code": order.code,
         "status": order.status,
-        "total": order.total,
+        "total": major_number(order.total, order.currency),
         "delivered_at": delivered,
         "currency": order.currency,
         "customer": order.customer,

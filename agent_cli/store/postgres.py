@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import psycopg
 
 from agent_cli.errors import StoreBusy, StoreError
+from agent_cli.store.desk_schema import DESK_TABLES, ORDER_COLUMNS, STATUS_CHECK, TABLES
 from agent_cli.store.models import Order
 from agent_cli.store.sqlite import (
     OrderStore,
@@ -30,6 +31,7 @@ from agent_cli.store.sqlite import (
     order_row,
     refunds_table,
 )
+from agent_cli.store.upgrades import amounts_to_minor_units
 from agent_cli.text import mask_secrets
 
 T = TypeVar("T")
@@ -57,13 +59,24 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX approvals_by_order ON approvals (order_code)",
         "CREATE INDEX approvals_by_status ON approvals (status)",
     ),
+    # The desk (sqlite.py's migrations 4 and 5): amounts in minor units (upgrades.py moves the
+    # data), the desk's statuses and columns on orders, its tables.
+    (
+        "ALTER TABLE orders DROP CONSTRAINT orders_status_check",
+        f"ALTER TABLE orders ADD CONSTRAINT orders_status_check {STATUS_CHECK}",
+        *(f"ALTER TABLE orders ADD COLUMN {column}" for column in ORDER_COLUMNS),
+        *TABLES,
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
+MINOR_UNITS_VERSION = 2  # a store older than this keeps whole units (upgrades.py)
+_WRITTEN = ("SELECT", "INSERT", "UPDATE", "DELETE")
 _NEEDED = {  # what the agent does to each table
     "agent_schema": ("SELECT",),
     "orders": ("SELECT", "INSERT", "UPDATE"),
     "refunds": ("SELECT", "INSERT"),
     "approvals": ("SELECT", "INSERT", "UPDATE"),
+    **dict.fromkeys(DESK_TABLES, _WRITTEN),
 }
 
 
@@ -160,6 +173,8 @@ class PostgresStore(OrderStore):
                 self._pg.execute("INSERT INTO agent_schema VALUES (%s)", (SCHEMA_VERSION,))
                 if version == 0:
                     self._upsert(seed)
+                elif version < MINOR_UNITS_VERSION:
+                    amounts_to_minor_units(self)
 
     def _version(self) -> int | None:
         """The schema version, or None before the first migration (no lock taken)."""

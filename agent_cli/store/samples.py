@@ -29,7 +29,7 @@ SAMPLE_ORDERS = (
     Order("A104", "REFUNDED", 32_000, date(2026, 9, 20), customer="Ito Sora"),
     Order("A105", "DELIVERED", 15_800, date(2026, 10, 6), customer="Watanabe Mei"),
     Order("B200", "PENDING", 5_400, customer="Yamamoto Kaito"),
-    Order("C300", "DELIVERED", 129, date(2026, 9, 28), "USD", "Alex Morgan"),
+    Order("C300", "DELIVERED", 12_900, date(2026, 9, 28), "USD", "Alex Morgan"),  # 129.00 USD
 )
 
 

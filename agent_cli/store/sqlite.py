@@ -18,8 +18,10 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agent_cli.config.currencies import money
 from agent_cli.dates import system_today
 from agent_cli.errors import StoreBusy, StoreError
+from agent_cli.store.desk_schema import ORDER_COLUMNS, STATUS_CHECK, TABLES
 from agent_cli.store.models import (
     STATUSES,
     ImportResult,
@@ -30,6 +32,7 @@ from agent_cli.store.models import (
 )
 from agent_cli.store.samples import SAMPLE_ORDERS, sample_orders
 from agent_cli.store.schema import migrate, schema_version
+from agent_cli.store.upgrades import amounts_to_minor_units
 
 T = TypeVar("T")
 
@@ -94,8 +97,30 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX approvals_by_order ON approvals (order_code)",
         "CREATE INDEX approvals_by_status ON approvals (status)",
     ),
+    # Amounts in minor units: no statement, upgrades.amounts_to_minor_units moves the data.
+    (),
+    # The desk: the orders table again with the desk's statuses (SQLite cannot alter a check)
+    # and columns, then its tables.
+    (
+        f"""CREATE TABLE orders_v5 (
+            code TEXT PRIMARY KEY,
+            status TEXT NOT NULL {STATUS_CHECK},
+            total INTEGER NOT NULL CHECK (total >= 0),
+            currency TEXT NOT NULL DEFAULT 'JPY',
+            delivered_at TEXT,
+            customer TEXT,
+            note TEXT,
+            {", ".join(ORDER_COLUMNS)}
+        )""",
+        "INSERT INTO orders_v5 (code, status, total, currency, delivered_at, customer, note)"
+        " SELECT code, status, total, currency, delivered_at, customer, note FROM orders",
+        "DROP TABLE orders",
+        "ALTER TABLE orders_v5 RENAME TO orders",
+        *TABLES,
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
+MINOR_UNITS_VERSION = 4  # a store older than this keeps whole units (upgrades.py)
 BUSY_TIMEOUT_S = 10.0  # the longest wait for another process's lock, when the run has longer
 
 # How long a query may wait for a lock: the run's time left, while a tool runs (see
@@ -182,8 +207,11 @@ class OrderStore:
         with self._transaction():
             # migrate reads the version again under the write lock: another process may have
             # migrated (or seeded a new file) between the first read and this one.
-            if migrate(self._db, _MIGRATIONS) == 0:
+            before = migrate(self._db, _MIGRATIONS)
+            if before == 0:
                 self._upsert(seed)
+            elif before < MINOR_UNITS_VERSION:
+                amounts_to_minor_units(self)
 
     def _wait_for_locks(self) -> None:
         wait_ms = int(_busy_wait.get() * 1000)
@@ -306,7 +334,7 @@ class OrderStore:
             check(order, refunded)
         remaining = order.total - refunded
         if amount > remaining:
-            raise RefundRefused(f"only {remaining} {order.currency} of {code} is refundable")
+            raise RefundRefused(f"only {money(remaining, order.currency)} of {code} is refundable")
         now = datetime.now(UTC).isoformat(timespec="seconds")
         refund_id = self.insert(
             "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"

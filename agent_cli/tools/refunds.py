@@ -21,6 +21,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
+from agent_cli.config.currencies import money, to_minor
 from agent_cli.config.rules import RefundRule
 from agent_cli.core.budget import RefundCounter
 from agent_cli.core.seams import ApprovalNeeded, Observation, Verdict
@@ -37,7 +38,7 @@ from agent_cli.tools.orders import RefundPolicy
 
 @dataclass(frozen=True, slots=True)
 class RefundLimits:
-    max_amount: int  # per refund, in the order's currency
+    max_amount: int  # per refund, in major units of the order's currency (50,000 JPY; 50,000 USD)
     max_per_run: int  # refunds per run
     max_per_session: int  # refunds per process (`agent ask`) or chat session
 
@@ -54,7 +55,12 @@ class IssueRefundArgs(ToolArgs):
         Field(pattern=ORDER_CODE_PATTERN, description="The order code, e.g. A100"),
         AfterValidator(str.upper),
     ]
-    amount: int = Field(gt=0, le=10**12, description="Whole units of the order's currency")
+    amount: float = Field(
+        gt=0,
+        le=10**12,
+        allow_inf_nan=False,
+        description="In the order's currency as written: 5000 (JPY), 12.50 (USD)",
+    )
     reason: Annotated[
         str,
         Field(min_length=3, max_length=300, description="Why, in a short sentence"),
@@ -84,32 +90,35 @@ class RefundDesk:
         if order is None:
             raise Denied(f"no order with code {args.order_code}")
         today = self.clock()
-        self._check(order, args, today, store.refunded_total(order.code))
-        if (done := store.find_refund(refund_key(args))) is not None:
+        amount = minor_amount(args, order)
+        self._check(order, amount, today, store.refunded_total(order.code))
+        if (done := store.find_refund(refund_key(args, amount))) is not None:
             raise Denied(f"this exact refund was already issued (refund #{done.id})")
         delivered = order.delivered_at.isoformat() if order.delivered_at else "?"
         summary = (
-            f"refund {args.amount:,} {order.currency} on order {order.code} "
+            f"refund {money(amount, order.currency)} on order {order.code} "
             f"(reason: {args.reason.strip()!r}; delivered {delivered}, judged on {today})"
         )
         can_wait = self.queue_for is not None and not self.dry_run
         queue = (
-            (lambda run, question: self._queue(order, args, run, question)) if can_wait else None
+            (lambda run, question: self._queue(order, amount, args, run, question))
+            if can_wait
+            else None
         )
         facts = refund_facts(
-            store, order, amount=args.amount, reason=args.reason, today=today, rules=self.rules
+            store, order, amount=amount, reason=args.reason, today=today, rules=self.rules
         )
         decided = policy_verdict(rule_for(list(self.rules), facts))
-        return ApprovalNeeded(summary, lambda: self._commit(order, args), queue, decided)
+        return ApprovalNeeded(summary, lambda: self._commit(order, amount, args), queue, decided)
 
     def _queue(
-        self, order: Order, args: IssueRefundArgs, run_id: str, question: str
+        self, order: Order, amount: int, args: IssueRefundArgs, run_id: str, question: str
     ) -> Observation:
         """Into the approval queue: a person decides later (`agent approvals`)."""
         assert self.queue_for is not None
         proposal = approval_queue.Proposal(
             order,
-            args.amount,
+            amount,
             args.reason.strip(),
             run_id,
             question,
@@ -117,14 +126,14 @@ class RefundDesk:
             self.queue_for,
         )
         item = approval_queue.queue(self.open_store(), proposal)
-        what = f"{args.amount:,} {order.currency} on order {order.code}"
+        what = f"{money(amount, order.currency)} on order {order.code}"
         return Observation(
             f"QUEUED: the refund of {what} awaits a person's approval as #{item.id} (until "
             f"{item.expires_at}); nothing is refunded yet. Tell the customer it is pending.",
             queued=item.id,
         )
 
-    def _check(self, order: Order, args: IssueRefundArgs, today: date, refunded: int) -> None:
+    def _check(self, order: Order, amount: int, today: date, refunded: int) -> None:
         """Raise Denied naming the first rule the call breaks."""
         limits = self.limits
         if self.counter.run >= limits.max_per_run:
@@ -133,15 +142,15 @@ class RefundDesk:
             raise Denied(f"the limit of {limits.max_per_session} refund(s) per session is reached")
         check_rules(
             order,
-            args.amount,
+            amount,
             policy=self.policy,
             max_amount=limits.max_amount,
             today=today,
             refunded=refunded,
         )
 
-    def _commit(self, proposed: Order, args: IssueRefundArgs) -> Observation:
-        what = f"{args.amount:,} {proposed.currency} on order {proposed.code}"
+    def _commit(self, proposed: Order, amount: int, args: IssueRefundArgs) -> Observation:
+        what = f"{money(amount, proposed.currency)} on order {proposed.code}"
         if self.dry_run:
             return Observation(f"DRY RUN: would refund {what}; nothing was written")
 
@@ -153,16 +162,16 @@ class RefundDesk:
                     "nothing was refunded; ask again"
                 )
             try:
-                self._check(order, args, self.clock(), refunded)
+                self._check(order, amount, self.clock(), refunded)
             except Denied as exc:
                 raise RefundRefused(f"{exc}; nothing was refunded") from None
 
         try:
             recorded = self.open_store().record_refund(
                 proposed.code,
-                args.amount,
+                amount,
                 args.reason.strip(),
-                key=refund_key(args),
+                key=refund_key(args, amount),
                 check=still_allowed,
             )
         except RefundRefused as exc:
@@ -257,9 +266,9 @@ def check_rules(
     """The rules of every refund, wherever it is decided (here, or from the approval queue):
     raise Denied naming the first one it breaks."""
     currency = order.currency
-    if amount > max_amount:
+    if amount > to_minor(max_amount, currency):
         raise Denied(
-            f"{amount:,} {currency} is above the cap of {max_amount:,} per "
+            f"{money(amount, currency)} is above the cap of {max_amount:,} {currency} per "
             "refund; a larger refund needs a supervisor, outside this tool"
         )
     if order.status not in policy.refundable_statuses:
@@ -270,7 +279,7 @@ def check_rules(
     if remaining <= 0:
         raise Denied(f"order {order.code} is already refunded in full")
     if amount > remaining:
-        raise Denied(f"only {remaining:,} {currency} of order {order.code} is still refundable")
+        raise Denied(f"only {money(remaining, currency)} of order {order.code} is still refundable")
 
 
 def _check_window(order: Order, policy: RefundPolicy, today: date) -> None:
@@ -294,9 +303,19 @@ def changes(before: Order, now: Order) -> str:
     )
 
 
-def refund_key(args: IssueRefundArgs) -> str:
-    """The same order, amount and reason make the same refund: it is recorded once."""
-    return models.refund_key(args.order_code, args.amount, args.reason)
+def refund_key(args: IssueRefundArgs, amount: int) -> str:
+    """The same order, amount (in minor units) and reason make the same refund: it is
+    recorded once."""
+    return models.refund_key(args.order_code, amount, args.reason)
+
+
+def minor_amount(args: IssueRefundArgs, order: Order) -> int:
+    """The call's amount in the order's minor units; Denied when the currency has no such
+    amount (12.345 USD)."""
+    try:
+        return to_minor(args.amount, order.currency)
+    except ValueError as exc:
+        raise Denied(f"{exc}; give the amount as {order.currency} is written") from None
 
 
 def refund_tool(desk: RefundDesk) -> Tool[Any]:

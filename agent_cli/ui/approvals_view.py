@@ -9,6 +9,7 @@ from datetime import datetime
 from rich.console import Console
 from rich.text import Text
 
+from agent_cli.config.currencies import money
 from agent_cli.store.approval_items import Approval, Item, Unreadable
 from agent_cli.text import clean_text
 from agent_cli.ui.tables import print_rows, whole_table
@@ -40,7 +41,7 @@ def _row(item: Item, now: datetime) -> list[Text]:
         Text(f"#{item.id}", style="bold"),
         Text(state, style=_STYLES.get(state, "red")),
         Text(item.order_code),
-        Text(f"{item.amount:,} {item.currency}", justify="right"),
+        Text(money(item.amount, item.currency), justify="right"),
         Text(clean_text(item.reason)),
         Text(clean_text(item.proposed_by)),
         Text(item.expires_at),
@@ -52,7 +53,7 @@ def show_approval(console: Console, item: Approval, now: datetime) -> None:
         ("item", f"#{item.id} ({item.tool})"),
         ("state", item.state(now)),
         ("order", item.order_code),
-        ("amount", f"{item.amount:,} {item.currency}"),
+        ("amount", money(item.amount, item.currency)),
         ("reason", item.reason),
         ("judged", item.judged),
         ("run", item.run_id),

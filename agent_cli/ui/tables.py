@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from agent_cli.config.currencies import major, money
 from agent_cli.core.seams import ToolSpec
 from agent_cli.record.replay import RunSummary
 from agent_cli.record.runlog import LoggedRun
@@ -99,7 +100,8 @@ def show_orders(console: Console, orders: Iterable[Order]) -> None:
         for o in orders:
             delivered = o.delivered_at.isoformat() if o.delivered_at else "-"
             customer = escaped(clean_text(o.customer or "-"))
-            out.write(f"{o.code}\t{o.status}\t{o.total}\t{o.currency}\t{delivered}\t{customer}\n")
+            total = major(o.total, o.currency, grouped=False)
+            out.write(f"{o.code}\t{o.status}\t{total}\t{o.currency}\t{delivered}\t{customer}\n")
         out.flush()
         return
     table = Table("code", "status", "total", "delivered", "customer")
@@ -107,7 +109,7 @@ def show_orders(console: Console, orders: Iterable[Order]) -> None:
         [
             Text(order.code, style="bold"),
             Text(order.status),
-            Text(f"{order.total:,} {order.currency}", justify="right"),
+            Text(money(order.total, order.currency), justify="right"),
             Text(order.delivered_at.isoformat() if order.delivered_at else "-"),
             Text(clean_text(order.customer or "-")),
         ]
@@ -120,7 +122,7 @@ def show_order(console: Console, order: Order, refunds: Sequence[Refund] = ()) -
     rows = [
         ("code", order.code),
         ("status", order.status),
-        ("total", f"{order.total:,} {order.currency}"),
+        ("total", money(order.total, order.currency)),
         ("delivered", order.delivered_at.isoformat() if order.delivered_at else "-"),
         ("customer", clean_text(order.customer or "-")),
         ("note", clean_text(order.note or "-")),
@@ -136,7 +138,7 @@ def show_order(console: Console, order: Order, refunds: Sequence[Refund] = ()) -
     cells = [
         [
             Text(f"#{refund.id}"),
-            Text(f"{refund.amount:,} {order.currency}", justify="right"),
+            Text(money(refund.amount, order.currency), justify="right"),
             Text(clean_text(refund.reason)),
             Text(refund.created_at),
         ]

@@ -1,0 +1,125 @@
+"""The desk's tables, one text for both backends (SQLite and PostgreSQL read the same DDL here):
+customers and their payment methods, products and their variants, an order's items, shipments
+and their events, and an order's payments and refunds as a history.
+
+Ids are kept exactly as given (`sara_doe_496`, `#W2378156`, `credit_card_0000000`); money is
+BIGINT minor units in the currency named beside it; a list or a mapping that is only ever read
+whole (a variant's options, a shipment's tracking numbers) is JSON text. Rows that belong to a
+list carry their `position`, so a list reads back in the order it was written.
+"""
+
+from __future__ import annotations
+
+from agent_cli.store.models import STATUSES
+
+# The order statuses a check constraint allows, as SQL (the seed's five and the desk's three).
+STATUS_CHECK = f"CHECK (status IN ({', '.join(repr(s) for s in STATUSES)}))"
+
+# The columns the desk adds to `orders` (the seed's columns are kept as they are).
+ORDER_COLUMNS = (
+    "customer_id TEXT",
+    "address1 TEXT",
+    "address2 TEXT",
+    "city TEXT",
+    "state TEXT",
+    "country TEXT",
+    "zip TEXT",
+    "placed_at TEXT",
+    "cancel_reason TEXT",
+    "exchange_request TEXT",  # JSON: items, new_items, payment_method_id, price_difference
+    "return_request TEXT",  # JSON: items, payment_method_id
+)
+
+TABLES = (
+    """CREATE TABLE customers (
+        id TEXT PRIMARY KEY,
+        first_name TEXT NOT NULL,
+        last_name TEXT NOT NULL,
+        email TEXT NOT NULL,
+        address1 TEXT NOT NULL,
+        address2 TEXT NOT NULL,
+        city TEXT NOT NULL,
+        state TEXT NOT NULL,
+        country TEXT NOT NULL,
+        zip TEXT NOT NULL
+    )""",
+    "CREATE INDEX customers_by_email ON customers (email)",
+    "CREATE INDEX customers_by_zip ON customers (zip)",
+    """CREATE TABLE payment_methods (
+        customer_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('credit_card', 'paypal', 'gift_card')),
+        brand TEXT,
+        last_four TEXT,
+        balance BIGINT,
+        currency TEXT NOT NULL,
+        PRIMARY KEY (customer_id, id)
+    )""",
+    """CREATE TABLE products (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL
+    )""",
+    """CREATE TABLE variants (
+        product_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        options TEXT NOT NULL,
+        available BOOLEAN NOT NULL,
+        price BIGINT NOT NULL CHECK (price >= 0),
+        currency TEXT NOT NULL,
+        PRIMARY KEY (product_id, id)
+    )""",
+    "CREATE INDEX variants_by_id ON variants (id)",
+    """CREATE TABLE order_items (
+        order_code TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        item_id TEXT NOT NULL,
+        product_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        price BIGINT NOT NULL CHECK (price >= 0),
+        options TEXT NOT NULL,
+        PRIMARY KEY (order_code, position)
+    )""",
+    """CREATE TABLE shipments (
+        order_code TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        tracking_ids TEXT NOT NULL,
+        item_ids TEXT NOT NULL,
+        carrier TEXT,
+        estimated_delivery TEXT,
+        PRIMARY KEY (order_code, position)
+    )""",
+    """CREATE TABLE shipment_events (
+        order_code TEXT NOT NULL,
+        shipment INTEGER NOT NULL,
+        position INTEGER NOT NULL,
+        happened_at TEXT NOT NULL,
+        place TEXT NOT NULL,
+        description TEXT NOT NULL,
+        PRIMARY KEY (order_code, shipment, position)
+    )""",
+    """CREATE TABLE payments (
+        order_code TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('payment', 'refund')),
+        amount BIGINT NOT NULL CHECK (amount >= 0),
+        payment_method_id TEXT NOT NULL,
+        paid_at TEXT,
+        PRIMARY KEY (order_code, position)
+    )""",
+    "CREATE INDEX orders_by_customer ON orders (customer_id)",
+)
+
+# Emptied by `orders import --format tau2 --replace`, children first (the seed's refunds and the
+# approval queue stay: they are a record of what happened, not desk data).
+DESK_TABLES = (
+    "shipment_events",
+    "shipments",
+    "payments",
+    "order_items",
+    "variants",
+    "products",
+    "payment_methods",
+    "customers",
+)
