@@ -217,23 +217,76 @@ def orders_import(
             "database into the configured store (e.g. the team's PostgreSQL).",
         ),
     ] = None,
+    file_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="orders: a .csv or .json file of orders (the default); tau2: τ²-bench "
+            "retail's db.json (users, products, orders).",
+        ),
+    ] = "orders",
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="With --format tau2: empty the store's desk data (customers, products, "
+            "orders) first; refunds and approval items stay.",
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Import orders (columns code, status, total, delivered_at, currency, customer): all or none.
 
     An order whose code already exists is replaced. A malformed file is rejected with the line
     and the reason (exit code 2), and nothing is imported. With --from-sqlite, refunds (by their
-    idempotency key: never twice) and approval items come along, in one transaction.
+    idempotency key: never twice) and approval items come along, in one transaction. With
+    --format tau2, τ²-bench's users, products and orders, every record checked first.
     """
     from agent_cli.commands.orders import import_orders, import_sqlite
 
     if (file is None) == (from_sqlite is None):
         raise typer.BadParameter("give a FILE of orders, or --from-sqlite DATABASE (one of them)")
+    if file_format not in ("orders", "tau2"):
+        raise typer.BadParameter(f"--format {file_format!r}: use orders or tau2")
+    if replace and file_format != "tau2":
+        raise typer.BadParameter("--replace goes with --format tau2")
     if from_sqlite is not None:
+        if file_format != "orders":
+            raise typer.BadParameter("--from-sqlite copies a store; --format does not apply")
         import_sqlite(from_sqlite, config=config)
+    elif file_format == "tau2":
+        from agent_cli.commands.desk_files import import_tau2
+
+        assert file is not None
+        import_tau2(file, replace=replace, config=config)
     else:
         assert file is not None
         import_orders(file, config=config)
+
+
+@orders_app.command(name="export")
+def orders_export(
+    file_format: Annotated[
+        str, typer.Option("--format", help="tau2: τ²-bench retail's db.json (the only one yet).")
+    ] = "tau2",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o", "--output", help="Write to this file (replaced whole) instead of stdout."
+        ),
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Export the store's customers, products and orders as τ²-bench retail's db.json.
+
+    τ²'s fields only: what the store holds beyond them (dates, shipment events, carriers)
+    stays out, and orders with no customer (the seed's rows) are left out, said on stderr.
+    """
+    from agent_cli.commands.desk_files import export_tau2
+
+    if file_format != "tau2":
+        raise typer.BadParameter(f"--format {file_format!r}: use tau2")
+    export_tau2(output, config=config)
 
 
 @logs_app.command(name="list")

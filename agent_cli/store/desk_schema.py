@@ -5,7 +5,8 @@ and their events, and an order's payments and refunds as a history.
 Ids are kept exactly as given (`sara_doe_496`, `#W2378156`, `credit_card_0000000`); money is
 BIGINT minor units in the currency named beside it; a list or a mapping that is only ever read
 whole (a variant's options, a shipment's tracking numbers) is JSON text. Rows that belong to a
-list carry their `position`, so a list reads back in the order it was written.
+list carry their `position`, so a list reads back in the order it was written (and a τ²-bench
+file exported reads in the order it was imported).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ STATUS_CHECK = f"CHECK (status IN ({', '.join(repr(s) for s in STATUSES)}))"
 
 # The columns the desk adds to `orders` (the seed's columns are kept as they are).
 ORDER_COLUMNS = (
+    "position INTEGER",  # where an imported order stood in its file (exports keep the order)
     "customer_id TEXT",
     "address1 TEXT",
     "address2 TEXT",
@@ -33,6 +35,7 @@ ORDER_COLUMNS = (
 TABLES = (
     """CREATE TABLE customers (
         id TEXT PRIMARY KEY,
+        position INTEGER NOT NULL,
         first_name TEXT NOT NULL,
         last_name TEXT NOT NULL,
         email TEXT NOT NULL,
@@ -58,6 +61,7 @@ TABLES = (
     )""",
     """CREATE TABLE products (
         id TEXT PRIMARY KEY,
+        position INTEGER NOT NULL,
         name TEXT NOT NULL
     )""",
     """CREATE TABLE variants (

@@ -25,6 +25,7 @@ from agent_cli.errors import StoreBusy, StoreError
 from agent_cli.store.desk_schema import DESK_TABLES, ORDER_COLUMNS, STATUS_CHECK, TABLES
 from agent_cli.store.models import Order
 from agent_cli.store.sqlite import (
+    UPSERT_ORDERS,
     OrderStore,
     approvals_table,
     busy_wait_seconds,
@@ -220,6 +221,12 @@ class PostgresStore(OrderStore):
         with _errors(self.url):
             self._pg.execute(_dialect(sql), params)
 
+    def execute_many(self, sql: str, rows: Iterable[tuple[object, ...]]) -> None:
+        rows = list(rows)
+        if rows:
+            with _errors(self.url), self._pg.cursor() as cursor:
+                cursor.executemany(_dialect(sql), rows)
+
     def insert(self, sql: str, params: tuple[object, ...] = ()) -> int:
         with _errors(self.url):
             row = self._pg.execute(_dialect(sql) + " RETURNING id", params).fetchone()
@@ -234,14 +241,7 @@ class PostgresStore(OrderStore):
         if not rows:
             return
         with _errors(self.url), self._pg.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO orders (code, status, total, currency, delivered_at, customer, note)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (code) DO UPDATE SET"
-                " status = EXCLUDED.status, total = EXCLUDED.total,"
-                " currency = EXCLUDED.currency, delivered_at = EXCLUDED.delivered_at,"
-                " customer = EXCLUDED.customer, note = EXCLUDED.note",
-                rows,
-            )
+            cursor.executemany(_dialect(UPSERT_ORDERS), rows)
 
 
 class StoreConflict(StoreError):

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.text import Text
 
 from agent_cli.text import clean_text
 
-__all__ = ["clean_text", "make_console", "notice"]
+__all__ = ["clean_text", "make_console", "notice", "progress_bar"]
 
 
 def make_console(stream: TextIO | None = None, *, width: int | None = None) -> Console:
@@ -42,3 +45,22 @@ def _reader_left() -> None:
 def notice(text: str) -> None:
     """One dim line on stderr: said, not shouted (plain when stderr is not a terminal)."""
     make_console(sys.stderr).print(Text(clean_text(text), style="dim"), soft_wrap=True)
+
+
+@contextmanager
+def progress_bar(what: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A bar on stderr while `what` is done (`advance(n)` after each n records), only when
+    stderr is a terminal: a pipe or a log file gets no bar and no control characters."""
+    console = make_console(sys.stderr)
+    if not console.is_terminal:
+        yield lambda _n: None
+        return
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(what, total=total)
+        yield lambda n: progress.advance(task, n)

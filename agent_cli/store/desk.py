@@ -1,0 +1,145 @@
+"""The desk's records: customers and their payment methods, products and their variants, and an
+order with everything a desk looks at (items, shipments, payments). Money is in minor units of
+the currency named beside it; ids are kept exactly as given."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Literal
+
+from agent_cli.store.models import Order
+
+PaymentSource = Literal["credit_card", "paypal", "gift_card"]
+PaymentKind = Literal["payment", "refund"]
+CANCEL_REASONS = ("no longer needed", "ordered by mistake")  # τ²-bench's, the only ones
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    address1: str
+    address2: str
+    city: str
+    state: str
+    country: str
+    zip: str
+
+    def __str__(self) -> str:
+        street = ", ".join(part for part in (self.address1, self.address2) if part)
+        return f"{street}, {self.city}, {self.state} {self.zip}, {self.country}"
+
+
+@dataclass(frozen=True, slots=True)
+class PaymentMethod:
+    id: str
+    source: PaymentSource
+    brand: str | None = None  # a card's
+    last_four: str | None = None  # a card's
+    balance: int | None = None  # a gift card's, in minor units of `currency`
+    currency: str = "USD"
+
+
+@dataclass(frozen=True, slots=True)
+class Customer:
+    id: str
+    first_name: str
+    last_name: str
+    email: str
+    address: Address
+    payment_methods: tuple[PaymentMethod, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.first_name} {self.last_name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    item_id: str
+    options: dict[str, str]
+    available: bool
+    price: int
+    currency: str = "USD"
+
+
+@dataclass(frozen=True, slots=True)
+class Product:
+    id: str
+    name: str
+    variants: tuple[Variant, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class OrderItem:
+    item_id: str
+    product_id: str
+    name: str
+    price: int  # at the time of purchase, in the order's currency
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ShipmentEvent:
+    happened_at: str  # ISO 8601
+    place: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class Shipment:
+    tracking_ids: tuple[str, ...]
+    item_ids: tuple[str, ...]
+    carrier: str | None = None
+    estimated_delivery: date | None = None
+    events: tuple[ShipmentEvent, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Payment:
+    kind: PaymentKind
+    amount: int  # in the order's currency
+    payment_method_id: str
+    paid_at: str | None = None  # ISO 8601, when known
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeRequest:
+    items: tuple[str, ...]
+    new_items: tuple[str, ...]
+    payment_method_id: str
+    price_difference: int  # in the order's currency; negative: the customer gets money back
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnRequest:
+    items: tuple[str, ...]
+    payment_method_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeskOrder:
+    """An order with what the desk holds about it beyond the seed's row."""
+
+    order: Order
+    customer_id: str | None = None
+    address: Address | None = None
+    items: tuple[OrderItem, ...] = ()
+    shipments: tuple[Shipment, ...] = ()
+    payments: tuple[Payment, ...] = ()
+    placed_at: date | None = None
+    cancel_reason: str | None = None
+    exchange: ExchangeRequest | None = None
+    returned: ReturnRequest | None = None
+
+    @property
+    def code(self) -> str:
+        return self.order.code
+
+
+@dataclass(frozen=True, slots=True)
+class DeskData:
+    """A shop's desk data, as imported or exported whole."""
+
+    customers: tuple[Customer, ...] = ()
+    products: tuple[Product, ...] = ()
+    orders: tuple[DeskOrder, ...] = ()

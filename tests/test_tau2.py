@@ -1,0 +1,230 @@
+"""τ²-bench retail data in and out, on both backends: a db.json imported and exported untouched
+is the same file (money to the cent, ids as given, lists in order); a malformed one is one line
+naming the record and the field, exit 2, nothing written; no JSON at all makes a traceback."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from agent_cli.cli import app
+from agent_cli.errors import OrderFileError
+from agent_cli.store import desk_store
+from agent_cli.store.sqlite import OrderStore
+from agent_cli.store.tau2 import parse_tau2, read_tau2, tau2_json
+
+FIXTURE = Path(__file__).parent / "fixtures" / "tau2-retail-small.json"  # from τ²-bench's db.json
+runner = CliRunner()
+
+
+def fixture() -> dict[str, Any]:
+    return dict(json.loads(FIXTURE.read_text()))
+
+
+def test_imported_and_exported_untouched_is_the_same_data(either_store: OrderStore) -> None:
+    desk_store.save_desk(either_store, read_tau2(FIXTURE), replace=True)
+    assert tau2_json(desk_store.load_desk(either_store)) == fixture()
+
+
+def test_a_second_import_replaces_records_by_id_and_keeps_the_rest(
+    either_store: OrderStore,
+) -> None:
+    desk_store.save_desk(either_store, read_tau2(FIXTURE))
+    desk_store.save_desk(either_store, read_tau2(FIXTURE))  # the same ids again: no duplicates
+    exported = tau2_json(desk_store.load_desk(either_store))
+    assert exported == fixture()
+    assert either_store.get("A100") is not None  # the seed's rows stay without --replace
+
+
+def test_the_records_read_back_as_the_desk_needs_them(either_store: OrderStore) -> None:
+    desk_store.save_desk(either_store, read_tau2(FIXTURE), replace=True)
+    user = fixture()["users"]["anya_garcia_3271"]
+    found = desk_store.customer_by_email(either_store, user["email"].upper())
+    assert found == "anya_garcia_3271"
+    name, zip_code = user["name"], user["address"]["zip"]
+    assert (
+        desk_store.customer_by_name_zip(
+            either_store, name["first_name"].lower(), name["last_name"], zip_code
+        )
+        == found
+    )
+    assert desk_store.customer_by_name_zip(either_store, "Anya", "Garcia", "00000") is None
+    customer = desk_store.customer(either_store, found)
+    assert customer is not None and customer.address.zip == zip_code
+    gift = [m for m in customer.payment_methods if m.source == "gift_card"]
+    assert gift and gift[0].balance == round(user["payment_methods"][gift[0].id]["balance"] * 100)
+    assert desk_store.customer_orders(either_store, found) == user["orders"]
+    code = user["orders"][0]
+    order = desk_store.desk_order(either_store, code)
+    raw = fixture()["orders"][code]
+    assert order is not None and order.code == code and order.code.startswith("#W")
+    assert [i.item_id for i in order.items] == [i["item_id"] for i in raw["items"]]
+    assert order.order.total == sum(round(i["price"] * 100) for i in raw["items"])
+    assert [p.amount for p in order.payments] == [
+        round(p["amount"] * 100) for p in raw["payment_history"]
+    ]
+
+
+def test_products_and_items_read_back(either_store: OrderStore) -> None:
+    desk_store.save_desk(either_store, read_tau2(FIXTURE), replace=True)
+    products = fixture()["products"]
+    types = desk_store.product_types(either_store)
+    assert types == {p["name"]: pid for pid, p in products.items()}
+    assert list(types) == sorted(types)
+    pid, raw = next(iter(products.items()))
+    product = desk_store.product(either_store, pid)
+    assert product is not None and [v.item_id for v in product.variants] == list(raw["variants"])
+    item_id, variant = next(iter(raw["variants"].items()))
+    found = desk_store.variant(either_store, item_id)
+    assert found is not None and found[0] == pid
+    assert found[1].options == variant["options"] and found[1].price == round(
+        variant["price"] * 100
+    )
+    assert desk_store.product(either_store, "nope") is None
+    assert desk_store.variant(either_store, "nope") is None
+
+
+def _malformed(change: Any) -> dict[str, Any]:
+    data = fixture()
+    change(data)
+    return data
+
+
+def _first_order(data: dict[str, Any]) -> dict[str, Any]:
+    return dict(next(iter(data["orders"].values())))
+
+
+def _set_price(data: dict[str, Any], value: object) -> None:
+    next(iter(data["orders"].values()))["items"][1]["price"] = value
+
+
+MALFORMED = [
+    (lambda d: _set_price(d, "cheap"), "].items[1].price: Input should be a valid number"),
+    (lambda d: _set_price(d, 47.845), "].items[1].price: 47.845 has more decimals than USD"),
+    (lambda d: _set_price(d, -1), "].items[1].price: Input should be greater than or equal"),
+    (
+        lambda d: next(iter(d["orders"].values())).update(status="lost"),
+        "].status: Input should be 'pending'",
+    ),
+    (
+        lambda d: next(iter(d["orders"].values())).update(user_id="nobody_1"),
+        "].user_id: no user 'nobody_1' in the file",
+    ),
+    (lambda d: d.pop("users"), "users: Field required"),
+    (
+        lambda d: next(iter(d["users"].values()))["payment_methods"].update(
+            x={"source": "cash", "id": "x"}
+        ),
+        '.payment_methods["x"].source: Input should be',
+    ),
+]
+
+
+@pytest.mark.parametrize(("change", "said"), MALFORMED)
+def test_a_malformed_file_names_the_record_and_field_and_writes_nothing(
+    tmp_path: Path, change: Any, said: str
+) -> None:
+    path = tmp_path / "db.json"
+    path.write_text(json.dumps(_malformed(change)))
+    result = runner.invoke(app, ["orders", "import", str(path), "--format", "tau2", "--replace"])
+    assert result.exit_code == 2, result.output
+    assert said in result.stderr and str(path) in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    listed = runner.invoke(app, ["orders", "list", "--json"])
+    assert len(listed.stdout.splitlines()) == 8  # the samples, untouched
+
+
+def test_import_and_export_from_the_command_line(tmp_path: Path) -> None:
+    imported = runner.invoke(app, ["orders", "import", str(FIXTURE), "--format", "tau2"])
+    assert imported.exit_code == 0, imported.output
+    assert "Imported 3 users, 16 products and 9 orders" in imported.stdout
+    out = tmp_path / "out.json"
+    exported = runner.invoke(app, ["orders", "export", "-o", str(out)])
+    assert exported.exit_code == 0, exported.output
+    assert "8 order(s) with no customer left out" in exported.stderr  # the seed's rows
+    assert json.loads(out.read_text()) == fixture()
+    piped = runner.invoke(app, ["orders", "export", "--format", "tau2"])
+    assert json.loads(piped.stdout) == fixture()
+    shown = runner.invoke(app, ["orders", "list", "--status", "EXCHANGE_REQUESTED"])
+    assert shown.exit_code == 0 and len(shown.stdout.strip().splitlines()) == 2  # header + 1
+
+
+def test_replace_empties_the_desk_first(tmp_path: Path) -> None:
+    first = runner.invoke(app, ["orders", "import", str(FIXTURE), "--format", "tau2", "--replace"])
+    assert first.exit_code == 0 and "replaced" in first.stdout
+    exported = runner.invoke(app, ["orders", "export"])
+    assert exported.stderr == "" and json.loads(exported.stdout) == fixture()
+    smaller = fixture()
+    dropped = smaller["users"].pop("yara_li_8961")
+    for code in dropped["orders"]:
+        del smaller["orders"][code]
+    path = tmp_path / "smaller.json"
+    path.write_text(json.dumps(smaller))
+    runner.invoke(app, ["orders", "import", str(path), "--format", "tau2", "--replace"])
+    assert json.loads(runner.invoke(app, ["orders", "export"]).stdout) == smaller
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--format", "xml"], "--format 'xml': use orders or tau2"),
+        (["--replace"], "--replace goes with --format tau2"),
+    ],
+)
+def test_import_options_that_do_not_go_together_are_usage_errors(
+    argv: list[str], said: str
+) -> None:
+    result = runner.invoke(app, ["orders", "import", str(FIXTURE), *argv])
+    assert result.exit_code == 2 and said in result.stderr
+
+
+def test_an_export_that_cannot_be_written_leaves_the_file_alone(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["orders", "export", "-o", str(tmp_path)])
+    assert result.exit_code == 2 and "is a directory" in result.stderr
+    missing = tmp_path / "no" / "such" / "dir" / "x.json"
+    result = runner.invoke(app, ["orders", "export", "-o", str(missing)])
+    assert result.exit_code == 2 and "cannot write there" in result.stderr
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(json_values)
+def test_no_json_makes_the_reader_fail_otherwise_than_by_naming_it(raw: Any) -> None:
+    try:
+        parse_tau2(raw, "db.json")
+    except OrderFileError as exc:
+        assert str(exc).startswith("db.json: ") and "\n" not in str(exc)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(["orders", "users", "products"]),
+    st.data(),
+)
+def test_any_field_of_a_real_record_made_wrong_is_named(part: str, data: st.DataObject) -> None:
+    raw = copy.deepcopy(_FIXTURE)
+    record = raw[part][next(iter(raw[part]))]
+    field = data.draw(st.sampled_from(sorted(record)))
+    record[field] = data.draw(json_values)
+    try:
+        parsed = parse_tau2(raw, "db.json")
+    except OrderFileError as exc:
+        assert str(exc).startswith("db.json: ") and "\n" not in str(exc)
+    else:
+        assert len(parsed.orders) == len(raw["orders"])
+
+
+_FIXTURE = fixture()
