@@ -22,7 +22,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_cli.store.desk_store import load_desk, save_desk
+from agent_cli.store.desk_reads import load_desk
+from agent_cli.store.desk_store import save_desk
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.store.tau2 import read_tau2, tau2_json
 from tests import postgres

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent_cli.store.samples import SAMPLE_ORDERS
+from agent_cli.store.samples import SAMPLE_SHOP
 from agent_cli.store.sqlite import OrderStore
 
 from .fakellm import FakeLLM
@@ -56,7 +56,7 @@ def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENT_DB", str(tmp_path / "orders.db"))
     # A named database is never created on first use: make it, with the sample orders at the
     # dates the tests are written for (--today 2026-10-13).
-    OrderStore.open(tmp_path / "orders.db", seed=SAMPLE_ORDERS).close()
+    OrderStore.open(tmp_path / "orders.db", seed=SAMPLE_SHOP).close()
     for name in (
         "AGENT_CONFIG",
         "AGENT_DEBUG",
@@ -88,7 +88,7 @@ def either_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ord
         from agent_cli.store.postgres import PostgresStore
 
         url = request.getfixturevalue("pg_server").database()
-        opened = PostgresStore.connect(url, seed=SAMPLE_ORDERS)
+        opened = PostgresStore.connect(url, seed=SAMPLE_SHOP)
     yield opened
     opened.close()
 

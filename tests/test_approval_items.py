@@ -47,7 +47,7 @@ def problem(**changes: Any) -> str:
 def test_a_good_row_is_an_approval() -> None:
     item = read_item(row())
     assert isinstance(item, Approval) and item.amount == 1000 and item.currency == "JPY"
-    decided = {"status": "approved", "decided_by": "lead", "outcome": "refund #1 of 1,000"}
+    decided = {"status": "approved", "decided_by": "lead", "outcome": "refund #2 of 1,000"}
     done = read_item(row(**decided, decided_at="2026-10-14T09:00:00+00:00", refund_id=1))
     assert isinstance(done, Approval) and done.refund_id == 1
 

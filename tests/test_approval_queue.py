@@ -84,14 +84,14 @@ def test_a_headless_run_queues_the_refund_and_another_process_approves_it(
     lead = agent_process("approvals", "approve", "1", "--as", "lead")
     out, err = lead.communicate(timeout=60)
     assert lead.returncode == 0, err
-    assert out.startswith("#1: approved: refund #1 of 1,000 JPY recorded")
+    assert out.startswith("#1: approved: refund #2 of 1,000 JPY recorded")
     shown = order_a100()
     assert [r["amount"] for r in shown["refunds"]] == [1000]
     (approved,) = shown["approvals"]
     assert (approved["state"], approved["decided_by"], approved["refund_id"]) == (
         "approved",
         "lead",
-        1,
+        2,  # refund #1 is the sample A106's
     )
 
 
@@ -201,7 +201,7 @@ def test_the_run_and_its_log_show_which_item_waits(tmp_path: Path) -> None:
     assert "awaiting approval: agent approvals show 1" in logged.stdout
     assert runner.invoke(app, ["approvals", "approve", "1", "--as", "lead"]).exit_code == 0
     decided = runner.invoke(app, ["logs", "show"])  # the decision, added to the run's log
-    assert "#1 approved by lead: refund #1 of 1,000 JPY recorded" in decided.stdout
+    assert "#1 approved by lead: refund #2 of 1,000 JPY recorded" in decided.stdout
     lines = runner.invoke(app, ["logs", "show", "--json"]).stdout.splitlines()
     last = json.loads(lines[-1])
     assert (last["event"], last["item"], last["decided_by"]) == ("queue_decided", 1, "lead")
@@ -310,7 +310,7 @@ def test_an_approver_on_another_machine_decides_without_a_run_log(
     assert runner.invoke(app, ["approvals", "show", "1"]).exit_code == 0
     approved = runner.invoke(app, ["approvals", "approve", "1", "--as", "lead"])
     assert approved.exit_code == 0, approved.stderr
-    assert "#1: approved: refund #1 of 1,000 JPY recorded" in approved.stdout
+    assert "#1: approved: refund #2 of 1,000 JPY recorded" in approved.stdout
     assert "no run log here" in approved.stderr and "kept in the order store" in approved.stderr
     assert order_a100()["refunds"][0]["amount"] == 1000
 
@@ -348,7 +348,7 @@ def test_a_sigterm_just_after_a_commit_waits_for_its_line(monkeypatch: pytest.Mo
     monkeypatch.setattr(approval_queue, "approve", approve_then_terminated)
     result = runner.invoke(app, ["approvals", "approve", *numbers, "--as", "lead"])
     assert result.exit_code == 143, result.stderr
-    assert result.stdout.splitlines() == ["#1: approved: refund #1 of 1,000 JPY recorded"]
+    assert result.stdout.splitlines() == ["#1: approved: refund #2 of 1,000 JPY recorded"]
     assert approved_in_store() == {1}
 
 
@@ -396,7 +396,7 @@ def test_the_logged_decision_carries_its_refund(tmp_path: Path) -> None:
     queue_a_refund(tmp_path)
     runner.invoke(app, ["approvals", "approve", "1", "--as", "lead"])
     last = json.loads(runner.invoke(app, ["logs", "show", "--json"]).stdout.splitlines()[-1])
-    assert (last["event"], last["status"], last["refund_id"]) == ("queue_decided", "approved", 1)
+    assert (last["event"], last["status"], last["refund_id"]) == ("queue_decided", "approved", 2)
 
 
 def test_items_are_listed_by_order(tmp_path: Path) -> None:

@@ -142,7 +142,7 @@ def test_refund_approval_at_the_terminal_is_per_exact_call(tmp_path: Path) -> No
     child.expect(r"needs approval: refund 1,000 JPY on order A100 \(reason: 'damaged'")
     child.expect(r"Approve\? \[y/N\] ")  # the line above says what: not said twice
     child.sendline("y")
-    child.expect("REFUNDED: refund #1 of 1,000 JPY")
+    child.expect("REFUNDED: refund #2 of 1,000 JPY")
     child.expect(r"needs approval: refund 2,000 JPY on order A100")
     child.expect(r"Approve\? \[y/N\] ")
     child.sendline("maybe")  # not an answer: asked again, not taken as a silent No

@@ -419,8 +419,8 @@ def test_orders_list_filters_limits_and_says_what_it_left_out() -> None:
     assert delivered.exit_code == 0
     rows = delivered.stdout.splitlines()[1:]
     assert [row.split("\t")[:2] for row in rows] == [["A100", "DELIVERED"], ["A103", "DELIVERED"]]
-    assert "2 of 4 orders shown; --limit N shows more" in delivered.stderr
-    assert len(agent("orders", "list").stdout.splitlines()) == 1 + 8  # piped: all, no cut
+    assert "2 of 5 orders shown; --limit N shows more" in delivered.stderr
+    assert len(agent("orders", "list").stdout.splitlines()) == 1 + 9  # piped: all, no cut
     bad = agent("orders", "list", "--status", "lost")
     assert bad.exit_code == 2 and "--status 'LOST' is not a status" in bad.stderr
 
@@ -474,7 +474,7 @@ def test_completion_offers_providers_profiles_and_order_codes(tmp_path: Path) ->
     )
     assert _completed("agent ask --provider o") == ["offline", "openai", "ollama"]
     assert "lab" in _completed("agent ask --provider ", AGENT_CONFIG=str(config))
-    assert _completed("agent orders show A10") == [f"A10{n}" for n in range(6)]
+    assert _completed("agent orders show A10") == [f"A10{n}" for n in range(7)]
     missing = tmp_path / "none.db"
     assert _completed("agent orders show A", AGENT_DB=str(missing)) == []
     assert not missing.exists()  # a Tab never creates the store

@@ -7,6 +7,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -95,3 +96,35 @@ def test_a_dry_run_on_a_fresh_machine_writes_no_database(
     assert not (tmp_path / "data").exists()  # the samples were read from memory
     runner.invoke(app, ["ask", "Is order A100 refundable?", "-q"])  # a real run makes it
     assert (tmp_path / "data" / "agent-cli" / "orders.db").exists()
+
+
+def test_orders_init_makes_the_sample_shop_with_its_desk_data(tmp_path: Path) -> None:
+    from agent_cli.store import desk_reads
+    from agent_cli.store.sqlite import OrderStore
+
+    path = tmp_path / "shop.db"
+    made = runner.invoke(app, ["orders", "init", "--sample"], env={"AGENT_DB": str(path)})
+    assert made.exit_code == 0, made.output
+    store = OrderStore.open(path, create=False)
+    a101 = desk_reads.desk_order(store, "A101")
+    assert a101 is not None and a101.shipments[0].carrier == "Yamato Transport"
+    assert desk_reads.customer_by_email(store, "haruki.sato@example.com") == "haruki_sato_1001"
+    assert desk_reads.customer_orders(store, "haruki_sato_1001") == ["A100", "A106"]
+    assert store.refunded_total("A106") == 20_000
+
+
+def test_orders_init_honours_a_postgresql_store(
+    pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_DB_URL", pg_server.database())
+    monkeypatch.setenv("AGENT_DB", str(tmp_path / "never.db"))
+    ready = runner.invoke(app, ["orders", "init"])
+    assert ready.exit_code == 0 and "is ready (0 orders)" in ready.stdout, ready.output
+    filled = runner.invoke(app, ["orders", "init", "--sample", "--today", "2026-10-13"])
+    assert filled.exit_code == 0, filled.output
+    assert f"Added {len(SAMPLE_ORDERS)} sample orders to the empty order database" in filled.stdout
+    assert "postgresql://" in filled.stdout and not (tmp_path / "never.db").exists()
+    asked = runner.invoke(app, ASK + ["--today", "2026-10-13"])
+    assert asked.exit_code == 0 and "Order A100 is refundable: delivered 2026-10-01" in asked.stdout
+    again = runner.invoke(app, ["orders", "init", "--sample"])
+    assert again.exit_code == 2 and "with orders exists already" in again.stderr

@@ -194,7 +194,7 @@ def test_orders_show_piped_is_lines_not_a_box(tmp_path: Path) -> None:
     out = runner.invoke(app, ["orders", "show", "A100"]).stdout
     assert not set(out) & set("┏┃┡│└━─")
     assert "refund\tamount\treason\trecorded (UTC)" in out
-    assert "#1\t1,000 JPY\tscratched\\tlid\t" in out
+    assert "#2\t1,000 JPY\tscratched\\tlid\t" in out  # refund #1 is the sample A106's
 
 
 @pytest.mark.parametrize(

@@ -82,7 +82,7 @@ def test_one_unreadable_row_never_takes_the_queue_down(
     approved = runner.invoke(app, ["approvals", "approve", "1", "2", "--as", "lead"])
     assert approved.exit_code == 1, approved.stderr
     assert "#1: cannot be read" in approved.stderr and "nothing done" in approved.stderr
-    assert "#2: approved: refund #1 of 2,000 JPY recorded" in approved.stdout
+    assert "#2: approved: refund #2 of 2,000 JPY recorded" in approved.stdout
     order = json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout)
     assert [refund["amount"] for refund in order["refunds"]] == [2000]  # never the bad row's
     states = {item["id"]: item["state"] for item in order["approvals"]}

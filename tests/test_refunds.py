@@ -93,7 +93,7 @@ def test_an_approved_refund_is_recorded_once(store: OrderStore) -> None:
     assert requested.summary == f"refund 20,000 JPY on order A100 ({AS_PROPOSED})"
     (decided,) = [e for e in events if isinstance(e, ApprovalDecided)]
     assert (decided.approved, decided.by) == (True, "operator")
-    assert observations(events)[0].startswith("REFUNDED: refund #1 of 20,000 JPY on order A100")
+    assert observations(events)[0].startswith("REFUNDED: refund #2 of 20,000 JPY on order A100")
     assert [(r.amount, r.reason) for r in store.refunds("A100")] == [(20_000, "damaged on arrival")]
 
 
@@ -151,7 +151,7 @@ def test_the_same_refund_cannot_happen_twice(store: OrderStore) -> None:
     events = drive(
         store, [refund("A100", 5_000), refund("A100", 5_000), final("ok")], [YES], limits=roomy
     )
-    assert "this exact refund was already issued (refund #1)" in observations(events)[1]
+    assert "this exact refund was already issued (refund #2)" in observations(events)[1]
     assert len(store.refunds("A100")) == 1
 
 
@@ -162,7 +162,7 @@ def test_the_same_reason_in_other_case_or_spacing_is_the_same_refund(
     roomy = RefundLimits(max_amount=50_000, max_per_run=5, max_per_session=5)
     decisions = [refund("A100", 5_000, "Damaged box"), refund("A100", 5_000, again), final("ok")]
     events = drive(store, decisions, [YES, YES], limits=roomy)
-    assert "this exact refund was already issued (refund #1)" in observations(events)[1]
+    assert "this exact refund was already issued (refund #2)" in observations(events)[1]
     assert len(store.refunds("A100")) == 1
 
 
@@ -373,7 +373,7 @@ def test_orders_show_lists_refunds(store: OrderStore, tmp_path: Path, monkeypatc
     monkeypatch.setenv(*(("AGENT_DB_URL", url) if url else ("AGENT_DB", str(store.path))))
     store.record_refund("A100", 1_000, "late delivery", key="k")
     shown = runner.invoke(app, ["orders", "show", "A100"]).stdout
-    assert "#1" in shown and "1,000 JPY" in shown and "late delivery" in shown
+    assert "#2" in shown and "1,000 JPY" in shown and "late delivery" in shown  # #1: A106's
     data = json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout)
     assert [(r["amount"], r["reason"]) for r in data["refunds"]] == [(1000, "late delivery")]
 

@@ -53,7 +53,7 @@ def test_orders_read_the_same(store: OrderStore) -> None:
     assert store.get("Z999") is None
     delivered = store.orders(status="DELIVERED", limit=2)
     assert [o.code for o in delivered] == ["A100", "A103"]
-    assert store.count(status="DELIVERED") == 4 and store.count() == len(SAMPLE_ORDERS)
+    assert store.count(status="DELIVERED") == 5 and store.count() == len(SAMPLE_ORDERS)
 
 
 def test_import_adds_and_replaces_and_keeps_refunds(store: OrderStore) -> None:

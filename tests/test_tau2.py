@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from agent_cli.cli import app
 from agent_cli.errors import OrderFileError
-from agent_cli.store import desk_store
+from agent_cli.store import desk_reads, desk_store
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.store.tau2 import parse_tau2, read_tau2, tau2_json
 
@@ -30,7 +30,7 @@ def fixture() -> dict[str, Any]:
 
 def test_imported_and_exported_untouched_is_the_same_data(either_store: OrderStore) -> None:
     desk_store.save_desk(either_store, read_tau2(FIXTURE), replace=True)
-    assert tau2_json(desk_store.load_desk(either_store)) == fixture()
+    assert tau2_json(desk_reads.load_desk(either_store)) == fixture()
 
 
 def test_a_second_import_replaces_records_by_id_and_keeps_the_rest(
@@ -38,31 +38,33 @@ def test_a_second_import_replaces_records_by_id_and_keeps_the_rest(
 ) -> None:
     desk_store.save_desk(either_store, read_tau2(FIXTURE))
     desk_store.save_desk(either_store, read_tau2(FIXTURE))  # the same ids again: no duplicates
-    exported = tau2_json(desk_store.load_desk(either_store))
-    assert exported == fixture()
-    assert either_store.get("A100") is not None  # the seed's rows stay without --replace
+    exported = tau2_json(desk_reads.load_desk(either_store))
+    for part, records in fixture().items():
+        assert {k: exported[part][k] for k in records} == records
+    assert "A100" in exported["orders"] and "haruki_sato_1001" in exported["users"]  # kept
+    assert len(exported["orders"]) == 9 + len(fixture()["orders"])  # the samples' and the file's
 
 
 def test_the_records_read_back_as_the_desk_needs_them(either_store: OrderStore) -> None:
     desk_store.save_desk(either_store, read_tau2(FIXTURE), replace=True)
     user = fixture()["users"]["anya_garcia_3271"]
-    found = desk_store.customer_by_email(either_store, user["email"].upper())
+    found = desk_reads.customer_by_email(either_store, user["email"].upper())
     assert found == "anya_garcia_3271"
     name, zip_code = user["name"], user["address"]["zip"]
     assert (
-        desk_store.customer_by_name_zip(
+        desk_reads.customer_by_name_zip(
             either_store, name["first_name"].lower(), name["last_name"], zip_code
         )
         == found
     )
-    assert desk_store.customer_by_name_zip(either_store, "Anya", "Garcia", "00000") is None
-    customer = desk_store.customer(either_store, found)
+    assert desk_reads.customer_by_name_zip(either_store, "Anya", "Garcia", "00000") is None
+    customer = desk_reads.customer(either_store, found)
     assert customer is not None and customer.address.zip == zip_code
     gift = [m for m in customer.payment_methods if m.source == "gift_card"]
     assert gift and gift[0].balance == round(user["payment_methods"][gift[0].id]["balance"] * 100)
-    assert desk_store.customer_orders(either_store, found) == user["orders"]
+    assert desk_reads.customer_orders(either_store, found) == user["orders"]
     code = user["orders"][0]
-    order = desk_store.desk_order(either_store, code)
+    order = desk_reads.desk_order(either_store, code)
     raw = fixture()["orders"][code]
     assert order is not None and order.code == code and order.code.startswith("#W")
     assert [i.item_id for i in order.items] == [i["item_id"] for i in raw["items"]]
@@ -75,20 +77,20 @@ def test_the_records_read_back_as_the_desk_needs_them(either_store: OrderStore) 
 def test_products_and_items_read_back(either_store: OrderStore) -> None:
     desk_store.save_desk(either_store, read_tau2(FIXTURE), replace=True)
     products = fixture()["products"]
-    types = desk_store.product_types(either_store)
+    types = desk_reads.product_types(either_store)
     assert types == {p["name"]: pid for pid, p in products.items()}
     assert list(types) == sorted(types)
     pid, raw = next(iter(products.items()))
-    product = desk_store.product(either_store, pid)
+    product = desk_reads.product(either_store, pid)
     assert product is not None and [v.item_id for v in product.variants] == list(raw["variants"])
     item_id, variant = next(iter(raw["variants"].items()))
-    found = desk_store.variant(either_store, item_id)
+    found = desk_reads.variant(either_store, item_id)
     assert found is not None and found[0] == pid
     assert found[1].options == variant["options"] and found[1].price == round(
         variant["price"] * 100
     )
-    assert desk_store.product(either_store, "nope") is None
-    assert desk_store.variant(either_store, "nope") is None
+    assert desk_reads.product(either_store, "nope") is None
+    assert desk_reads.variant(either_store, "nope") is None
 
 
 def _malformed(change: Any) -> dict[str, Any]:
@@ -138,22 +140,32 @@ def test_a_malformed_file_names_the_record_and_field_and_writes_nothing(
     assert said in result.stderr and str(path) in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     listed = runner.invoke(app, ["orders", "list", "--json"])
-    assert len(listed.stdout.splitlines()) == 8  # the samples, untouched
+    assert len(listed.stdout.splitlines()) == 9  # the samples, untouched
 
 
 def test_import_and_export_from_the_command_line(tmp_path: Path) -> None:
-    imported = runner.invoke(app, ["orders", "import", str(FIXTURE), "--format", "tau2"])
+    imported = runner.invoke(
+        app, ["orders", "import", str(FIXTURE), "--format", "tau2", "--replace"]
+    )
     assert imported.exit_code == 0, imported.output
     assert "Imported 3 users, 16 products and 9 orders" in imported.stdout
     out = tmp_path / "out.json"
     exported = runner.invoke(app, ["orders", "export", "-o", str(out)])
     assert exported.exit_code == 0, exported.output
-    assert "8 order(s) with no customer left out" in exported.stderr  # the seed's rows
     assert json.loads(out.read_text()) == fixture()
     piped = runner.invoke(app, ["orders", "export", "--format", "tau2"])
     assert json.loads(piped.stdout) == fixture()
+    runner.invoke(app, ["orders", "import", str(_seed_only(tmp_path))])
+    told = runner.invoke(app, ["orders", "export", "-o", str(out)])
+    assert "1 order(s) with no customer left out" in told.stderr  # a row of the seed's kind
     shown = runner.invoke(app, ["orders", "list", "--status", "EXCHANGE_REQUESTED"])
     assert shown.exit_code == 0 and len(shown.stdout.strip().splitlines()) == 2  # header + 1
+
+
+def _seed_only(tmp_path: Path) -> Path:
+    path = tmp_path / "one.csv"
+    path.write_text("code,status,total\nZ9,PENDING,100\n")
+    return path
 
 
 def test_replace_empties_the_desk_first(tmp_path: Path) -> None:

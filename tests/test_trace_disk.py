@@ -92,7 +92,7 @@ def test_a_refund_the_trace_cannot_take_is_reported_with_its_id(
     assert ("short write" in error) == short
     assert not short or re.search(r"short write \(20 of \d+ bytes\)", error)  # 10, twice
     assert (
-        "the store has recorded what the trace could not: REFUNDED: refund #1 of 1,000 JPY" in error
+        "the store has recorded what the trace could not: REFUNDED: refund #2 of 1,000 JPY" in error
     )
     assert [r["amount"] for r in refunds()] == [1000]
     events = [json.loads(line)["event"] for line in trace.read_text().splitlines()[:4]]

@@ -12,6 +12,7 @@ from agent_cli.runtime.drive import warn
 from agent_cli.runtime.options import parse_today
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store.configured import configured_path
+from agent_cli.store.desk import DeskData
 from agent_cli.store.models import STATUSES, Order
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import print_json_lines
@@ -87,44 +88,65 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
 
 
 def init_orders(*, sample: bool, config: Path | None, today: str | None = None) -> None:
-    """`agent orders init`: a new database (0600), empty or with the sample orders dated as of
-    `today` (default: the system date)."""
-    from agent_cli.store.samples import sample_orders
+    """`agent orders init`: the configured store made ready (a new SQLite file is 0600; a
+    PostgreSQL database gets the schema), empty or with the sample shop dated as of `today`
+    (default: the system date). A store that holds orders is never changed."""
+    from agent_cli.store.samples import sample_shop
 
     settings = load_settings(config)
-    as_of = parse_today(today)
+    shop = sample_shop(parse_today(today)) if sample else None
+    if settings.store.url is not None:
+        _init_server(settings.store.url, shop)
+        return
     path = configured_path(settings.store.path)
-    if path.exists() and sample:
-        _add_samples_if_empty(path, sample_orders(as_of))
+    if path.exists() and shop is not None:
+        store = OrderStore.open(path, create=False)
+        try:
+            _add_samples_if_empty(store, shop, str(path))
+        finally:
+            store.close()
         return
     if path.exists():
         raise UsageError(
             f"An order database exists already at {path}; nothing was changed. Add orders with "
             "'agent orders import FILE', or remove the file and run 'agent orders init' again"
         )
-    store = OrderStore.open(path, seed=sample_orders(as_of) if sample else ())
+    store = OrderStore.open(path, seed=shop if shop is not None else ())
     try:
-        count = len(store.all())
+        count = store.count()
     finally:
         store.close()
     print(f"Created the order database {path} ({count} orders)")
 
 
-def _add_samples_if_empty(path: Path, samples: tuple[Order, ...]) -> None:
-    """`orders init --sample` on a database with no orders fills it: nothing is lost. One that
-    holds orders is left alone."""
-    store = OrderStore.open(path, create=False)
+def _init_server(url: str, shop: DeskData | None) -> None:
+    """The PostgreSQL store: its schema made (by connecting), the samples added when asked
+    and it holds no orders."""
+    from agent_cli.store.configured import open_configured
+
+    store = open_configured(None, url)
     try:
-        if store.count():
-            raise UsageError(
-                f"An order database with orders exists already at {path}; nothing was changed. "
-                "Add orders with 'agent orders import FILE', or remove the file and run "
-                "'agent orders init --sample' again"
-            )
-        store.import_orders(samples)
+        if shop is not None:
+            _add_samples_if_empty(store, shop, store.where)
+            return
+        print(f"The order database {store.where} is ready ({store.count()} orders)")
     finally:
         store.close()
-    print(f"Added {len(samples)} sample orders to the empty order database {path}")
+
+
+def _add_samples_if_empty(store: OrderStore, shop: DeskData, where: str) -> None:
+    """`orders init --sample` on a store with no orders fills it: nothing is lost. One that
+    holds orders is left alone."""
+    from agent_cli.store.desk_store import save_desk
+
+    if store.count():
+        raise UsageError(
+            f"An order database with orders exists already at {where}; nothing was changed. "
+            "Add orders with 'agent orders import FILE', or empty it and run "
+            "'agent orders init --sample' again"
+        )
+    save_desk(store, shop)
+    print(f"Added {len(shop.orders)} sample orders to the empty order database {where}")
 
 
 def import_orders(file: Path, *, config: Path | None) -> None:

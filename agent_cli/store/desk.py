@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
-from agent_cli.store.models import Order
+from agent_cli.store.models import Order, Refund
 
 PaymentSource = Literal["credit_card", "paypal", "gift_card"]
 PaymentKind = Literal["payment", "refund"]
@@ -143,3 +143,4 @@ class DeskData:
     customers: tuple[Customer, ...] = ()
     products: tuple[Product, ...] = ()
     orders: tuple[DeskOrder, ...] = ()
+    refunds: tuple[Refund, ...] = ()  # of the seed's kind (the sample shop's A106); ids unused

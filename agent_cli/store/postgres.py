@@ -27,6 +27,7 @@ from agent_cli.store.models import Order
 from agent_cli.store.sqlite import (
     UPSERT_ORDERS,
     OrderStore,
+    Seed,
     approvals_table,
     busy_wait_seconds,
     order_row,
@@ -109,7 +110,7 @@ class PostgresStore(OrderStore):
         self.url = masked(url)
 
     @classmethod
-    def connect(cls, url: str, *, seed: Iterable[Order] | None = None) -> PostgresStore:
+    def connect(cls, url: str, *, seed: Seed | None = None) -> PostgresStore:
         """Connect and migrate; a new database gets `seed` (default: none, a team's data is
         its own). StoreError, naming the URL without its password, when the server cannot be
         reached or the login is refused."""
@@ -154,7 +155,7 @@ class PostgresStore(OrderStore):
             )
         return True, detail
 
-    def _migrate(self, seed: Iterable[Order] = ()) -> None:
+    def _migrate(self, seed: Seed = ()) -> None:
         if self._version() == SCHEMA_VERSION:  # the common case: a read, no lock, no DDL
             return
         with self._transaction(), _errors(self.url):
@@ -173,7 +174,7 @@ class PostgresStore(OrderStore):
             if version < SCHEMA_VERSION:
                 self._pg.execute("INSERT INTO agent_schema VALUES (%s)", (SCHEMA_VERSION,))
                 if version == 0:
-                    self._upsert(seed)
+                    self._seed(seed)
                 elif version < MINOR_UNITS_VERSION:
                     amounts_to_minor_units(self)
 

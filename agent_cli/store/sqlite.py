@@ -21,7 +21,9 @@ from typing import Any, TypeVar
 from agent_cli.config.currencies import money
 from agent_cli.dates import system_today
 from agent_cli.errors import StoreBusy, StoreError
+from agent_cli.store.desk import DeskData
 from agent_cli.store.desk_schema import ORDER_COLUMNS, STATUS_CHECK, TABLES
+from agent_cli.store.desk_store import write_desk
 from agent_cli.store.models import (
     STATUSES,
     ImportResult,
@@ -30,11 +32,12 @@ from agent_cli.store.models import (
     RefundRecorded,
     RefundRefused,
 )
-from agent_cli.store.samples import SAMPLE_ORDERS, sample_orders
+from agent_cli.store.samples import SAMPLE_SHOP, sample_shop
 from agent_cli.store.schema import migrate, schema_version
 from agent_cli.store.upgrades import amounts_to_minor_units
 
 T = TypeVar("T")
+Seed = Iterable[Order] | DeskData  # what a new database starts with
 
 
 def refunds_table(id_column: str) -> str:
@@ -153,9 +156,7 @@ class OrderStore:
         self._wait_ms: int | None = None  # the busy timeout last set on the connection
 
     @classmethod
-    def open(
-        cls, path: Path, *, create: bool = True, seed: Iterable[Order] | None = None
-    ) -> OrderStore:
+    def open(cls, path: Path, *, create: bool = True, seed: Seed | None = None) -> OrderStore:
         """Open (and migrate) the database at `path`. A missing file is created (owner-only: it
         holds customer names and notes) when `create`, else a StoreError. A new database gets
         `seed`, by default the sample orders dated as of today; an existing file never does."""
@@ -172,7 +173,7 @@ class OrderStore:
             connection = sqlite3.connect(path, isolation_level=None, timeout=_busy_wait.get())
             store = cls(connection, path)
             if seed is None:
-                seed = sample_orders(system_today()) if create else ()
+                seed = sample_shop(system_today()) if create else ()
             with _busy_as_error():
                 store._migrate(seed)
         except (OSError, sqlite3.Error) as exc:
@@ -188,7 +189,7 @@ class OrderStore:
         for, or as of `as_of`), then `orders` (they replace samples with the same code): for
         evals and dry runs, which never write the user's database. Use it from one thread."""
         store = cls(sqlite3.connect(":memory:", isolation_level=None), Path(":memory:"))
-        store._migrate(SAMPLE_ORDERS if as_of is None else sample_orders(as_of))
+        store._migrate(SAMPLE_SHOP if as_of is None else sample_shop(as_of))
         if orders := list(orders):
             store.import_orders(orders)
         return store
@@ -201,7 +202,7 @@ class OrderStore:
         """The database, as it may be shown (a file's path; a server's URL, password masked)."""
         return str(self.path)
 
-    def _migrate(self, seed: Iterable[Order] = ()) -> None:
+    def _migrate(self, seed: Seed = ()) -> None:
         if schema_version(self._db, SCHEMA_VERSION) == SCHEMA_VERSION:
             return
         with self._transaction():
@@ -209,9 +210,16 @@ class OrderStore:
             # migrated (or seeded a new file) between the first read and this one.
             before = migrate(self._db, _MIGRATIONS)
             if before == 0:
-                self._upsert(seed)
+                self._seed(seed)
             elif before < MINOR_UNITS_VERSION:
                 amounts_to_minor_units(self)
+
+    def _seed(self, seed: Seed) -> None:
+        """A new database's first rows: orders, or a shop with its desk data."""
+        if isinstance(seed, DeskData):
+            write_desk(self, seed)
+        else:
+            self._upsert(seed)
 
     def _wait_for_locks(self) -> None:
         wait_ms = int(_busy_wait.get() * 1000)

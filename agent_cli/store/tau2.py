@@ -329,8 +329,10 @@ def tau2_json(data: DeskData) -> dict[str, Any]:
     }
 
 
-def _dollars(minor: int) -> float:
-    return float(major_number(minor, CURRENCY))
+def _amount(minor: int, currency: str) -> int | float:
+    """τ²'s float, in the record's own currency as written (τ²'s data are all dollars; a shop
+    of ours in yen exports yen)."""
+    return major_number(minor, currency)
 
 
 def _address_out(a: Address) -> dict[str, str]:
@@ -350,7 +352,7 @@ def _product_out(p: Product) -> dict[str, Any]:
             "item_id": v.item_id,
             "options": v.options,
             "available": v.available,
-            "price": _dollars(v.price),
+            "price": _amount(v.price, v.currency),
         }
         for v in p.variants
     }
@@ -362,7 +364,7 @@ def _method_out(m: PaymentMethod) -> dict[str, Any]:
     if m.source == "credit_card":
         out |= {"brand": m.brand, "last_four": m.last_four}
     if m.source == "gift_card":
-        out["balance"] = _dollars(m.balance or 0)
+        out["balance"] = _amount(m.balance or 0, m.currency)
     return out
 
 
@@ -379,6 +381,7 @@ def _user_out(c: Customer, orders: list[str]) -> dict[str, Any]:
 
 def _order_out(o: DeskOrder) -> dict[str, Any]:
     assert o.address is not None
+    currency = o.order.currency
     out: dict[str, Any] = {
         "order_id": o.code,
         "user_id": o.customer_id,
@@ -388,7 +391,7 @@ def _order_out(o: DeskOrder) -> dict[str, Any]:
                 "name": i.name,
                 "product_id": i.product_id,
                 "item_id": i.item_id,
-                "price": _dollars(i.price),
+                "price": _amount(i.price, currency),
                 "options": i.options,
             }
             for i in o.items
@@ -400,7 +403,7 @@ def _order_out(o: DeskOrder) -> dict[str, Any]:
         "payment_history": [
             {
                 "transaction_type": p.kind,
-                "amount": _dollars(p.amount),
+                "amount": _amount(p.amount, currency),
                 "payment_method_id": p.payment_method_id,
             }
             for p in o.payments
@@ -413,7 +416,7 @@ def _order_out(o: DeskOrder) -> dict[str, Any]:
             "exchange_items": list(e.items),
             "exchange_new_items": list(e.new_items),
             "exchange_payment_method_id": e.payment_method_id,
-            "exchange_price_difference": _dollars(e.price_difference),
+            "exchange_price_difference": _amount(e.price_difference, currency),
         }
     if (r := o.returned) is not None:
         out |= {"return_items": list(r.items), "return_payment_method_id": r.payment_method_id}
