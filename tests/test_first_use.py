@@ -124,7 +124,7 @@ def test_orders_init_honours_a_postgresql_store(
     assert filled.exit_code == 0, filled.output
     assert f"Added {len(SAMPLE_ORDERS)} sample orders to the empty order database" in filled.stdout
     assert "postgresql://" in filled.stdout and not (tmp_path / "never.db").exists()
-    asked = runner.invoke(app, ASK + ["--today", "2026-10-13"])
+    asked = runner.invoke(app, [*ASK, "--today", "2026-10-13"])
     assert asked.exit_code == 0 and "Order A100 is refundable: delivered 2026-10-01" in asked.stdout
     again = runner.invoke(app, ["orders", "init", "--sample"])
     assert again.exit_code == 2 and "with orders exists already" in again.stderr
