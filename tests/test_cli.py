@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
+from agent_cli.tools.offered import DESK
 
 from .helpers import json_lines
 
@@ -208,7 +209,7 @@ def test_tools_lists_names_and_descriptions() -> None:
 
 def test_tools_json_has_schemas() -> None:
     tools = json_lines(agent("tools", "--json").stdout)
-    assert [t["name"] for t in tools] == ["lookup_order", "refund_policy"]
+    assert [t["name"] for t in tools] == ["lookup_order", "refund_policy", *DESK]
     assert tools[0]["parameters"]["required"] == ["order_code"]
 
 

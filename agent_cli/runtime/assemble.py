@@ -27,6 +27,8 @@ from agent_cli.runtime.stores import LazyStore
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import clean_text
 from agent_cli.tools import RegisteredTool, ToolRegistry
+from agent_cli.tools.desk import CustomerSession, desk_tools
+from agent_cli.tools.offered import needed_tools
 from agent_cli.tools.orders import AsOf, RefundPolicy, order_tools
 
 if TYPE_CHECKING:
@@ -46,6 +48,7 @@ class Runtime:
     mcp: McpServers | None = None  # the MCP servers started for it, stopped with its stack
     as_of: AsOf | None = None  # shared with its order tools: set to each run's date
     instructions: str = ""  # the shop's own (policy/instructions.py)
+    identity: CustomerSession | None = None  # who this conversation is with (tools/desk.py)
 
     def today_for(self, question: str) -> date:
         """The date a run is answered as of (recorded in `run_started.today`): `--today`, else
@@ -62,10 +65,11 @@ class Runtime:
         today = self.today_for(question)
         if self.as_of is not None:
             self.as_of.day = today  # what lookup_order computes its facts as of
+        said = (*(turn.question for turn in conversation), question)
         return run(
             question,
             self.model,
-            self.tools,
+            self.tools.offering(needed_tools(said, self.tools.names())),
             limits=self.limits,
             today=today,
             conversation=conversation,
@@ -97,6 +101,7 @@ def open_runtime(
     store = LazyStore(settings, dry_run=options.dry_run)
     stack.callback(store.close)
     counter = previous.refunds if previous else RefundCounter()
+    identity = previous.identity if previous and previous.identity else CustomerSession()
     # The playbook never calls an MCP tool, and --dry-run must have no side effects.
     offline = options.dry_run or isinstance(model, PlaybookModel)
     if previous is not None:
@@ -105,10 +110,18 @@ def open_runtime(
         servers = None if offline else start_mcp_servers(settings, stack)
     as_of = AsOf()
     tools = build_tools(
-        settings, store.get, counter, dry_run=options.dry_run, mcp=servers, as_of=as_of
+        settings,
+        store.get,
+        counter,
+        dry_run=options.dry_run,
+        mcp=servers,
+        as_of=as_of,
+        identity=identity,
     )
     limits = limits_for(settings, model.model)
-    return Runtime(settings, model, tools, limits, today, counter, servers, as_of, instructions)
+    return Runtime(
+        settings, model, tools, limits, today, counter, servers, as_of, instructions, identity
+    )
 
 
 def limits_for(settings: Settings, model: str) -> Limits:
@@ -144,12 +157,14 @@ def build_tools(
     dry_run: bool,
     mcp: McpServers | None = None,
     as_of: AsOf | None = None,
+    identity: CustomerSession | None = None,
 ) -> ToolRegistry:
     """The order tools over the store `store()` opens, issue_refund when [refunds]
     enabled = true (side-effect free under --dry-run), and the tools of the MCP servers. No
     date goes in the refund tool: refunds are judged on the system date, whatever the run is
     told; `as_of` is only what lookups compute their facts as of."""
     tools: list[RegisteredTool] = list(order_tools(store, policy_of(settings), as_of))
+    tools += desk_tools(store, identity or CustomerSession())
     refunds = settings.refunds
     if refunds.enabled:
         from agent_cli.tools.refunds import RefundDesk, RefundLimits, refund_tool  # noqa: PLC0415

@@ -138,6 +138,15 @@ class ToolRegistry:
     def names(self) -> tuple[str, ...]:
         return tuple(self._tools)
 
+    def offering(self, names: Iterable[str]) -> ToolRegistry:
+        """The same tools with only `names` offered to the model (tools/offered.py: what the
+        question needs, so a first request does not carry twenty schemas). Every tool stays
+        callable, under every rule: a call is judged by the tool, not by the offer."""
+        wanted = set(names)
+        offered = copy.copy(self)
+        offered._specs = tuple(spec for spec in self._specs if spec.name in wanted)
+        return offered
+
     def specs(self) -> tuple[ToolSpec, ...]:
         return self._specs
 

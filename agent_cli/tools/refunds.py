@@ -324,7 +324,7 @@ def refund_tool(desk: RefundDesk) -> Tool[Any]:
         "Refund part or all of one order. Needs a human operator's approval of the exact order, "
         "amount and reason. Refused in code when the order's status or delivery date is outside "
         "the refund policy, the amount is above the cap or above what is still refundable, or "
-        "the same refund was issued already. amount is in whole units of the order's currency.",
+        "the same refund was issued already. amount is in the order's currency: 5000, 12.50.",
         IssueRefundArgs,
         desk.propose,
     )

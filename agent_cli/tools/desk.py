@@ -1,0 +1,376 @@
+"""The desk's read tools, with τ²-bench retail's names and arguments, and `track_order`.
+
+Each returns a compact record the model can read (`key=value` facts; text that came from a
+customer or a file quoted as JSON, so no name or option can pass for a fact), or raises a
+ToolFailure the registry turns into `ERROR: ...`.
+
+Identity is a rule in code (desk.md, rule 1): in a customer conversation the customer-scoped
+tools (`get_user_details`, `get_order_details`, `track_order`) refuse until this conversation
+found its customer with `find_user_id_by_email` or `find_user_id_by_name_zip`, and refuse another
+customer's records after that. An operator running a tool by hand is staff (`staff=True`). The
+seed's `lookup_order` stays the one lookup by code alone (status, total, dates, the verdict).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal, DivisionByZero, InvalidOperation
+from typing import Any
+
+from pydantic import Field
+
+from agent_cli.config.currencies import major
+from agent_cli.store import desk_reads
+from agent_cli.store.desk import Customer, DeskOrder, Variant
+from agent_cli.store.sqlite import OrderStore
+from agent_cli.tools import NoArgs, Tool, ToolArgs, ToolFailure
+
+ASK_WHO = (
+    "ask for the customer's email (or first name, last name and zip code) and call "
+    "find_user_id_by_email or find_user_id_by_name_zip first"
+)
+
+
+@dataclass(slots=True)
+class CustomerSession:
+    """Who this conversation is with: a run (`ask`), a chat session or an eval case has one;
+    found once, kept for the session. `staff`: an operator, bound by none of this."""
+
+    customer_id: str | None = None
+    staff: bool = False
+
+    def found(self, customer_id: str) -> None:
+        if self.staff or self.customer_id in (None, customer_id):
+            self.customer_id = customer_id
+            return
+        raise ToolFailure(
+            "this conversation is with another customer, already identified; a desk serves "
+            "one customer per conversation: start a new one for this customer"
+        )
+
+    def check(self, customer_id: str | None, what: str) -> None:
+        """Refuse `what` unless it is the identified customer's (or staff asks)."""
+        if self.staff:
+            return
+        if self.customer_id is None:
+            raise ToolFailure(f"the customer is not identified yet: {ASK_WHO}")
+        if customer_id != self.customer_id:
+            raise ToolFailure(
+                f"{what} is not the identified customer's; a desk serves one customer per "
+                "conversation, and shows nobody another customer's records"
+            )
+
+
+_ID = r"^[A-Za-z0-9_.-]{1,64}$"
+_ORDER_ID = r"^#?[A-Za-z0-9]{1,16}$"
+
+
+class EmailArgs(ToolArgs):
+    email: str = Field(min_length=3, max_length=254, pattern=r"^[^@\s]+@[^@\s]+$")
+
+
+class NameZipArgs(ToolArgs):
+    first_name: str = Field(min_length=1, max_length=100)
+    last_name: str = Field(min_length=1, max_length=100)
+    zip: str = Field(min_length=1, max_length=16, pattern=r"^[A-Za-z0-9 -]+$")
+
+
+class UserArgs(ToolArgs):
+    user_id: str = Field(pattern=_ID, description="e.g. sara_doe_496")
+
+
+class OrderArgs(ToolArgs):
+    order_id: str = Field(pattern=_ORDER_ID, description="e.g. #W0000000 or A100")
+
+
+class ProductArgs(ToolArgs):
+    product_id: str = Field(pattern=_ID, description="a product id, not an item id")
+
+
+class ItemArgs(ToolArgs):
+    item_id: str = Field(pattern=_ID, description="an item (variant) id, not a product id")
+
+
+class CalculateArgs(ToolArgs):
+    expression: str = Field(
+        min_length=1, max_length=200, pattern=r"^[0-9+\-*/(). ]+$", description="e.g. 2 + 2"
+    )
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _options(options: dict[str, str]) -> str:
+    return ", ".join(f"{_quoted(k)}={_quoted(v)}" for k, v in options.items()) or "none"
+
+
+def _customer_record(c: Customer, orders: list[str]) -> str:
+    methods = []
+    for m in c.payment_methods:
+        if m.source == "credit_card":
+            methods.append(f"{m.id} ({m.brand} card ending {m.last_four})")
+        elif m.source == "gift_card":
+            methods.append(
+                f"{m.id} (gift card, balance {major(m.balance or 0, m.currency)} {m.currency})"
+            )
+        else:
+            methods.append(f"{m.id} (paypal)")
+    return (
+        f"user_id={c.id} name={_quoted(c.name)} email={_quoted(c.email)}\n"
+        f"address: {_quoted(str(c.address))}\n"
+        f"payment_methods: {'; '.join(methods) or 'none'}\n"
+        f"orders: {', '.join(orders) or 'none'}"
+    )
+
+
+def _order_record(o: DeskOrder, refunded: int) -> str:
+    order, currency = o.order, o.order.currency
+
+    def amount(minor: int) -> str:
+        return major(minor, currency, grouped=False)
+
+    placed = o.placed_at.isoformat() if o.placed_at else "unknown"
+    delivered = order.delivered_at.isoformat() if order.delivered_at else "none"
+    lines = [
+        f"order_id={order.code} user_id={o.customer_id or 'none'} status={order.status} "
+        f"total={amount(order.total)} currency={currency} placed_at={placed} "
+        f"delivered_at={delivered}"
+    ]
+    if refunded:
+        lines[0] += f" refunded={amount(refunded)} left={amount(max(order.total - refunded, 0))}"
+    if o.address is not None:
+        lines.append(f"ship_to: {_quoted(str(o.address))}")
+    lines.append(f"items ({len(o.items)}):")
+    lines += [
+        f"- item_id={i.item_id} product_id={i.product_id} name={_quoted(i.name)} "
+        f"price={amount(i.price)} options: {_options(i.options)}"
+        for i in o.items
+    ]
+    paid = [f"{p.kind} {amount(p.amount)} via {p.payment_method_id}" for p in o.payments]
+    lines.append(f"payments: {'; '.join(paid) or 'none'}")
+    if o.shipments:
+        shipped = [f"tracking {', '.join(s.tracking_ids) or 'none'}" for s in o.shipments]
+        lines.append(f"shipments: {'; '.join(shipped)}")
+    if o.cancel_reason:
+        lines.append(f"cancel_reason={_quoted(o.cancel_reason)}")
+    if o.exchange is not None:
+        e = o.exchange
+        lines.append(
+            f"exchange requested: {', '.join(e.items)} -> {', '.join(e.new_items)}, "
+            f"difference {amount(e.price_difference)} via {e.payment_method_id}"
+        )
+    if o.returned is not None:
+        lines.append(
+            f"return requested: {', '.join(o.returned.items)}, refund to "
+            f"{o.returned.payment_method_id}"
+        )
+    return "\n".join(lines)
+
+
+def _variant_record(v: Variant, product_id: str | None = None) -> str:
+    owner = f" product_id={product_id}" if product_id else ""
+    return (
+        f"item_id={v.item_id}{owner} available={'yes' if v.available else 'no'} "
+        f"price={major(v.price, v.currency, grouped=False)} currency={v.currency} "
+        f"options: {_options(v.options)}"
+    )
+
+
+def _tracking_record(o: DeskOrder) -> str:
+    head = f"order_id={o.code} status={o.order.status}"
+    if not o.shipments:
+        return f"{head}\nnot shipped yet: no carrier or tracking number"
+    lines = [head]
+    for s in o.shipments:
+        eta = s.estimated_delivery.isoformat() if s.estimated_delivery else "unknown"
+        lines.append(
+            f"carrier={_quoted(s.carrier or 'unknown')} tracking={','.join(s.tracking_ids)} "
+            f"estimated_delivery={eta}"
+        )
+        lines += [
+            f"- {e.happened_at} {_quoted(e.place)}: {_quoted(e.description)}"
+            for e in s.events[-5:]  # the last events: a long journey is not a dump
+        ]
+    return "\n".join(lines)
+
+
+_OPERATORS: dict[type, Callable[[Decimal, Decimal], Decimal]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+
+
+def calculate(expression: str) -> str:
+    """τ²-bench's `calculate`: +, -, *, /, parentheses, rounded to 2 decimals; evaluated as
+    exact decimals by walking the expression (never `eval`), with no power (`**`)."""
+    try:
+        tree = ast.parse(expression, mode="eval")
+        value = _evaluate(tree.body, depth=0)
+    except (SyntaxError, ValueError, RecursionError):
+        raise ToolFailure(
+            f"cannot calculate {_quoted(expression)}: use numbers, + - * / and parentheses"
+        ) from None
+    except (DivisionByZero, InvalidOperation, ZeroDivisionError):
+        raise ToolFailure(f"cannot calculate {_quoted(expression)}: division by zero") from None
+    return str(round(float(value), 2))
+
+
+def _evaluate(node: ast.expr, depth: int) -> Decimal:
+    if depth > 50:
+        raise ValueError("nested too deeply")
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return Decimal(str(node.value))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _evaluate(node.operand, depth + 1)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _evaluate(node.left, depth + 1), _evaluate(node.right, depth + 1)
+        return _OPERATORS[type(node.op)](left, right)
+    raise ValueError("not arithmetic")
+
+
+@dataclass(frozen=True, slots=True)
+class _Reads:
+    """The read tools' bodies, over one store opener and one conversation."""
+
+    open_store: Callable[[], OrderStore]
+    session: CustomerSession
+
+    def find_by_email(self, args: EmailArgs) -> str:
+        found = desk_reads.customer_by_email(self.open_store(), args.email)
+        if found is None:
+            raise ToolFailure(
+                "no customer with that email; ask the customer to check it, or for their "
+                "first name, last name and zip code (find_user_id_by_name_zip)"
+            )
+        self.session.found(found)
+        return found
+
+    def find_by_name_zip(self, args: NameZipArgs) -> str:
+        store = self.open_store()
+        found = desk_reads.customer_by_name_zip(store, args.first_name, args.last_name, args.zip)
+        if found is None:
+            raise ToolFailure(
+                "no customer with that name and zip code; ask the customer to check them, or "
+                "for their email (find_user_id_by_email)"
+            )
+        self.session.found(found)
+        return found
+
+    def user_details(self, args: UserArgs) -> str:
+        self.session.check(args.user_id, f"user {args.user_id}")
+        store = self.open_store()
+        customer = desk_reads.customer(store, args.user_id)
+        if customer is None:
+            raise ToolFailure(f"no user {args.user_id}")
+        return _customer_record(customer, desk_reads.customer_orders(store, args.user_id))
+
+    def desk_order(self, args: OrderArgs) -> tuple[OrderStore, DeskOrder]:
+        """The order, once the conversation may see it: before identification every order
+        is refused alike; after it, an order that does not exist and another customer's read
+        the same, so no one learns which orders exist."""
+        store = self.open_store()
+        found = desk_reads.desk_order(store, args.order_id) or desk_reads.desk_order(
+            store, args.order_id.upper()
+        )
+        self.session.check(found.customer_id if found else None, f"order {args.order_id}")
+        if found is None:  # staff only: a customer was refused just above
+            raise ToolFailure(f"no order {args.order_id}; check the order id (e.g. #W0000000)")
+        return store, found
+
+    def order_details(self, args: OrderArgs) -> str:
+        store, found = self.desk_order(args)
+        return _order_record(found, store.refunded_total(found.code))
+
+    def track(self, args: OrderArgs) -> str:
+        return _tracking_record(self.desk_order(args)[1])
+
+    def product_details(self, args: ProductArgs) -> str:
+        product = desk_reads.product(self.open_store(), args.product_id)
+        if product is None:
+            raise ToolFailure(
+                f"no product {args.product_id}; list_all_product_types names them (an item id "
+                "is not a product id)"
+            )
+        lines = [f"product_id={product.id} name={_quoted(product.name)} variants:"]
+        return "\n".join(lines + [f"- {_variant_record(v)}" for v in product.variants])
+
+    def item_details(self, args: ItemArgs) -> str:
+        found = desk_reads.variant(self.open_store(), args.item_id)
+        if found is None:
+            raise ToolFailure(f"no item {args.item_id} (a product id is not an item id)")
+        return _variant_record(found[1], found[0])
+
+    def product_types(self, _: NoArgs) -> str:
+        return json.dumps(desk_reads.product_types(self.open_store()), ensure_ascii=False)
+
+
+def desk_tools(open_store: Callable[[], OrderStore], session: CustomerSession) -> list[Tool[Any]]:
+    """The read tools over the store `open_store()` opens, with identity kept in `session`."""
+    reads = _Reads(open_store, session)
+    return [
+        Tool(
+            "find_user_id_by_email",
+            "Find the customer's user id by their email; identifies the customer for this "
+            "conversation.",
+            EmailArgs,
+            reads.find_by_email,
+        ),
+        Tool(
+            "find_user_id_by_name_zip",
+            "Find the customer's user id by first name, last name and zip code, when the email "
+            "is not known; identifies the customer for this conversation.",
+            NameZipArgs,
+            reads.find_by_name_zip,
+        ),
+        Tool(
+            "get_user_details",
+            "The identified customer's details: name, email, address, payment methods, orders.",
+            UserArgs,
+            reads.user_details,
+        ),
+        Tool(
+            "get_order_details",
+            "An order of the identified customer: status, items, payments, shipments.",
+            OrderArgs,
+            reads.order_details,
+        ),
+        Tool(
+            "track_order",
+            "Where an order of the identified customer is: carrier, tracking number, the last "
+            "events, the estimated delivery.",
+            OrderArgs,
+            reads.track,
+        ),
+        Tool(
+            "get_product_details",
+            "A product and its variants (item ids, options, availability, prices).",
+            ProductArgs,
+            reads.product_details,
+        ),
+        Tool(
+            "get_item_details",
+            "One item (a product's variant): options, availability, price.",
+            ItemArgs,
+            reads.item_details,
+        ),
+        Tool(
+            "list_all_product_types",
+            "Every product's name and product id, as JSON.",
+            NoArgs,
+            reads.product_types,
+        ),
+        Tool(
+            "calculate",
+            "Arithmetic: numbers, + - * / and parentheses; the result rounded to 2 decimals.",
+            CalculateArgs,
+            lambda args: calculate(args.expression),
+        ),
+    ]
