@@ -206,3 +206,31 @@ def test_switching_models_keeps_the_sessions_refund_count(
 
 def test_piped_chat_exits_0_when_every_line_worked() -> None:
     assert chat("/help\nIs A100 refundable?\n/history\n", "--dry-run").exit_code == 0
+
+
+def test_a_chat_session_is_one_customer_conversation(tmp_path: Path) -> None:
+    """The customer found in one turn is the session's: a later turn reads their orders, and
+    never another customer's."""
+    script = tmp_path / "s.json"
+    find = {"type": "tool", "tool": "find_user_id_by_email"}
+    script.write_text(
+        json.dumps(
+            [
+                {**find, "args": {"email": "aoi.suzuki@example.com"}},
+                {"type": "final", "answer": "Found you."},
+                {"type": "tool", "tool": "track_order", "args": {"order_id": "A101"}},
+                {"type": "final", "answer": "It is on its way."},
+                {"type": "tool", "tool": "get_order_details", "args": {"order_id": "A100"}},
+                {"type": "final", "answer": "That is not yours."},
+            ]
+        )
+    )
+    turns = "I am aoi.suzuki@example.com\nwhere is A101?\nand A100?\n"
+    trace = tmp_path / "t.jsonl"
+    result = chat(turns, "--script", str(script), "--trace", str(trace))
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    observed = [r["observation"] for r in records if r.get("event") == "observation"]
+    assert observed[0] == "aoi_suzuki_1002"
+    assert 'carrier="Yamato Transport"' in observed[1]  # identified in an earlier turn
+    assert "is not the identified customer's" in observed[2]  # Haruki Sato's
