@@ -5,7 +5,7 @@ from typing import Annotated
 
 import typer
 
-from agent_cli.cli.apps import app, config_app, logs_app, orders_app
+from agent_cli.cli.apps import app, config_app, logs_app, orders_app, tools_app
 from agent_cli.cli.completion import (
     complete_order_code,
     complete_order_status,
@@ -19,6 +19,7 @@ from agent_cli.cli.options import (
     LogsJsonOption,
     ModelOption,
     ProviderOption,
+    TraceOption,
 )
 
 
@@ -132,17 +133,68 @@ def config_show(
     show_config(ProviderOptions(provider, model, base_url, None, config), json_output=json_output)
 
 
-@app.command(name="tools")
-def list_tools(
+@tools_app.callback()
+def tools_group(
+    ctx: typer.Context,
     json_output: Annotated[
         bool, typer.Option("--json", help="Print names, descriptions and JSON schemas as JSON.")
     ] = False,
     config: ConfigOption = None,
 ) -> None:
-    """List the tools the agent can call (ours, then each MCP server's), with descriptions."""
+    """List the tools the agent can call (ours, then each MCP server's), with descriptions.
+
+    'agent tools call NAME [JSON]' runs one by hand.
+    """
+    if ctx.invoked_subcommand is None:
+        from agent_cli.commands.tools import show_tools_command
+
+        show_tools_command(json_output=json_output, config=config)
+
+
+@tools_app.command(name="list")
+def tools_list(
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print names, descriptions and JSON schemas as JSON.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """List the tools the agent can call, as 'agent tools' does."""
     from agent_cli.commands.tools import show_tools_command
 
     show_tools_command(json_output=json_output, config=config)
+
+
+@tools_app.command(name="call")
+def tools_call(
+    name: Annotated[str, typer.Argument(help="The tool, e.g. get_order_details.")],
+    arguments: Annotated[
+        str | None,
+        typer.Argument(help='Its arguments as a JSON object, e.g. \'{"order_id": "A100"}\'.'),
+    ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", help="Approve a write as the operator (a read needs nothing)."),
+    ] = False,
+    operator: Annotated[
+        str | None,
+        typer.Option("--as", help="Who approves with --yes (default: the login name)."),
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object: the observation, or the error.")
+    ] = False,
+    trace: TraceOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Run one tool by hand, as staff: no customer to identify, the same schema validation, and
+    for a write the same approval path as the model's calls (--yes approves it as you; on a
+    terminal without --yes you are asked y/N; with no terminal it waits in the approval queue).
+
+    Exit 0 done, 1 refused or failed (an ERROR or DENIED observation), 2 usage (an unknown tool,
+    bad JSON, arguments the schema refuses), 5 queued. Every call is in the run log (kind tool).
+    """
+    from agent_cli.commands.tool_call import ToolCall, call_tool
+
+    call_tool(ToolCall(name, arguments, yes, operator, json_output, trace, config))
 
 
 @orders_app.command(name="init")
@@ -305,7 +357,10 @@ def logs_list(
     ] = None,
     kind: Annotated[
         str | None,
-        typer.Option(help="Only ask, chat or eval runs, or all (default: all but eval cases)."),
+        typer.Option(
+            help="Only ask, chat, eval or tool runs (agent tools call), or all (default: all but "
+            "eval cases)."
+        ),
     ] = None,
     provider: Annotated[str | None, typer.Option(help="Only runs of this provider.")] = None,
     model: Annotated[str | None, typer.Option(help="Only runs of this model.")] = None,

@@ -51,6 +51,11 @@ config_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(config_app, name="config")
+tools_app = typer.Typer(  # help: tools_group's docstring, with examples (help.py)
+    context_settings={"help_option_names": ["-h", "--help"]},
+    invoke_without_command=True,
+)
+app.add_typer(tools_app, name="tools")
 logs_app = typer.Typer(
     help="List, search and show the logged runs (every ask, chat turn and eval case).",
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -20,7 +20,13 @@ EXAMPLES = {  # by the command's function
     ],
     "replay": ["agent replay runs.jsonl --list", "agent replay runs.jsonl --check"],
     "doctor": ["agent doctor", "agent doctor --provider ollama"],
-    "list_tools": ["agent tools --json"],
+    "tools_group": ["agent tools --json", 'agent tools call track_order \'{"order_id": "A101"}\''],
+    "tools_list": ["agent tools list --json"],
+    "tools_call": [
+        'agent tools call get_order_details \'{"order_id": "A101"}\'',
+        "agent tools call issue_refund '{...}' --yes --as lead",
+    ],
+    "orders_export": ["agent orders export -o shop.json"],
     "orders_init": ["agent orders init --sample"],
     "orders_list": ["agent orders list --status DELIVERED", "agent orders list --json"],
     "orders_show": ["agent orders show A100"],
@@ -54,6 +60,10 @@ def _literal(text: str) -> str:
 def add_help(*apps: typer.Typer) -> None:
     """Help text, from the docstring and EXAMPLES, for every command that has none given."""
     for group in apps:
+        callback = group.registered_callback
+        if not isinstance(group.info.help, str) and callback is not None and callback.callback:
+            doc = callback.callback.__doc__ or ""
+            callback.help = _help_text(callback.callback.__name__, doc)
         for command in group.registered_commands:
             if command.help is None and command.callback is not None and command.callback.__doc__:
                 command.help = _help_text(command.callback.__name__, command.callback.__doc__)
