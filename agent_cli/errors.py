@@ -25,7 +25,12 @@
     │   └── StoreBusy                 another process holds its lock past the time there is
     ├── RunLogError               exit 1: the log of runs (`agent logs`) cannot be read
     ├── OrderNotFound             exit 1: `agent orders show` found no such order
+    ├── TicketNotFound            exit 1: `agent tickets` found no such ticket
+    ├── TicketUnchanged           exit 1: a ticket claimed or closed already
+    ├── ToolCallFailed            exit 1: `agent tools call`: the tool refused or failed
     ├── NeedsInput                exit 4: the model asked a question and nobody can answer
+    ├── PendingApproval           exit 5: answered; a refund waits in the approval queue
+    ├── HandedOver                exit 6: answered; a ticket is open for a person to follow up
     ├── LimitReached              exit 3: a circuit breaker stopped the run
     │   ├── MaxStepsExceeded
     │   ├── RunTimedOut
@@ -168,6 +173,33 @@ class RunLogError(AgentError):
 
 class OrderNotFound(AgentError):
     """No order has the code the user asked for."""
+
+
+class TicketNotFound(AgentError):
+    """`agent tickets`: no ticket has the number asked for."""
+
+
+class TicketUnchanged(AgentError):
+    """`agent tickets claim|close`: the ticket is claimed or closed already; nothing changed."""
+
+
+class ToolCallFailed(AgentError):
+    """`agent tools call`: the tool refused or failed (an ERROR or DENIED observation)."""
+
+
+class HandedOver(AgentError):
+    """The run answered, and handed the customer over to a person: a ticket is open."""
+
+    exit_code = 6
+    status = "handed_over"
+    label = "note"  # not a failure: the run answered, and a person follows up
+
+    def __init__(self, tickets: list[int]) -> None:
+        shown = ", ".join(f"#{ticket}" for ticket in tickets)
+        super().__init__(
+            f"Answered; handed over to a person: ticket {shown} is open (see it with 'agent "
+            f"tickets show {tickets[0]}', take it with 'agent tickets claim {tickets[0]}')"
+        )
 
 
 class PendingApproval(AgentError):

@@ -219,9 +219,9 @@ def test_a_chat_session_is_one_customer_conversation(tmp_path: Path) -> None:
                 {**find, "args": {"email": "aoi.suzuki@example.com"}},
                 {"type": "final", "answer": "Found you."},
                 {"type": "tool", "tool": "track_order", "args": {"order_id": "A101"}},
-                {"type": "final", "answer": "It is on its way."},
+                {"type": "final", "answer": "A101 is on its way."},
                 {"type": "tool", "tool": "get_order_details", "args": {"order_id": "A100"}},
-                {"type": "final", "answer": "That is not yours."},
+                {"type": "final", "answer": "I cannot show you A100."},
             ]
         )
     )

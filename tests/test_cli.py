@@ -210,7 +210,8 @@ def test_tools_lists_names_and_descriptions() -> None:
 
 def test_tools_json_has_schemas() -> None:
     tools = json_lines(agent("tools", "--json").stdout)
-    assert [t["name"] for t in tools] == ["lookup_order", "refund_policy", *DESK]
+    names = [t["name"] for t in tools]
+    assert names[:2] == ["lookup_order", "refund_policy"] and sorted(names[2:]) == sorted(DESK)
     assert tools[0]["parameters"]["required"] == ["order_code"]
 
 

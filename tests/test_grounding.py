@@ -376,3 +376,19 @@ def test_the_amount_is_read_from_the_line_a_lookup_writes() -> None:
     assert read_amount(written, japanese=False) == "250,000 JPY"
     assert read_amount(written, japanese=True) == "250,000円"
     assert read_amount("NOT_FOUND: no order with code Z9", japanese=False) is None
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "is_error", "answer", "grounded"),
+    [
+        ("track_order", {"order_id": "A101"}, False, "A101 arrives on 2026-10-15.", True),
+        ("get_order_details", {"order_id": "#W2611340"}, False, "#W2611340 is pending.", True),
+        ("get_order_details", {"order_id": "A101"}, True, "A101 is on its way.", False),
+        ("get_product_details", {"product_id": "A101"}, False, "A101 is on its way.", False),
+    ],
+)
+def test_the_desk_s_reads_of_an_order_ground_an_answer_about_it(
+    tool: str, args: dict[str, Any], is_error: bool, answer: str, grounded: bool
+) -> None:
+    step = Step(1, CallTool(tool=tool, args=args), "ERROR: refused" if is_error else "ok", is_error)
+    assert (ground_answer(answer, (step,)) is None) is grounded

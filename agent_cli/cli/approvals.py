@@ -6,16 +6,11 @@ import typer
 
 from agent_cli.cli.apps import approvals_app
 from agent_cli.cli.completion import complete_approval_item, complete_queue_state
-from agent_cli.cli.options import ConfigOption
+from agent_cli.cli.options import AsOption, ConfigOption, JsonOption
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 ItemsArgument = Annotated[
     list[int],
     typer.Argument(help="Item numbers, e.g. 7 8 9.", autocompletion=complete_approval_item),
-]
-AsOption = Annotated[
-    str | None,
-    typer.Option("--as", help="Who decides (default: $AGENT_OPERATOR, else the OS user)."),
 ]
 
 

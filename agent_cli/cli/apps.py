@@ -56,6 +56,12 @@ tools_app = typer.Typer(  # help: tools_group's docstring, with examples (help.p
     invoke_without_command=True,
 )
 app.add_typer(tools_app, name="tools")
+tickets_app = typer.Typer(
+    help="Hand-over tickets: customers a person follows up (list, show, claim, close).",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+)
+app.add_typer(tickets_app, name="tickets")
 logs_app = typer.Typer(
     help="List, search and show the logged runs (every ask, chat turn and eval case).",
     context_settings={"help_option_names": ["-h", "--help"]},

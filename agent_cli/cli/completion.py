@@ -93,6 +93,27 @@ def complete_approval_item(incomplete: str) -> list[str]:
     return [n for n in numbers if n.startswith(incomplete)][:MAX_OFFERED]
 
 
+def complete_ticket(incomplete: str) -> list[str]:
+    """The ticket numbers that start with what is typed, open ones first, then claimed."""
+    try:
+        from agent_cli.config import load_settings
+        from agent_cli.store.tickets import listed
+
+        settings = load_settings()
+        if not _store_exists(settings):
+            return []
+        from agent_cli.runtime.stores import opened_store
+
+        with opened_store(settings) as store:
+            found = listed(store)
+    except Exception:
+        return []
+    rank = {"open": 0, "claimed": 1, "closed": 2}
+    ordered = sorted(found, key=lambda t: (rank.get(t.status, 3), t.id))
+    numbers = [str(t.id) for t in ordered]
+    return [n for n in numbers if n.startswith(incomplete)][:MAX_OFFERED]
+
+
 def complete_run_id(incomplete: str) -> list[str]:
     """The newest logged runs' ids that start with what is typed."""
     try:

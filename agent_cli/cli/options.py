@@ -89,3 +89,10 @@ LimitOption = Annotated[
 LogsJsonOption = Annotated[
     bool, typer.Option("--json", help="One JSON object per run (JSON Lines).")
 ]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+AsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--as", help="Who decides or does it (default: $AGENT_OPERATOR, else the OS user)."
+    ),
+]

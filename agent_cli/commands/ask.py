@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_cli.commands.notices import once_per_terminal
-from agent_cli.core.events import ApprovalDecided, Event
-from agent_cli.errors import Interrupted, PendingApproval, UsageError
+from agent_cli.core.events import ApprovalDecided, Event, ToolObserved
+from agent_cli.errors import HandedOver, Interrupted, PendingApproval, UsageError
 from agent_cli.record.tracing import TraceWriter, open_trace_file
 from agent_cli.runtime.answerers import terminal_approver, terminal_responder
 from agent_cli.runtime.assemble import open_runtime
@@ -50,7 +50,8 @@ def ask_once(options: AskOptions) -> None:
             trace = stack.enter_context(open_trace_file(options.run.trace))
             sinks.append(TraceWriter(trace).write)
         queued: list[int] = []
-        sinks.append(lambda event: _note_queued(event, queued))
+        tickets: list[int] = []
+        sinks.append(lambda event: _note_queued(event, queued, tickets))
         if options.json_output:
             sinks.append(TraceWriter(sys.stdout).write)
             drive(
@@ -66,6 +67,8 @@ def ask_once(options: AskOptions) -> None:
             approve = terminal_approver(stream=sys.stdout, show_summary=options.run.quiet)
             sinks += [view.show]
             drive(events, sinks, waiting=view.waiting, respond=respond, approve=approve)
+    if tickets:
+        raise HandedOver(tickets)
     if queued:
         raise PendingApproval(queued)
 
@@ -81,9 +84,12 @@ def _naming_the_trace(trace: Path | None) -> Iterator[None]:
         raise Interrupted(terminated=exc.terminated, kept_in=f"the trace {trace}") from None
 
 
-def _note_queued(event: Event, queued: list[int]) -> None:
+def _note_queued(event: Event, queued: list[int], tickets: list[int]) -> None:
+    """What the run left for a person: approval queue items and hand-over tickets."""
     if isinstance(event, ApprovalDecided) and event.queued is not None:
         queued.append(event.queued)
+    if isinstance(event, ToolObserved) and event.ticket is not None:
+        tickets.append(event.ticket)
 
 
 def _question_text(given: str | None, limit: int) -> str:

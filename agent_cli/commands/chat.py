@@ -235,7 +235,11 @@ class Session:
             interrupts.release()
             self.view.error("Interrupted")
         finished = outcome[-1] if outcome else None
-        answered = finished is not None and finished.status in ("answered", "pending_approval")
+        answered = finished is not None and finished.status in (
+            "answered",
+            "pending_approval",
+            "handed_over",
+        )
         if finished is not None and answered and finished.answer:
             self.memory.add(line, finished.answer)
             return True

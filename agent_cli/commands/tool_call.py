@@ -25,7 +25,7 @@ from agent_cli.core.events import ApprovalDecided, ApprovalRequested, Event, Too
 from agent_cli.core.loop import run
 from agent_cli.core.seams import ModelReply, ModelRequest, Verdict
 from agent_cli.dates import system_today
-from agent_cli.errors import AgentError, PendingApproval, UsageError
+from agent_cli.errors import AgentError, PendingApproval, ToolCallFailed, UsageError
 from agent_cli.record.tracing import TraceWriter, open_trace_file
 from agent_cli.runtime.answerers import terminal_approver
 from agent_cli.runtime.assemble import build_tools, operator_name, start_mcp_servers
@@ -37,10 +37,6 @@ from agent_cli.tools.desk import CustomerSession
 from agent_cli.validation_text import near_miss
 
 MAX_ARGS_CHARS = 100_000
-
-
-class ToolCallFailed(AgentError):
-    """The tool refused or failed (an `ERROR:` or `DENIED:` observation): exit 1."""
 
 
 @dataclass(frozen=True, slots=True)

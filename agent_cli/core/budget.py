@@ -85,6 +85,7 @@ class RunState:
     history: tuple[Step, ...] = ()
     waited_for_person: float = 0.0  # seconds spent on questions and approvals
     queued: list[int] = field(default_factory=list)  # approval queue items this run made
+    tickets: list[int] = field(default_factory=list)  # hand-over tickets this run opened
     call_ids: set[str] = field(default_factory=set)  # every call id used in this run
     _recent_calls: list[tuple[str, str]] = field(default_factory=list)  # (tool, args) newest last
     # The estimated size of each step of the history, measured once as it joins: the history only
@@ -177,6 +178,13 @@ class RunState:
             if step.call is not None and not step.is_error
         ]
 
+    def answered(self) -> RunStatus:
+        """How an answered run ended: handed over to a person (a ticket), with an action
+        waiting in the approval queue, or simply answered."""
+        if self.tickets:
+            return "handed_over"
+        return "pending_approval" if self.queued else "answered"
+
     def finish(
         self,
         status: RunStatus,
@@ -197,7 +205,9 @@ class RunState:
             error=mask_secrets(error) if error else error,
             cost=self.cost(),
             incomplete=incomplete,
-            findings=[] if status in ("answered", "pending_approval") else self.findings(),
+            findings=[]
+            if status in ("answered", "pending_approval", "handed_over")
+            else self.findings(),
         )
 
 

@@ -16,6 +16,7 @@ TRACE_SCHEMA_VERSION = 1
 RunStatus = Literal[
     "answered",
     "pending_approval",  # answered, with an action waiting in the approval queue
+    "handed_over",  # answered, and a ticket opened for a person to follow up
     "needs_input",
     "max_steps",
     "timeout",
@@ -143,6 +144,7 @@ class ToolObserved(Event):
     is_error: bool
     duration_ms: float
     detail: str | None = None  # internal error detail: for the trace only, never the model
+    ticket: int | None = None  # the hand-over ticket this call opened
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

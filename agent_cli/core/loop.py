@@ -138,7 +138,7 @@ def run(
     except Exception as exc:  # a failure nobody foresaw is still an ending, and recorded
         yield state.finish("error", error=f"internal error ({type(exc).__name__}: {exc})")
         raise
-    yield state.finish("pending_approval" if state.queued else "answered", answer=answer)
+    yield state.finish(state.answered(), answer=answer)
 
 
 # Stops after which one more (tool-less) call is worth making; not for time or money.
@@ -386,6 +386,8 @@ def _act(
         else:
             observation = result
     text = state.cut(valid_text(observation.text))
+    if observation.ticket is not None:
+        state.tickets.append(observation.ticket)
     yield ToolObserved(
         run_id=state.run_id,
         ts=state.wall(),
@@ -397,6 +399,7 @@ def _act(
         duration_ms=(state.clock() - started) * 1000,
         # Internal details go to the trace only, and never with a secret in them.
         detail=mask_secrets(valid_text(observation.detail)) if observation.detail else None,
+        ticket=observation.ticket,
     )
     return Step(number, call, text, observation.is_error), observation.rejected
 

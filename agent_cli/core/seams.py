@@ -32,6 +32,7 @@ class Observation:
     detail: str | None = None  # internal detail for the trace; never shown to the model
     rejected: bool = False  # the call itself was invalid (unknown tool, bad arguments): a repair
     queued: int | None = None  # the approval queue's item this call now waits as
+    ticket: int | None = None  # the hand-over ticket this call opened (transfer_to_human_agents)
 
 
 @dataclass(frozen=True, slots=True)

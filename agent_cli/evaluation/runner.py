@@ -35,6 +35,7 @@ from agent_cli.runtime.options import RunOptions
 from agent_cli.store.order_files import order_record
 from agent_cli.store.samples import SAMPLE_DAY
 from agent_cli.store.sqlite import OrderStore
+from agent_cli.tools.desk import CustomerSession
 from agent_cli.tools.orders import AsOf
 
 
@@ -223,12 +224,17 @@ def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
     counter = RefundCounter()
     dry_run = job.contender.options.dry_run
     as_of = AsOf()
-    tools = build_tools(settings, lambda: store, counter, dry_run=dry_run, as_of=as_of)
+    identity = CustomerSession()  # a case is one customer conversation
+    tools = build_tools(
+        settings, lambda: store, counter, dry_run=dry_run, as_of=as_of, identity=identity
+    )
     limits = limits_for(settings, model.model)
     if case.max_steps is not None:
         limits = replace(limits, max_steps=case.max_steps)
     instructions = job.contender.instructions
-    return Runtime(settings, model, tools, limits, today, counter, None, as_of, instructions)
+    return Runtime(
+        settings, model, tools, limits, today, counter, None, as_of, instructions, identity
+    )
 
 
 def _with_case_orders(sink: Callable[[Event], None], case: EvalCase) -> Callable[[Event], None]:

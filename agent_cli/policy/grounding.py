@@ -38,12 +38,24 @@ _UNCHECKED = re.compile(
 )
 
 
+# The tools that read one order, and the argument naming it: the seed's lookup by code, and
+# the desk's reads of an identified customer's order (a refused read is an error: no grounds).
+ORDER_READS = {
+    LOOKUP_TOOL: "order_code",
+    "get_order_details": "order_id",
+    "track_order": "order_id",
+}
+
+
 def looked_up(history: tuple[Step, ...]) -> set[str]:
-    """The order codes with a successful lookup in `history` (NOT_FOUND is a success)."""
+    """The order codes with a successful read in `history` (NOT_FOUND is a success), as the
+    text names them (τ²'s `#W2611340` as `W2611340`)."""
     return {
-        fold(str(step.call.args.get("order_code", ""))).upper()
+        fold(str(step.call.args.get(argument, ""))).upper().lstrip("#")
         for step in history
-        if step.call is not None and step.call.tool == LOOKUP_TOOL and not step.is_error
+        if step.call is not None
+        and (argument := ORDER_READS.get(step.call.tool)) is not None
+        and not step.is_error
     }
 
 

@@ -326,7 +326,8 @@ class RunLog:
             return None
         turns = self._db.execute(
             "SELECT question, answer FROM runs WHERE session_id = ? AND kind = 'chat' "
-            "AND status IN ('answered', 'pending_approval') AND answer IS NOT NULL ORDER BY id",
+            "AND status IN ('answered', 'pending_approval', 'handed_over') AND answer IS NOT NULL "
+            "ORDER BY id",
             (row[0],),
         ).fetchall()
         return str(row[0]), [Exchange(question, answer) for question, answer in turns]

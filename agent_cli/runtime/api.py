@@ -25,9 +25,10 @@ from agent_cli.core.events import (
     Event,
     RunFinished,
     RunStatus,
+    ToolObserved,
 )
 from agent_cli.core.seams import Reply
-from agent_cli.errors import AgentError, Interrupted, NeedsInput, PendingApproval
+from agent_cli.errors import AgentError, HandedOver, Interrupted, NeedsInput, PendingApproval
 from agent_cli.record.tracing import TraceWriter, event_record, open_trace_file
 from agent_cli.runtime.answerers import wait_in_queue
 from agent_cli.runtime.assemble import open_runtime
@@ -74,7 +75,7 @@ class RunResult:
     @property
     def ok(self) -> bool:
         """The run answered (a refund may be waiting in the approval queue)."""
-        return self.status in ("answered", "pending_approval")
+        return self.status in ("answered", "pending_approval", "handed_over")
 
     @property
     def exit_code(self) -> int:
@@ -176,7 +177,11 @@ def _sinks(run: RunOptions, settings: Settings, stack: ExitStack) -> list[Callab
     return sinks
 
 
-def _pending(events: list[Event]) -> PendingApproval | None:
+def _pending(events: list[Event]) -> HandedOver | PendingApproval | None:
+    """How an answered run left things for a person: a hand-over ticket (first), or refunds
+    waiting in the approval queue."""
+    if tickets := [e.ticket for e in events if isinstance(e, ToolObserved) and e.ticket]:
+        return HandedOver(tickets)
     queued = [e.queued for e in events if isinstance(e, ApprovalDecided) and e.queued is not None]
     return PendingApproval(queued) if queued else None
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable, Generator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import clean_text
 from agent_cli.tools import RegisteredTool, ToolRegistry
 from agent_cli.tools.desk import CustomerSession, desk_tools
+from agent_cli.tools.handover import handover_tool
 from agent_cli.tools.offered import needed_tools
 from agent_cli.tools.orders import AsOf, RefundPolicy, order_tools
 
@@ -66,6 +68,9 @@ class Runtime:
         if self.as_of is not None:
             self.as_of.day = today  # what lookup_order computes its facts as of
         said = (*(turn.question for turn in conversation), question)
+        run_id = uuid.uuid4().hex
+        if self.identity is not None:  # what a hand-over ticket records of the run
+            self.identity.run_id, self.identity.question = run_id, question
         return run(
             question,
             self.model,
@@ -76,6 +81,7 @@ class Runtime:
             check_answer=ground_answer if self.limits.grounding else None,
             on_text=on_text,
             instructions=self.instructions,
+            run_id=run_id,
         )
 
 
@@ -164,7 +170,8 @@ def build_tools(
     date goes in the refund tool: refunds are judged on the system date, whatever the run is
     told; `as_of` is only what lookups compute their facts as of."""
     tools: list[RegisteredTool] = list(order_tools(store, policy_of(settings), as_of))
-    tools += desk_tools(store, identity or CustomerSession())
+    session = identity or CustomerSession()
+    tools += [*desk_tools(store, session), handover_tool(store, session, dry_run=dry_run)]
     refunds = settings.refunds
     if refunds.enabled:
         from agent_cli.tools.refunds import RefundDesk, RefundLimits, refund_tool  # noqa: PLC0415

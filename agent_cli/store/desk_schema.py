@@ -127,3 +127,23 @@ DESK_TABLES = (
     "payment_methods",
     "customers",
 )
+
+
+def tickets_table(id_column: str) -> str:
+    """The tickets table, its id column as the backend writes one."""
+    return f"""CREATE TABLE tickets (
+            id {id_column},
+            status TEXT NOT NULL DEFAULT 'open'
+                CHECK (status IN ('open', 'claimed', 'closed')),
+            customer_id TEXT,
+            order_code TEXT,
+            summary TEXT NOT NULL,
+            question TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            opened_at TEXT NOT NULL,
+            claimed_by TEXT,
+            claimed_at TEXT,
+            closed_by TEXT,
+            closed_at TEXT,
+            note TEXT
+        )"""

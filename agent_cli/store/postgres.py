@@ -22,7 +22,13 @@ from typing import Any, TypeVar
 import psycopg
 
 from agent_cli.errors import StoreBusy, StoreError
-from agent_cli.store.desk_schema import DESK_TABLES, ORDER_COLUMNS, STATUS_CHECK, TABLES
+from agent_cli.store.desk_schema import (
+    DESK_TABLES,
+    ORDER_COLUMNS,
+    STATUS_CHECK,
+    TABLES,
+    tickets_table,
+)
 from agent_cli.store.models import Order
 from agent_cli.store.sqlite import (
     UPSERT_ORDERS,
@@ -69,6 +75,10 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         *(f"ALTER TABLE orders ADD COLUMN {column}" for column in ORDER_COLUMNS),
         *TABLES,
     ),
+    (
+        tickets_table("BIGSERIAL PRIMARY KEY"),
+        "CREATE INDEX tickets_by_status ON tickets (status)",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 2  # a store older than this keeps whole units (upgrades.py)
@@ -79,6 +89,7 @@ _NEEDED = {  # what the agent does to each table
     "refunds": ("SELECT", "INSERT"),
     "approvals": ("SELECT", "INSERT", "UPDATE"),
     **dict.fromkeys(DESK_TABLES, _WRITTEN),
+    "tickets": ("SELECT", "INSERT", "UPDATE"),
 }
 
 

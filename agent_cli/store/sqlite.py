@@ -22,7 +22,7 @@ from agent_cli.config.currencies import money
 from agent_cli.dates import system_today
 from agent_cli.errors import StoreBusy, StoreError
 from agent_cli.store.desk import DeskData
-from agent_cli.store.desk_schema import ORDER_COLUMNS, STATUS_CHECK, TABLES
+from agent_cli.store.desk_schema import ORDER_COLUMNS, STATUS_CHECK, TABLES, tickets_table
 from agent_cli.store.desk_store import write_desk
 from agent_cli.store.models import (
     STATUSES,
@@ -120,6 +120,11 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP TABLE orders",
         "ALTER TABLE orders_v5 RENAME TO orders",
         *TABLES,
+    ),
+    # Hand-over tickets (tickets.py).
+    (
+        tickets_table("INTEGER PRIMARY KEY"),
+        "CREATE INDEX tickets_by_status ON tickets (status)",
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

@@ -78,7 +78,7 @@ class Tool(Generic[A]):
     name: str
     description: str
     args_model: type[A]
-    execute: Callable[[A], str | ApprovalNeeded]
+    execute: Callable[[A], str | Observation | ApprovalNeeded]
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, copy.deepcopy(_schema(self.args_model)))
@@ -92,7 +92,7 @@ class Tool(Generic[A]):
         except ValidationError as exc:
             raise InvalidArguments(describe_validation_error(exc)) from None
 
-        def action() -> str | ApprovalNeeded:
+        def action() -> str | Observation | ApprovalNeeded:
             with busy_wait_at_most(time_left):
                 return self.execute(parsed)
 

@@ -42,6 +42,9 @@ class CustomerSession:
 
     customer_id: str | None = None
     staff: bool = False
+    order: str | None = None  # the last order it read (a hand-over ticket names it)
+    run_id: str = ""  # the run now going on, and its question (set by the runtime)
+    question: str = ""
 
     def found(self, customer_id: str) -> None:
         if self.staff or self.customer_id in (None, customer_id):
@@ -283,6 +286,7 @@ class _Reads:
         self.session.check(found.customer_id if found else None, f"order {args.order_id}")
         if found is None:  # staff only: a customer was refused just above
             raise ToolFailure(f"no order {args.order_id}; check the order id (e.g. #W0000000)")
+        self.session.order = found.code
         return store, found
 
     def order_details(self, args: OrderArgs) -> str:

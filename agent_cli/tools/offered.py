@@ -17,6 +17,7 @@ CUSTOMER = (
     "get_user_details",
     "get_order_details",
     "track_order",
+    "transfer_to_human_agents",
 )
 CATALOG = ("get_product_details", "get_item_details", "list_all_product_types", "calculate")
 DESK = (*CUSTOMER, *CATALOG)

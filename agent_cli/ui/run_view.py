@@ -223,9 +223,11 @@ class RunView:
             parts.append(
                 f"awaiting approval: agent approvals {f'show {self._queued[0]}' if one else 'list'}"
             )
+        elif event.status == "handed_over":
+            parts.append("handed over to a person: agent tickets list")
         elif event.status != "answered":
             parts.append(f"stopped: {event.status}")
-        style = "dim" if event.status == "answered" else "yellow"
+        style = "dim" if event.status in ("answered", "handed_over") else "yellow"
         self.console.print(Text(" · ".join(parts), style=style))
 
 

@@ -1,0 +1,86 @@
+"""`agent tickets list | show | claim | close`: the hand-overs a person picks up."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from agent_cli.config import load_settings
+from agent_cli.errors import TicketNotFound, TicketUnchanged, UsageError
+from agent_cli.runtime.assemble import operator_name
+from agent_cli.runtime.stores import opened_store
+from agent_cli.store import tickets
+from agent_cli.store.tickets import TICKET_STATUSES, Ticket
+from agent_cli.text import print_json_lines
+from agent_cli.ui import make_console
+from agent_cli.ui.tickets_view import show_ticket, show_tickets
+from agent_cli.validation_text import near_miss
+
+
+def ticket_json(ticket: Ticket) -> dict[str, object]:
+    return dataclasses.asdict(ticket)
+
+
+def list_tickets(*, status: str | None, json_output: bool, config: Path | None) -> None:
+    """Open and claimed tickets, oldest first (`--status closed` or `all` for the others)."""
+    wanted = (status or "").strip().lower() or None
+    if wanted is not None and wanted not in (*TICKET_STATUSES, "all"):
+        choices = (*TICKET_STATUSES, "all")
+        raise UsageError(
+            f"--status {status!r} is not a ticket status{near_miss(wanted, choices)}; use "
+            f"{', '.join(choices)}"
+        )
+    with opened_store(load_settings(config)) as store:
+        found = tickets.listed(store, status=None if wanted == "all" else wanted)
+    if wanted is None:
+        found = [t for t in found if t.status != "closed"]
+    if json_output:
+        print_json_lines(ticket_json(t) for t in found)
+        return
+    show_tickets(make_console(), found)
+
+
+def _found(ticket: Ticket | None, number: int) -> Ticket:
+    if ticket is None:
+        raise TicketNotFound(f"No ticket #{number}; see 'agent tickets list --status all'")
+    return ticket
+
+
+def show_ticket_command(number: int, *, json_output: bool, config: Path | None) -> None:
+    with opened_store(load_settings(config)) as store:
+        ticket = _found(tickets.get(store, number), number)
+    if json_output:
+        print_json_lines([ticket_json(ticket)])
+        return
+    show_ticket(make_console(), ticket)
+
+
+def claim_ticket(number: int, *, by: str | None, config: Path | None) -> None:
+    who = (by or "").strip() or operator_name()
+    with opened_store(load_settings(config)) as store:
+        done = tickets.claim(store, number, by=who)
+    ticket = _found(done.ticket if done else None, number)
+    if done is None or not done.changed:
+        raise TicketUnchanged(f"Ticket #{number} is {_state(ticket)}; nothing was changed")
+    print(f"#{number}: claimed by {who}")
+
+
+def close_ticket(number: int, *, by: str | None, note: str | None, config: Path | None) -> None:
+    who = (by or "").strip() or operator_name()
+    said = " ".join(note.split()) if note else None
+    if said is not None and len(said) > 2_000:
+        raise UsageError(f"--note is {len(said):,} characters; at most 2,000")
+    with opened_store(load_settings(config)) as store:
+        done = tickets.close(store, number, by=who, note=said)
+    ticket = _found(done.ticket if done else None, number)
+    if done is None or not done.changed:
+        raise TicketUnchanged(f"Ticket #{number} is {_state(ticket)}; nothing was changed")
+    print(f"#{number}: closed by {who}")
+
+
+def _state(ticket: Ticket) -> str:
+    if ticket.status == "claimed":
+        return f"claimed already, by {ticket.claimed_by} at {ticket.claimed_at}"
+    if ticket.status == "closed":
+        return f"closed already, by {ticket.closed_by} at {ticket.closed_at}"
+    return ticket.status

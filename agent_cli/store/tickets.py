@@ -1,0 +1,131 @@
+"""Hand-over tickets: what `transfer_to_human_agents` opens for a person to pick up (desk.md,
+rule 4: a hand-over is state, not words). A ticket holds the customer and the order when the
+conversation knew them, the summary, the run it came from and the customer's question; a person
+lists them, claims one, and closes it with a note. Each step happens once: a claim or a close
+from two places at the same moment finds the ticket as the first left it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from agent_cli.store.sqlite import OrderStore
+
+TicketStatus = Literal["open", "claimed", "closed"]
+TICKET_STATUSES: tuple[TicketStatus, ...] = ("open", "claimed", "closed")
+MAX_ID = 2**63 - 1  # an id the store can hold: SQLite's INTEGER, PostgreSQL's BIGINT
+
+
+_COLUMNS = (
+    "id, status, customer_id, order_code, summary, question, run_id, opened_at, claimed_by, "
+    "claimed_at, closed_by, closed_at, note"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    id: int
+    status: str
+    customer_id: str | None
+    order_code: str | None
+    summary: str
+    question: str
+    run_id: str
+    opened_at: str
+    claimed_by: str | None = None
+    claimed_at: str | None = None
+    closed_by: str | None = None
+    closed_at: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewTicket:
+    summary: str
+    question: str
+    run_id: str
+    customer_id: str | None = None
+    order_code: str | None = None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _ticket(row: Any) -> Ticket:
+    return Ticket(int(row[0]), *(None if v is None else str(v) for v in row[1:]))  # type: ignore[arg-type]
+
+
+def open_ticket(store: OrderStore, new: NewTicket) -> Ticket:
+    def work() -> int:
+        return store.insert(
+            "INSERT INTO tickets (customer_id, order_code, summary, question, run_id, opened_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (new.customer_id, new.order_code, new.summary, new.question, new.run_id, _now()),
+        )
+
+    found = get(store, store.atomically(work))
+    assert found is not None  # written just now
+    return found
+
+
+def get(store: OrderStore, ticket: int) -> Ticket | None:
+    """The ticket; None for any number that is none (past the store's range too)."""
+    if not 0 < ticket <= MAX_ID:
+        return None
+    rows = store.query(f"SELECT {_COLUMNS} FROM tickets WHERE id = ?", (ticket,))
+    return _ticket(rows[0]) if rows else None
+
+
+def listed(store: OrderStore, *, status: str | None = None) -> list[Ticket]:
+    """Tickets, oldest first: of one status, or all."""
+    clause, params = (" WHERE status = ?", (status,)) if status else ("", ())
+    rows = store.query(f"SELECT {_COLUMNS} FROM tickets{clause} ORDER BY id", params)
+    return [_ticket(row) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class Changed:
+    ticket: Ticket  # as it is now
+    changed: bool  # False: it was not in a state this step applies to; nothing was done
+
+
+def claim(store: OrderStore, ticket: int, *, by: str) -> Changed | None:
+    """An open ticket becomes `by`'s; None: no such ticket."""
+    return _step(
+        store,
+        ticket,
+        "UPDATE tickets SET status = 'claimed', claimed_by = ?, claimed_at = ?"
+        " WHERE id = ? AND status = 'open'",
+        (by, _now(), ticket),
+    )
+
+
+def close(store: OrderStore, ticket: int, *, by: str, note: str | None) -> Changed | None:
+    """An open or claimed ticket is closed, with the note; None: no such ticket."""
+    return _step(
+        store,
+        ticket,
+        "UPDATE tickets SET status = 'closed', closed_by = ?, closed_at = ?, note = ?"
+        " WHERE id = ? AND status IN ('open', 'claimed')",
+        (by, _now(), note, ticket),
+    )
+
+
+def _step(store: OrderStore, ticket: int, sql: str, params: tuple[object, ...]) -> Changed | None:
+    if get(store, ticket) is None:
+        return None
+
+    def work() -> bool:
+        before = store.query(
+            f"SELECT status FROM tickets WHERE id = ?{store.FOR_UPDATE}", (ticket,)
+        )
+        store.execute(sql, params)
+        after = store.query("SELECT status FROM tickets WHERE id = ?", (ticket,))
+        return bool(before and after and before[0][0] != after[0][0])
+
+    changed = store.atomically(work)
+    now = get(store, ticket)
+    assert now is not None
+    return Changed(now, changed)

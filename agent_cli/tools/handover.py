@@ -1,0 +1,53 @@
+"""`transfer_to_human_agents(summary)`, τ²-bench's hand-over, made state (desk.md, rule 4): it
+opens a ticket a person lists, claims and closes (`agent tickets`), with the customer and the
+order when this conversation knew them, the summary, the run it came from and the customer's
+question; the customer is told a person will follow up, and the run ends `handed_over`. τ²'s
+tool changes nothing, so a missed hand-over scores as a pass there; here it is a row."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import Field
+
+from agent_cli.core.seams import Observation
+from agent_cli.store import tickets
+from agent_cli.store.sqlite import OrderStore
+from agent_cli.tools import Tool, ToolArgs
+from agent_cli.tools.desk import CustomerSession
+
+
+class TransferArgs(ToolArgs):
+    summary: str = Field(
+        min_length=3, max_length=2_000, description="The customer's issue, for the person"
+    )
+
+
+def handover_tool(
+    open_store: Callable[[], OrderStore], session: CustomerSession, *, dry_run: bool
+) -> Tool[Any]:
+    def transfer(args: TransferArgs) -> Observation | str:
+        if dry_run:
+            return "DRY RUN: would open a ticket for a person to follow up; nothing was written"
+        new = tickets.NewTicket(
+            " ".join(args.summary.split()),
+            session.question,
+            session.run_id,
+            session.customer_id,
+            session.order,
+        )
+        ticket = tickets.open_ticket(open_store(), new)
+        return Observation(
+            f"TRANSFERRED: ticket #{ticket.id} is open; a person will follow up with the "
+            "customer. Tell the customer so, and that nothing else was done.",
+            ticket=ticket.id,
+        )
+
+    return Tool(
+        "transfer_to_human_agents",
+        "Hand the customer over to a person, with a summary of the issue: when they ask for "
+        "a person, or the policy and the tools cannot solve it. Opens a ticket.",
+        TransferArgs,
+        transfer,
+    )
