@@ -283,3 +283,26 @@ def test_slash_commands_work_at_the_chat_reply_prompt() -> None:
     child.close()
     assert child.exitstatus == 0
     assert "error" not in child.logfile_read.getvalue()
+
+
+def test_a_write_called_by_hand_on_a_terminal_asks_the_operator(tmp_path: Path) -> None:
+    delivered_recently("A100")
+    config = tmp_path / "c.toml"
+    config.write_text("[refunds]\nenabled = true\n")
+    args = '{"order_code": "A100", "amount": 1500, "reason": "late delivery"}'
+    child = spawn("tools", "call", "issue_refund", args, "--config", str(config))
+    child.expect(r"Approve refund 1,500 JPY on order A100 .*\? \[y/N\] ")
+    child.sendline("n")
+    child.expect("DENIED")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1  # refused: nothing done
+    child = spawn("tools", "call", "issue_refund", args, "--config", str(config))
+    child.expect(r"\[y/N\] ")
+    child.sendline("y")
+    child.expect("REFUNDED: refund #2 of 1,500 JPY on order A100 recorded")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    shown = subprocess_json("orders", "show", "A100", "--json")
+    assert [r["amount"] for r in shown["refunds"]] == [1500]

@@ -240,3 +240,49 @@ def test_any_field_of_a_real_record_made_wrong_is_named(part: str, data: st.Data
 
 
 _FIXTURE = fixture()
+
+
+def test_a_tau2_order_is_shown_and_looked_up_by_its_id(either_store: OrderStore) -> None:
+    from agent_cli.core.seams import Observation
+    from agent_cli.tools import ToolRegistry
+    from agent_cli.tools.orders import RefundPolicy, order_tools
+
+    desk_store.save_desk(either_store, read_tau2(FIXTURE))
+    code = next(iter(fixture()["orders"]))
+    tools = ToolRegistry(order_tools(lambda: either_store, RefundPolicy()))
+    for written in (code, code.lstrip("#"), code.lower()):  # as a customer may write it
+        seen = tools.invoke("lookup_order", {"order_code": written})
+        assert isinstance(seen, Observation) and seen.text.startswith(f"order={code} "), written
+
+
+def test_orders_show_takes_a_tau2_id() -> None:
+    runner.invoke(app, ["orders", "import", str(FIXTURE), "--format", "tau2"])
+    code = next(iter(fixture()["orders"]))
+    shown = runner.invoke(app, ["orders", "show", code, "--json"])
+    assert shown.exit_code == 0 and json.loads(shown.stdout)["code"] == code
+    bad = runner.invoke(app, ["orders", "show", "##W1"])
+    assert bad.exit_code == 2 and "is not an order code" in bad.stderr
+
+
+def test_an_import_on_a_terminal_shows_a_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from agent_cli.commands import desk_files
+    from agent_cli.ui import console as consoles
+
+    screen = io.StringIO()
+    made = consoles.make_console
+
+    def terminal(stream: Any = None, **kw: Any) -> Any:
+        shown = made(screen, **kw)
+        shown._force_terminal = True  # what a terminal on stderr would be
+        return shown
+
+    told: list[int] = []
+    monkeypatch.setattr(consoles, "make_console", terminal)
+    monkeypatch.setattr(consoles.Progress, "advance", lambda self, task, n: told.append(n))
+    desk_files.import_tau2(FIXTURE, replace=True, config=None)
+    assert "\x1b[?25l" in screen.getvalue()  # a live bar was drawn (the cursor hidden)
+    assert sum(told) == 3 + 16 + 9  # every record counted
+    piped = runner.invoke(app, ["orders", "import", str(FIXTURE), "--format", "tau2"])
+    assert piped.stderr == ""  # no terminal: no bar, no control characters

@@ -18,6 +18,7 @@ STATUSES = (
     "EXCHANGE_REQUESTED",
 )
 ORDER_CODE_PATTERN = r"^[A-Za-z0-9]{1,16}$"  # ASCII letters and digits: no look-alikes
+ORDER_ID_PATTERN = r"^#?[A-Za-z0-9]{1,16}$"  # and τ²-bench's ids, `#W2611340`, to look one up
 
 
 @dataclass(frozen=True, slots=True)

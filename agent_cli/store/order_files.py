@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from agent_cli.config.currencies import major_number, to_minor
 from agent_cli.core.decisions import describe_validation_error
 from agent_cli.errors import OrderFileError, UsageError
-from agent_cli.store.models import ORDER_CODE_PATTERN, Order
+from agent_cli.store.models import ORDER_CODE_PATTERN, ORDER_ID_PATTERN, Order
 from agent_cli.text import read_text_file
 
 COLUMNS = ("code", "status", "total", "delivered_at", "currency", "customer", "note")
@@ -72,9 +72,12 @@ def order_record(order: Order) -> dict[str, Any]:
 
 def normalise_code(code: str) -> str:
     """An order code typed by a user, checked and upper-cased; UsageError if it cannot be one."""
-    if not re.fullmatch(ORDER_CODE_PATTERN, code):
+    if not re.fullmatch(ORDER_ID_PATTERN, code):
         shown = code if len(code) <= 20 else code[:20] + "..."
-        raise UsageError(f"{shown!r} is not an order code; codes are letters and digits, e.g. A100")
+        raise UsageError(
+            f"{shown!r} is not an order code; codes are letters and digits, e.g. A100 "
+            "(or τ²-bench's #W2611340)"
+        )
     return code.upper()
 
 

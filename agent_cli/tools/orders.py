@@ -16,7 +16,7 @@ from pydantic import AfterValidator, Field
 
 from agent_cli.config.currencies import major
 from agent_cli.policy.verdicts import computed_line
-from agent_cli.store.models import ORDER_CODE_PATTERN, Order
+from agent_cli.store.models import ORDER_ID_PATTERN, Order
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolArgs
 
@@ -73,7 +73,7 @@ class LookupOrderArgs(ToolArgs):
     order_code: Annotated[
         str,
         Field(
-            pattern=ORDER_CODE_PATTERN,
+            pattern=ORDER_ID_PATTERN,
             description="Letters and digits, e.g. A100",
         ),
         AfterValidator(str.upper),
@@ -115,6 +115,8 @@ def order_tools(
     def lookup_order(args: LookupOrderArgs) -> str:
         store = open_store()
         order = store.get(args.order_code)
+        if order is None and not args.order_code.startswith("#"):  # τ²'s ids, written bare
+            order = store.get("#" + args.order_code)
         if order is None:
             return f"NOT_FOUND: no order with code {args.order_code}"
         refunded = store.refunded_total(order.code)
