@@ -20,6 +20,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "orders-v3.db"  # made by make_or
 
 
 def _upgraded(tmp_path: Path) -> OrderStore:
+    assert FIXTURE.is_file(), f"{FIXTURE} is missing: it is committed with the tests"
     path = tmp_path / "old.db"
     shutil.copy(FIXTURE, path)
     with sqlite3.connect(path) as raw:
@@ -72,6 +73,7 @@ def test_an_old_postgres_store_upgrades_likewise(pg_server: Any) -> None:
 
     from agent_cli.store import postgres
 
+    assert FIXTURE.is_file(), f"{FIXTURE} is missing: it is committed with the tests"
     url = pg_server.database()
     with psycopg.connect(url, autocommit=True) as raw:  # the schema of the release before
         for statement in postgres._MIGRATIONS[0]:
