@@ -392,3 +392,52 @@ def test_the_desk_s_reads_of_an_order_ground_an_answer_about_it(
 ) -> None:
     step = Step(1, CallTool(tool=tool, args=args), "ERROR: refused" if is_error else "ok", is_error)
     assert (ground_answer(answer, (step,)) is None) is grounded
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "A:\n{&#34;order_code&#34;: &#34;A100&#34}",  # what SmolLM2-135M answered in tools mode
+        '{"order_code": "A100"}',
+        '{ "answer": "Order A100 is refundable" }',
+        'lookup_order(order_code="A100")',
+        "Let me check: crm.lookup(id=3)",
+        "Order &lt;b&gt;A100&lt;/b&gt; is refundable.",
+    ],
+)
+def test_an_answer_that_is_not_prose_for_a_customer_is_repaired(answer: str) -> None:
+    problem = ground_answer(answer, ())
+    assert problem is not None and "not written for the customer" in problem
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Order A100 (250,000 JPY) is refundable: delivered 2026-10-01, 12 days ago.",
+        "注文A100(250,000円)は返金可能です。",
+        "Returns & exchanges (any item) = one form; see https://example.com/help?a=1&b=2.",
+        "Use the form {on our site}: it takes a minute.",
+    ],
+)
+def test_prose_with_brackets_and_ampersands_is_prose(answer: str) -> None:
+    from agent_cli.policy.grounding import not_prose
+
+    assert not_prose(answer) is None
+
+
+def test_a_run_whose_answer_is_json_is_asked_again(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"type": "final", "answer": '{"order_code": "A100"}'},
+                {"type": "final", "answer": "Which order do you mean?"},
+            ]
+        )
+    )
+    result = agent("ask", "Can you help me?", "--script", str(script), "--json")
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    repairs = [e for e in events if e["event"] == "repair"]
+    assert result.exit_code == 0 and len(repairs) == 1
+    assert "not written for the customer" in repairs[0]["problem"]
+    assert events[-1]["answer"] == "Which order do you mean?"

@@ -59,8 +59,31 @@ def looked_up(history: tuple[Step, ...]) -> set[str]:
     }
 
 
+# What is not prose for a customer: a JSON object (or its HTML-escaped form), a tool call
+# written out as text, markup escaped for HTML. SmolLM2-135M in tools mode answered
+# `A:\n{&#34;order_code&#34;: &#34;A100&#34}`, and it was shown to the customer as the answer.
+_NOT_PROSE = re.compile(
+    r"\{\s*(?:\"|&#34;|&quot;|\\\")[^\"&\\]{1,80}(?:\"|&#34;|&quot;|\\\")\s*:"  # {"key":
+    r"|&(?:#\d{2,5}|#x[0-9a-fA-F]{2,4}|quot|lt|gt|amp|apos);"  # escaped markup
+    r"|\b[a-z][a-z0-9_]*\(\s*[a-z_][a-z0-9_]*\s*=",  # lookup_order(order_code=
+)
+
+
+def not_prose(answer: str) -> str | None:
+    """Why an answer is not prose a customer can read, or None."""
+    if _NOT_PROSE.search(answer) is None:
+        return None
+    return (
+        "the answer is not written for the customer (it holds JSON, a tool call written as "
+        "text, or escaped markup); call the tool if one is needed, else answer in plain "
+        "sentences"
+    )
+
+
 def ground_answer(answer: str, history: tuple[Step, ...]) -> str | None:
     """None when the answer is grounded; else the problem, worded for the model to fix."""
+    if (problem := not_prose(answer)) is not None:
+        return problem
     folded = fold(answer)
     codes = CODE.findall(folded)
     if not codes:
