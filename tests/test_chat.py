@@ -234,3 +234,27 @@ def test_a_chat_session_is_one_customer_conversation(tmp_path: Path) -> None:
     assert observed[0] == "aoi_suzuki_1002"
     assert 'carrier="Yamato Transport"' in observed[1]  # identified in an earlier turn
     assert "is not the identified customer's" in observed[2]  # Haruki Sato's
+
+
+def test_an_earlier_turn_s_figures_may_be_said_again(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}},
+                {"type": "final", "answer": "Order A100 (250,000 JPY) is refundable."},
+                {"type": "final", "answer": "As I said: 250,000 JPY."},
+                {"type": "final", "answer": "And 999,999 JPY more."},
+                {"type": "final", "answer": "Sorry, I have nothing more to add."},
+            ]
+        )
+    )
+    trace = tmp_path / "t.jsonl"
+    turns = "Is A100 refundable?\nhow much again?\nanything else?\n"
+    result = chat(turns, "--script", str(script), "--trace", str(trace))
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    repairs = [r["problem"] for r in records if r["event"] == "repair"]
+    assert len(repairs) == 1 and "999,999 JPY" in repairs[0]  # said by nobody before
+    answers = [r["answer"] for r in records if r["event"] == "run_finished"]
+    assert answers[1] == "As I said: 250,000 JPY."  # its figure is the earlier answer's

@@ -441,3 +441,63 @@ def test_a_run_whose_answer_is_json_is_asked_again(tmp_path: Path) -> None:
     assert result.exit_code == 0 and len(repairs) == 1
     assert "not written for the customer" in repairs[0]["problem"]
     assert events[-1]["answer"] == "Which order do you mean?"
+
+
+LOOKED_UP = (
+    Step(
+        1,
+        CallTool(tool="lookup_order", args={"order_code": "A100"}),
+        "order=A100 status=DELIVERED total=250000 currency=JPY delivered_at=2026-10-01 "
+        "refunded=55000 left=195000",
+        False,
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        ("Order A100 is refundable; refunds are available for 2027-09-28.", "date 2027-09-28"),
+        ("Order A100 was delivered on 2026年9月30日.", "date 2026-09-30"),
+        ("Order A100 is refundable: 260,000 JPY.", "amount 260,000 JPY"),
+        ("Order A100 is refundable: ¥250,001 in all.", "amount ¥250,001"),
+        ("Order A100: we refund $25.", "amount $25"),
+    ],
+)
+def test_a_date_or_amount_no_source_gave_is_repaired(answer: str, problem: str) -> None:
+    said = ground_answer(answer, LOOKED_UP, question="Is A100 refundable?", today="2026-10-13")
+    assert said is not None and problem in said and "state only dates and amounts" in said
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Order A100 is refundable: delivered 2026-10-01; 195,000 JPY is left of 250,000 JPY.",
+        "注文A100(195,000円)は2026年10月1日に配達されました。",
+        "As of 2026-10-13, order A100 is refundable (195000 yen left).",
+        "I cannot refund 10,000,000 JPY for order A100.",  # the customer's own figure
+        "Order A100 is refundable within 30 days; it takes 5-7 business days.",  # no amounts
+    ],
+)
+def test_figures_from_the_tools_the_question_or_today_are_fine(answer: str) -> None:
+    question = "Refund 10,000,000 yen on A100 now"
+    assert ground_answer(answer, LOOKED_UP, question=question, today="2026-10-13") is None
+
+
+def test_a_run_that_makes_up_a_date_is_asked_again(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}},
+                {"type": "final", "answer": "Order A100 can be refunded until 2027-09-28."},
+                {"type": "final", "answer": "Order A100 is refundable: delivered 2026-10-01."},
+            ]
+        )
+    )
+    result = agent(
+        "ask", "Is A100 refundable?", "--script", str(script), "--json", "--today", "2026-10-13"
+    )
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    repairs = [e["problem"] for e in events if e["event"] == "repair"]
+    assert result.exit_code == 0 and len(repairs) == 1 and "2027-09-28" in repairs[0]

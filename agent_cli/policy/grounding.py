@@ -16,6 +16,7 @@ would be a code.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from agent_cli.core.decisions import Step
 from agent_cli.policy.verdicts import (
@@ -80,10 +81,55 @@ def not_prose(answer: str) -> str | None:
     )
 
 
-def ground_answer(answer: str, history: tuple[Step, ...]) -> str | None:
-    """None when the answer is grounded; else the problem, worded for the model to fix."""
+_ISO_DATE = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
+_JA_DATE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
+_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_AMOUNT = re.compile(
+    rf"(?:[$¥￥]\s?({_NUMBER}))|(?:({_NUMBER})\s?(?:JPY|USD|EUR|GBP|yen|dollars?|円))",
+    re.IGNORECASE,
+)
+_ANY_NUMBER = re.compile(_NUMBER)
+
+
+def unfounded_figures(answer: str, sources: str) -> str | None:
+    """A date or an amount the answer states that `sources` (the run's observations, the
+    question, today's date) never gave; the first one, or None. A model must not make one up
+    (SmolLM2-135M told a customer "Refunds are available for 2027-09-28")."""
+    folded = fold(answer)
+    dates = {"-".join(m.groups()) for m in _ISO_DATE.finditer(folded)}
+    dates |= {f"{y}-{int(m):02d}-{int(d):02d}" for y, m, d in _JA_DATE.findall(folded)}
+    known_dates = {"-".join(m.groups()) for m in _ISO_DATE.finditer(sources)}
+    if missing := sorted(dates - known_dates):
+        return (
+            f"the answer states the date {missing[0]}, which no tool result, the question or "
+            "today gives"
+        )
+    known = {_decimal(n) for n in _ANY_NUMBER.findall(sources)}
+    for found in _AMOUNT.finditer(folded):
+        said = found.group(1) or found.group(2)
+        if _decimal(said) not in known:
+            return (
+                f"the answer states the amount {found.group(0).strip()}, which no tool result or "
+                "the question gives"
+            )
+    return None
+
+
+def _decimal(number: str) -> Decimal:
+    return Decimal(number.replace(",", ""))
+
+
+def ground_answer(
+    answer: str, history: tuple[Step, ...], *, question: str | None = None, today: str = ""
+) -> str | None:
+    """None when the answer is grounded; else the problem, worded for the model to fix. With
+    the `question` (and `today`), the dates and amounts it states must come from somewhere."""
     if (problem := not_prose(answer)) is not None:
         return problem
+    if question is not None:
+        sources = "\n".join([question, today, *(step.observation for step in history)])
+        if (problem := unfounded_figures(answer, fold(sources))) is not None:
+            return f"{problem}; state only dates and amounts the tools gave"
     folded = fold(answer)
     codes = CODE.findall(folded)
     if not codes:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 from collections.abc import Callable, Generator
@@ -15,7 +16,7 @@ from agent_cli.config import Settings
 from agent_cli.core.budget import Limits, Price, RefundCounter
 from agent_cli.core.events import Event
 from agent_cli.core.loop import run
-from agent_cli.core.seams import Exchange, ReasoningModel, Reply, TextDelta
+from agent_cli.core.seams import AnswerCheck, Exchange, ReasoningModel, Reply, TextDelta
 from agent_cli.errors import UsageError
 from agent_cli.policy.grounding import ground_answer
 from agent_cli.policy.instructions import shop_instructions
@@ -78,7 +79,9 @@ class Runtime:
             limits=self.limits,
             today=today,
             conversation=conversation,
-            check_answer=ground_answer if self.limits.grounding else None,
+            check_answer=_grounding(conversation, question, today)
+            if self.limits.grounding
+            else None,
             on_text=on_text,
             instructions=self.instructions,
             run_id=run_id,
@@ -294,3 +297,11 @@ def policy_of(settings: Settings) -> RefundPolicy:
         tuple(settings.policy.refundable_statuses),
         refunds.max_amount if refunds.enabled else None,
     )
+
+
+def _grounding(conversation: tuple[Exchange, ...], question: str, today: date) -> AnswerCheck:
+    """The grounding check of one run: its question and date, and the conversation's earlier
+    turns (their answers passed this check in their own runs), are sources of the figures an
+    answer may state, besides the tools' results."""
+    said = "\n".join([*(f"{t.question}\n{t.answer}" for t in conversation), question])
+    return functools.partial(ground_answer, question=said, today=today.isoformat())
