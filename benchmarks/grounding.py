@@ -76,6 +76,10 @@ def main() -> None:
         on_samples.append(median_s(loop_run(ground_answer), runs // 10) / STEPS)
     off, on = statistics.median(off_samples), statistics.median(on_samples)
     typical = median_s(lambda: ground_answer(TYPICAL, history), runs)
+    figures = median_s(
+        lambda: ground_answer(TYPICAL, history, question="Is A100 refundable?", today="2026-10-13"),
+        runs,
+    )
     worst = median_s(lambda: ground_answer(WORST, history), max(runs // 100, 5))
     print(f"loop overhead per step, check off     {off * 1e6:9.1f} us")
     print(f"loop overhead per step, check on      {on * 1e6:9.1f} us ({(on - off) / off:+.1%})")
@@ -84,6 +88,7 @@ def main() -> None:
         f"check, typical answer, per step        {typical / STEPS * 1e6:9.1f} us "
         f"({typical / STEPS / off:.1%} of the per-step overhead)"
     )
+    print(f"check with its figures (dates, amounts) {figures * 1e6:9.1f} us per run")
     print("(the check runs once per final answer: its per-step share falls as runs get longer)")
     print(f"check, worst answer ({len(WORST):,} chars, 1,000 codes) {worst * 1e3:7.2f} ms")
 
