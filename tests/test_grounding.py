@@ -501,3 +501,50 @@ def test_a_run_that_makes_up_a_date_is_asked_again(tmp_path: Path) -> None:
     events = [json.loads(line) for line in result.stdout.splitlines()]
     repairs = [e["problem"] for e in events if e["event"] == "repair"]
     assert result.exit_code == 0 and len(repairs) == 1 and "2027-09-28" in repairs[0]
+
+
+def _observed(tool: str, text: str) -> tuple[Step, ...]:
+    return (Step(1, CallTool(tool=tool, args={}), text, False),)
+
+
+REFUNDED = _observed("issue_refund", "REFUNDED: refund #2 of 1,000 JPY on order A100 recorded")
+QUEUED = _observed("issue_refund", "QUEUED: the refund of 1,000 JPY on order A100 awaits ...")
+TRANSFERRED = _observed("transfer_to_human_agents", "TRANSFERRED: ticket #1 is open; ...")
+
+
+@pytest.mark.parametrize(
+    ("answer", "history", "claimed"),
+    [
+        ("I have refunded 1,000 JPY on A100.", (), "a refund"),
+        ("I've issued a refund for A100.", QUEUED, "a refund"),  # queued is not done
+        ("返金しました。", (), "a refund"),
+        ("I have cancelled your order B200.", (), "a change to the order"),
+        ("We've changed the address of B200.", (), "a change to the order"),
+        ("B200をキャンセルしました。", (), "a change to the order"),
+        ("A colleague will follow up with you shortly.", (), "a hand-over to a person"),
+        ("I have transferred you to our team.", REFUNDED, "a hand-over to a person"),
+        ("担当者からご連絡いたします。", (), "a hand-over to a person"),
+    ],
+)
+def test_an_act_nothing_in_the_run_did_is_not_claimed(
+    answer: str, history: tuple[Step, ...], claimed: str
+) -> None:
+    problem = ground_answer(answer, history)
+    assert problem is not None and f"says {claimed} was made" in problem
+
+
+@pytest.mark.parametrize(
+    ("answer", "history"),
+    [
+        ("I have refunded 1,000 JPY on A100.", REFUNDED),
+        ("A colleague will follow up with you shortly.", TRANSFERRED),
+        ("Order A104 was refunded in full.", ()),  # a fact the store holds, not an act
+        ("Your refund of 1,000 JPY on A100 is waiting for approval.", QUEUED),
+        ("We will get back to this when you have the order number.", ()),
+        ("I returned to the question: which order is it?", ()),
+    ],
+)
+def test_an_act_the_run_did_or_a_fact_may_be_said(answer: str, history: tuple[Step, ...]) -> None:
+    from agent_cli.policy.grounding import unfounded_claim
+
+    assert unfounded_claim(answer, history) is None

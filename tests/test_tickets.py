@@ -56,10 +56,18 @@ def test_a_hand_over_opens_a_ticket_and_ends_the_run_handed_over(tmp_path: Path)
     assert events[0]["run_id"] in logged
 
 
-def test_a_dry_run_hand_over_writes_no_ticket(tmp_path: Path) -> None:
-    result = handed_over(tmp_path, "--dry-run", "--json")
+def test_a_dry_run_hand_over_writes_no_ticket_and_claims_none(tmp_path: Path) -> None:
+    script = tmp_path / "dry.json"
+    honest = {"type": "final", "answer": "In a real run, a colleague would take A101 over."}
+    script.write_text(json.dumps([*HANDOVER, honest]))
+    argv = ["ask", QUESTION, "--script", str(script), "--dry-run", "--json"]
+    result = runner.invoke(app, argv)
     assert result.exit_code == 0, result.output
     assert "DRY RUN: would open a ticket" in result.stdout
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    (repair,) = [e["problem"] for e in events if e["event"] == "repair"]
+    assert "says a hand-over to a person was made" in repair  # no ticket: no follow-up to claim
+    assert events[-1]["status"] == "answered"
     assert agent("tickets", "list", "--status", "all", "--json").stdout == ""
 
 

@@ -119,12 +119,63 @@ def _decimal(number: str) -> Decimal:
     return Decimal(number.replace(",", ""))
 
 
+# What an answer may claim the desk did in this run, and the observation that shows it did:
+# a refund recorded, a ticket opened; the changes of the next tools (cancel, change, return,
+# exchange) have no commit yet, so a claim of one is never grounded. First person only: "A104
+# was refunded" reads a fact the store holds, "I have refunded A104" claims an act.
+_CLAIMS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+    (
+        "a refund",
+        re.compile(
+            r"\b(?:I|we)(?:'ve| have| just)? (?:now )?(?:refunded|issued (?:a|the|your) refund|"
+            r"processed (?:a|the|your) refund)|返金(?:いた)?しました|返金を(?:行い|実行し)ました",
+            re.IGNORECASE,
+        ),
+        ("REFUNDED:",),
+    ),
+    (
+        "a change to the order",
+        re.compile(
+            r"\b(?:I|we)(?:'ve| have| just)? (?:now )?(?:cancell?ed|changed|updated|modified|"
+            r"exchanged|returned (?:your|the) (?:order|items?|products?)|"
+            r"(?:processed|accepted|started) (?:the|your) (?:return|exchange))\b|"
+            r"キャンセル(?:いた)?しました|変更(?:いた)?しました|"
+            r"交換(?:いた)?しました",
+            re.IGNORECASE,
+        ),
+        (),
+    ),
+    (
+        "a hand-over to a person",
+        re.compile(
+            r"\b(?:a|our|one of our) (?:person|colleague|human|agent|team member|specialist)s? "
+            r"will (?:follow up|contact|get back|reach out|call)|\b(?:I|we)(?:'ve| have)? "
+            r"(?:transferred|handed|passed) (?:you|this|your)|担当者から(?:ご)?連絡",
+            re.IGNORECASE,
+        ),
+        ("TRANSFERRED:",),
+    ),
+)
+
+
+def unfounded_claim(answer: str, history: tuple[Step, ...]) -> str | None:
+    """An act the answer says the desk did that no observation of this run shows done."""
+    observed = [step.observation for step in history if not step.is_error]
+    for what, said, shown_by in _CLAIMS:
+        if said.search(answer) and not any(o.startswith(shown_by) for o in observed if shown_by):
+            return (
+                f"the answer says {what} was made, and nothing in this run did it; say what "
+                "was done (a change waiting for approval is waiting), or what the customer can do"
+            )
+    return None
+
+
 def ground_answer(
     answer: str, history: tuple[Step, ...], *, question: str | None = None, today: str = ""
 ) -> str | None:
     """None when the answer is grounded; else the problem, worded for the model to fix. With
     the `question` (and `today`), the dates and amounts it states must come from somewhere."""
-    if (problem := not_prose(answer)) is not None:
+    if (problem := not_prose(answer) or unfounded_claim(answer, history)) is not None:
         return problem
     if question is not None:
         sources = "\n".join([question, today, *(step.observation for step in history)])
