@@ -286,3 +286,60 @@ def test_an_import_on_a_terminal_shows_a_bar(monkeypatch: pytest.MonkeyPatch) ->
     assert sum(told) == 3 + 16 + 9  # every record counted
     piped = runner.invoke(app, ["orders", "import", str(FIXTURE), "--format", "tau2"])
     assert piped.stderr == ""  # no terminal: no bar, no control characters
+
+
+def test_an_export_never_clobbers_what_is_not_its_file(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    store = Path(os.environ["AGENT_DB"])
+    before = store.read_bytes()
+    target = tmp_path / "target.json"
+    target.write_text("keep me")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path, said in [
+        (store, "is an SQLite database"),
+        (link, "is a symbolic link"),
+        (fifo, "is not a regular file"),
+        (tmp_path, "is a directory"),
+    ]:
+        result = runner.invoke(app, ["orders", "export", "-o", str(path)])
+        assert result.exit_code == 2 and said in result.stderr, (path, result.output)
+    assert store.read_bytes() == before and target.read_text() == "keep me"
+    written = tmp_path / "shop.json"
+    assert runner.invoke(app, ["orders", "export", "-o", str(written)]).exit_code == 0
+    assert stat.S_IMODE(written.stat().st_mode) == 0o600  # customers' names and addresses
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "value", "named"),
+    [
+        ("variants", "options", "not json", "variants: item 1001001: options"),
+        ("order_items", "options", "[1, 2]", "order_items: order A100: options"),
+        ("shipments", "tracking_ids", "{}", "shipments: order A101: tracking_ids"),
+        ("orders", "exchange_request", '{"items": []}', "orders: exchange_request lacks a field"),
+    ],
+)
+def test_a_row_changed_by_hand_is_named_never_an_internal_error(
+    table: str, column: str, value: str, named: str
+) -> None:
+    import os
+    import sqlite3
+
+    with sqlite3.connect(os.environ["AGENT_DB"]) as raw:
+        raw.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = 1", (value,))
+    exported = runner.invoke(app, ["orders", "export"])
+    assert exported.exit_code == 1 and named in exported.stderr, exported.output
+    assert "internal error" not in exported.stderr
+    code = {"variants": None, "order_items": "A100", "shipments": "A101", "orders": "A100"}[table]
+    if code is not None:
+        shown = runner.invoke(
+            app, ["tools", "call", "get_order_details", f'{{"order_id": "{code}"}}']
+        )
+        assert shown.exit_code == 1 and named in shown.stdout
+    else:
+        shown = runner.invoke(app, ["tools", "call", "get_item_details", '{"item_id": "1001001"}'])
+        assert shown.exit_code == 1 and shown.stdout.startswith("ERROR: the order store's")

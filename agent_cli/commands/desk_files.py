@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -14,7 +15,7 @@ from agent_cli.config import load_settings
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.runtime.drive import warn
 from agent_cli.runtime.stores import opened_store
-from agent_cli.store.desk_reads import load_desk
+from agent_cli.store.desk_reads import UnreadableRecord, load_desk
 from agent_cli.store.desk_store import save_desk
 from agent_cli.store.tau2 import read_tau2, tau2_json
 from agent_cli.ui.console import progress_bar
@@ -36,7 +37,12 @@ def export_tau2(output: Path | None, *, config: Path | None) -> None:
     """The store's desk data as a τ²-bench db.json, to `output` (replaced whole, never left
     half-written) or stdout."""
     with opened_store(load_settings(config)) as store:
-        data = load_desk(store)
+        try:
+            data = load_desk(store)
+        except UnreadableRecord as exc:
+            raise AgentError(
+                f"Cannot export: {exc}; fix that row, or import the data again"
+            ) from None
     shaped = tau2_json(data)
     left_out = len(data.orders) - len(shaped["orders"])
     if left_out:
@@ -54,9 +60,10 @@ def export_tau2(output: Path | None, *, config: Path | None) -> None:
 
 
 def _write_whole(path: Path, text: str) -> None:
-    """Beside the file, then moved over it: a reader sees the old file or the new, never half."""
-    if path.is_dir():
-        raise UsageError(f"-o {path}: is a directory; name a file")
+    """Beside the file, then moved over it: a reader sees the old file or the new, never half.
+    Owner-only (0600: it holds customers' names, emails and addresses). Never over a link, a
+    directory, a FIFO or a device, nor over an SQLite database (the order store, the run log)."""
+    _refuse_to_clobber(path)
     try:
         handle, temporary = tempfile.mkstemp(dir=path.parent or Path("."), prefix=".export-")
     except OSError as exc:
@@ -73,3 +80,28 @@ def _write_whole(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _refuse_to_clobber(path: Path) -> None:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise UsageError(f"-o {path}: cannot be checked: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise UsageError(f"-o {path}: is a symbolic link; name the file itself")
+    if stat.S_ISDIR(info.st_mode):
+        raise UsageError(f"-o {path}: is a directory; name a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"-o {path}: is not a regular file (a FIFO or a device); name a file")
+    try:
+        with path.open("rb") as handle:
+            database = handle.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        database = False
+    if database:
+        raise UsageError(
+            f"-o {path}: is an SQLite database (the order store or the run log?); nothing was "
+            "written: name another file"
+        )

@@ -150,7 +150,8 @@ def _customer(row: Any, methods: Iterable[Any]) -> Customer:
 
 
 def _variant(row: Any) -> Variant:
-    return Variant(str(row[1]), json.loads(row[2]), bool(row[3]), int(row[4]), str(row[5]))
+    options = _loads(row[2], dict, f"variants: item {row[1]}: options")
+    return Variant(str(row[1]), options, bool(row[3]), int(row[4]), str(row[5]))
 
 
 class _Children:
@@ -170,7 +171,13 @@ def _children(store: DeskStore, where: str, params: tuple[object, ...]) -> _Chil
         params,
     ):
         found.items[code].append(
-            OrderItem(item_id, product_id, name, int(price), json.loads(options))
+            OrderItem(
+                item_id,
+                product_id,
+                name,
+                int(price),
+                _loads(options, dict, f"order_items: order {code}: options"),
+            )
         )
     for row in store.query(
         "SELECT order_code, position, tracking_ids, item_ids, carrier, estimated_delivery"
@@ -200,8 +207,8 @@ def _desk_order(order: Any, row: Any, children: _Children) -> DeskOrder:
     address = Address(*(str(v) for v in row[2:8])) if row[2] is not None else None
     shipments = tuple(
         Shipment(
-            tuple(json.loads(s[2])),
-            tuple(json.loads(s[3])),
+            tuple(_loads(s[2], list, f"shipments: order {code}: tracking_ids")),
+            tuple(_loads(s[3], list, f"shipments: order {code}: item_ids")),
             s[4],
             date.fromisoformat(s[5]) if s[5] else None,
             tuple(children.events[(code, int(s[1]))]),
@@ -225,17 +232,38 @@ def _desk_order(order: Any, row: Any, children: _Children) -> DeskOrder:
 def _exchange(text: str | None) -> ExchangeRequest | None:
     if text is None:
         return None
-    fields = json.loads(text)
-    return ExchangeRequest(
-        tuple(fields["items"]),
-        tuple(fields["new_items"]),
-        fields["payment_method_id"],
-        int(fields["price_difference"]),
-    )
+    fields = _loads(text, dict, "orders: exchange_request")
+    try:
+        return ExchangeRequest(
+            tuple(fields["items"]),
+            tuple(fields["new_items"]),
+            str(fields["payment_method_id"]),
+            int(fields["price_difference"]),
+        )
+    except (KeyError, TypeError, ValueError):
+        raise UnreadableRecord("the order store's orders: exchange_request lacks a field") from None
 
 
 def _returned(text: str | None) -> ReturnRequest | None:
     if text is None:
         return None
-    fields = json.loads(text)
-    return ReturnRequest(tuple(fields["items"]), fields["payment_method_id"])
+    fields = _loads(text, dict, "orders: return_request")
+    try:
+        return ReturnRequest(tuple(fields["items"]), str(fields["payment_method_id"]))
+    except (KeyError, TypeError):
+        raise UnreadableRecord("the order store's orders: return_request lacks a field") from None
+
+
+class UnreadableRecord(ValueError):
+    """A desk row whose JSON text was changed by hand into something else: named, one line."""
+
+
+def _loads(text: object, kind: type, where: str) -> Any:
+    """A JSON column's value, of the kind it must be; UnreadableRecord naming the row."""
+    try:
+        value = json.loads(str(text))
+    except (ValueError, RecursionError):
+        value = None
+    if not isinstance(value, kind):
+        raise UnreadableRecord(f"the order store's {where} is not a JSON {kind.__name__}")
+    return value

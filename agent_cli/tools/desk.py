@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import Field
 
 from agent_cli.config.currencies import major
+from agent_cli.core.seams import ApprovalNeeded, Observation
 from agent_cli.store import desk_reads
 from agent_cli.store.desk import Customer, DeskOrder, Variant
 from agent_cli.store.sqlite import OrderStore
@@ -68,6 +69,7 @@ class CustomerSession:
             )
 
 
+Result = str | Observation | ApprovalNeeded
 _ID = r"^[A-Za-z0-9_.-]{1,64}$"
 _ORDER_ID = r"^#?[A-Za-z0-9]{1,16}$"
 
@@ -318,7 +320,26 @@ class _Reads:
 
 def desk_tools(open_store: Callable[[], OrderStore], session: CustomerSession) -> list[Tool[Any]]:
     """The read tools over the store `open_store()` opens, with identity kept in `session`."""
-    reads = _Reads(open_store, session)
+    return [
+        Tool(t.name, t.description, t.args_model, _reporting(t.execute))
+        for t in _tools(_Reads(open_store, session))
+    ]
+
+
+def _reporting(execute: Callable[[Any], Result]) -> Callable[[Any], Result]:
+    """A row changed by hand into something unreadable is told as what it is (ERROR: ...),
+    not as a tool that failed for no reason."""
+
+    def run(args: Any) -> Result:
+        try:
+            return execute(args)
+        except desk_reads.UnreadableRecord as exc:
+            raise ToolFailure(f"{exc}; tell the customer it cannot be shown now") from None
+
+    return run
+
+
+def _tools(reads: _Reads) -> list[Tool[Any]]:
     return [
         Tool(
             "find_user_id_by_email",
