@@ -343,3 +343,34 @@ def test_a_row_changed_by_hand_is_named_never_an_internal_error(
     else:
         shown = runner.invoke(app, ["tools", "call", "get_item_details", '{"item_id": "1001001"}'])
         assert shown.exit_code == 1 and shown.stdout.startswith("ERROR: the order store's")
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "named", "call"),
+    [
+        (
+            "payment_methods",
+            "balance",
+            "payment_methods: credit_card_1001: balance is not a whole amount",
+            ["get_user_details", '{"user_id": "haruki_sato_1001"}'],
+        ),
+        (
+            "payments",
+            "amount",
+            "payments: order A100: amount is not a whole amount",
+            ["get_order_details", '{"order_id": "A100"}'],
+        ),
+    ],
+)
+def test_an_amount_changed_by_hand_into_text_is_named(
+    table: str, column: str, named: str, call: list[str]
+) -> None:
+    import os
+    import sqlite3
+
+    with sqlite3.connect(os.environ["AGENT_DB"]) as raw:
+        raw.execute(f"UPDATE {table} SET {column} = 'abc' WHERE rowid = 1")
+    exported = runner.invoke(app, ["orders", "export"])
+    assert exported.exit_code == 1 and named in exported.stderr, exported.output
+    shown = runner.invoke(app, ["tools", "call", *call])
+    assert shown.exit_code == 1 and named in shown.stdout

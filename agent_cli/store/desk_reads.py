@@ -143,7 +143,14 @@ def _customer(row: Any, methods: Iterable[Any]) -> Customer:
         str(row[3]),
         Address(*(str(v) for v in row[4:10])),
         tuple(
-            PaymentMethod(str(m[1]), m[2], m[3], m[4], None if m[5] is None else int(m[5]), m[6])
+            PaymentMethod(
+                str(m[1]),
+                m[2],
+                m[3],
+                m[4],
+                None if m[5] is None else _int(m[5], f"payment_methods: {m[1]}: balance"),
+                m[6],
+            )
             for m in methods
         ),
     )
@@ -151,7 +158,8 @@ def _customer(row: Any, methods: Iterable[Any]) -> Customer:
 
 def _variant(row: Any) -> Variant:
     options = _loads(row[2], dict, f"variants: item {row[1]}: options")
-    return Variant(str(row[1]), options, bool(row[3]), int(row[4]), str(row[5]))
+    price = _int(row[4], f"variants: item {row[1]}: price")
+    return Variant(str(row[1]), options, bool(row[3]), price, str(row[5]))
 
 
 class _Children:
@@ -175,7 +183,7 @@ def _children(store: DeskStore, where: str, params: tuple[object, ...]) -> _Chil
                 item_id,
                 product_id,
                 name,
-                int(price),
+                _int(price, f"order_items: order {code}: price"),
                 _loads(options, dict, f"order_items: order {code}: options"),
             )
         )
@@ -198,7 +206,8 @@ def _children(store: DeskStore, where: str, params: tuple[object, ...]) -> _Chil
         + " ORDER BY order_code, position",
         params,
     ):
-        found.payments[code].append(Payment(kind, int(amount), method, paid_at))
+        paid = _int(amount, f"payments: order {code}: amount")
+        found.payments[code].append(Payment(kind, paid, method, paid_at))
     return found
 
 
@@ -266,4 +275,12 @@ def _loads(text: object, kind: type, where: str) -> Any:
         value = None
     if not isinstance(value, kind):
         raise UnreadableRecord(f"the order store's {where} is not a JSON {kind.__name__}")
+    return value
+
+
+def _int(value: object, where: str) -> int:
+    """A money column's value; UnreadableRecord naming the row when it holds something else
+    (SQLite keeps whatever text a hand-made UPDATE put there)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UnreadableRecord(f"the order store's {where} is not a whole amount: {value!r:.40}")
     return value
