@@ -528,7 +528,9 @@ def test_the_offline_notice_is_said_once_per_terminal_session(
     assert agent(*question).stderr == ""
 
 
-def test_a_terminal_session_is_its_leader_and_the_leaders_start() -> None:
+def _session_of_a_new_terminal() -> tuple[str, str]:
+    """A child started in a session of its own (as a new terminal's shell is): its pid and
+    what it tells of its session."""
     code = (
         "import os; from agent_cli.commands.notices import terminal_session; "
         "print(os.getpid(), terminal_session())"
@@ -540,17 +542,14 @@ def test_a_terminal_session_is_its_leader_and_the_leaders_start() -> None:
         start_new_session=True,
         check=True,
     ).stdout.split()
-    pid, session = told[0], told[1]
+    return told[0], told[1]
+
+
+def test_a_terminal_session_is_its_leader_and_the_leaders_start() -> None:
+    pid, session = _session_of_a_new_terminal()
     sid, started = session.split(":")
     assert sid == pid and int(started) > 0  # the leader is this process: a session of its own
-    again = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        start_new_session=True,
-        check=True,
-    ).stdout.split()
-    assert again[1] != session  # a new terminal is a new session
+    assert _session_of_a_new_terminal()[1] != session  # a new terminal is a new session
 
 
 def test_a_session_whose_leader_is_out_of_sight_is_not_told(

@@ -114,18 +114,19 @@ def close(store: OrderStore, ticket: int, *, by: str, note: str | None) -> Chang
 
 
 def _step(store: OrderStore, ticket: int, sql: str, params: tuple[object, ...]) -> Changed | None:
-    if get(store, ticket) is None:
+    """One step in one transaction: the ticket held (PostgreSQL: its row locked), changed if
+    its status allows, and read back as it is now; None when there is no such ticket."""
+    if not 0 < ticket <= MAX_ID:
         return None
 
-    def work() -> bool:
-        before = store.query(
-            f"SELECT status FROM tickets WHERE id = ?{store.FOR_UPDATE}", (ticket,)
-        )
+    def work() -> Changed | None:
+        held = f"SELECT status FROM tickets WHERE id = ?{store.FOR_UPDATE}"
+        before = store.query(held, (ticket,))
+        if not before:
+            return None
         store.execute(sql, params)
-        after = store.query("SELECT status FROM tickets WHERE id = ?", (ticket,))
-        return bool(before and after and before[0][0] != after[0][0])
+        now = get(store, ticket)
+        assert now is not None  # held since the read above
+        return Changed(now, now.status != before[0][0])
 
-    changed = store.atomically(work)
-    now = get(store, ticket)
-    assert now is not None
-    return Changed(now, changed)
+    return store.atomically(work)
