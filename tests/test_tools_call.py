@@ -113,3 +113,13 @@ def test_every_call_is_in_the_run_log() -> None:
     logged = runner.invoke(app, ["logs", "list", "--kind", "tool"]).stdout
     assert 'agent tools call get_item_details {"item_id": "1002002"}' in logged
     assert runner.invoke(app, ["tools", "list", "--json"]).exit_code == 0
+
+
+def test_a_ticket_opened_by_hand_names_its_run() -> None:
+    result = call("transfer_to_human_agents", '{"summary": "Called in: wants a person."}')
+    assert result.exit_code == 0, result.output  # done: the operator opened it
+    ticket = json.loads(runner.invoke(app, ["tickets", "show", "1", "--json"]).stdout)
+    logged = runner.invoke(app, ["logs", "list", "--kind", "tool", "--json"]).stdout
+    (run,) = [json.loads(line) for line in logged.splitlines()]
+    assert ticket["run_id"] == run["run_id"] and ticket["question"] == run["question"]
+    assert ticket["question"].startswith("agent tools call transfer_to_human_agents")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -74,13 +75,11 @@ def call_tool(options: ToolCall) -> None:
         servers = start_mcp_servers(settings, stack)
         store = LazyStore(settings)
         stack.callback(store.close)
+        goal = f"agent tools call {options.name} {json.dumps(args, ensure_ascii=False)}"
+        run_id = uuid.uuid4().hex  # what a ticket opened by hand records, as a run's would
+        staff = CustomerSession(staff=True, run_id=run_id, question=goal)
         tools = build_tools(
-            settings,
-            store.get,
-            RefundCounter(),
-            dry_run=False,
-            mcp=servers,
-            identity=CustomerSession(staff=True),
+            settings, store.get, RefundCounter(), dry_run=False, mcp=servers, identity=staff
         )
         _check(tools, options.name, args)
         sinks: list[Callable[[Event], None]] = []
@@ -92,12 +91,13 @@ def call_tool(options: ToolCall) -> None:
         seen: list[Event] = []
         sinks.append(seen.append)
         events = run(
-            f"agent tools call {options.name} {json.dumps(args, ensure_ascii=False)}",
+            goal,
             OperatorCall(who, CallTool(tool=options.name, args=args)),
             tools,
             # the observation whole: it is the operator's answer, not a model's context
             limits=Limits(2, settings.limits.timeout, max_observation_chars=10**6),
             today=system_today(),
+            run_id=run_id,
         )
         drive(events, sinks, approve=_approver(options.yes, who))
     _report(options, args, seen)
