@@ -34,7 +34,8 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 orders_app = typer.Typer(
-    help="Browse and import the orders in the order store (SQLite, or the team's PostgreSQL).",
+    help="Browse, import and export the orders in the order store (SQLite, or the team's "
+    "PostgreSQL; τ²-bench's retail data in and out).",
     context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
 )

@@ -19,7 +19,8 @@ from agent_cli.errors import AgentError, Interrupted
 EXIT_CODES_HELP = (
     "Exit codes: 0 answered; 1 runtime error; 2 usage or configuration error; "
     "3 a limit was reached (max steps, timeout, tokens); 4 the agent asked a question and no "
-    "one could answer; 5 answered, and a refund waits in the approval queue; 130 interrupted "
+    "one could answer; 5 answered, and a refund waits in the approval queue; 6 answered, and "
+    "handed over to a person (a ticket is open); 130 interrupted "
     "(Ctrl-C); 141 stdout closed by its reader; 143 terminated (SIGTERM)."
 )
 
