@@ -117,6 +117,7 @@ def test_tickets_on_both_backends(either_store: OrderStore) -> None:
     first = tickets.open_ticket(either_store, new)
     second = tickets.open_ticket(either_store, tickets.NewTicket("two", "q", "run-2"))
     assert (first.id, second.id) == (1, 2) and first.status == "open"
+    assert first.opened_at.endswith("+00:00")  # UTC, as `tickets list` heads its column
     assert second.customer_id is None and second.order_code is None
     done = tickets.claim(either_store, 1, by="lead")
     assert done is not None and done.changed and done.ticket.claimed_by == "lead"
