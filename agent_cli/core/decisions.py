@@ -150,3 +150,14 @@ class Step:
             more = len(reply) - MAX_ECHOED_REPLY
             reply = f"{reply[:MAX_ECHOED_REPLY]}… [{more:,} more characters not repeated]"
         return cls(number, None, problem, True, reply)
+
+
+def not_run(skipped: tuple[Decision, ...], number: int, limit: int) -> list[Step]:
+    """One ERROR result for each call past the per-reply limit, so every call id gets one
+    (the loop runs at most `limit` calls of a reply)."""
+    text = (
+        f"ERROR: not run: the reply held {limit + len(skipped)} calls and at most {limit} run "
+        "per reply; make the remaining calls in your next reply"
+    )
+    calls = [d.as_call() if isinstance(d, AskUser) else d for d in skipped]
+    return [Step(number, call, text, True) for call in calls if isinstance(call, CallTool)]

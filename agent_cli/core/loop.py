@@ -20,7 +20,15 @@ from datetime import date
 from typing import assert_never, cast
 
 from agent_cli.core.budget import Limits, RunState
-from agent_cli.core.decisions import AskUser, CallTool, Decision, FinalAnswer, Step, Usage
+from agent_cli.core.decisions import (
+    AskUser,
+    CallTool,
+    Decision,
+    FinalAnswer,
+    Step,
+    Usage,
+    not_run,
+)
 from agent_cli.core.events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -81,11 +89,13 @@ def run(
     clock: Callable[[], float] = time.monotonic,
     wall: Callable[[], float] = time.time,
     instructions: str = "",
+    hear: Callable[[str], str | None] | None = None,
 ) -> Generator[Event, Reply, None]:
     """Run the loop on `goal`, yielding an event for everything that happens. A consumer
     answers a `QuestionAsked` with `send(reply)` and an `ApprovalRequested` with a Verdict.
     `on_text` sees a streaming model's text as it arrives, for display only: it is not an
-    event, and nothing is decided on it (the decision comes whole, as ModelDecided)."""
+    event, and nothing is decided on it (the decision comes whole, as ModelDecided). `hear` reads
+    a person's reply in code (a yes to a proposed change), and may add a note for the model."""
     limits = limits or Limits()
     state = RunState(run_id or uuid.uuid4().hex, limits, clock, wall, started=clock())
     context = _Context(
@@ -98,6 +108,7 @@ def run(
         check_answer,
         on_text or no_text,
         instructions,
+        hear,
     )
     try:
         yield RunStarted(
@@ -158,6 +169,7 @@ class _Context:
     check_answer: AnswerCheck | None
     on_text: Callable[[TextDelta], None]
     instructions: str = ""
+    hear: Callable[[str], str | None] | None = None
 
     def answer_problem(self, answer: str, history: tuple[Step, ...]) -> str | None:
         return self.check_answer(answer, history) if self.check_answer else None
@@ -189,12 +201,12 @@ def _react(context: _Context, state: RunState) -> Generator[Event, Reply, str]:
                     if rejected:
                         yield _repair(step.observation, "call", number, state)
                 case AskUser() as question:
-                    step = yield from _ask(question, number, state)
+                    step = yield from _ask(question, number, context, state)
                     steps.append(step)
                 case _ as unreachable:
                     assert_never(unreachable)
         if skipped := decisions[len(allowed) :]:
-            steps += _not_run(skipped, number, state.limits.max_calls_per_reply)
+            steps += not_run(skipped, number, state.limits.max_calls_per_reply)
             yield _repair(steps[-1].observation, "calls", number, state)
         state.history = (*state.history, *steps)
     raise MaxStepsExceeded(state.limits.max_steps)
@@ -227,16 +239,6 @@ def _distinct_ids(decisions: tuple[Decision, ...], state: RunState) -> tuple[Dec
     return tuple(unique)
 
 
-def _not_run(skipped: tuple[Decision, ...], number: int, limit: int) -> list[Step]:
-    """One ERROR result for each call past the per-reply limit, so every call id gets one."""
-    text = (
-        f"ERROR: not run: the reply held {limit + len(skipped)} calls and at most {limit} run "
-        "per reply; make the remaining calls in your next reply"
-    )
-    calls = [d.as_call() if isinstance(d, AskUser) else d for d in skipped]
-    return [Step(number, call, text, True) for call in calls if isinstance(call, CallTool)]
-
-
 def _consult(
     context: _Context, state: RunState, number: int, *, final: bool = False
 ) -> Generator[Event, Reply, tuple[ModelReply, float] | None]:
@@ -259,7 +261,7 @@ def _consult(
         reply = context.model.decide(request)
     except MalformedReply as exc:
         yield from _calls(calls, number, state)
-        state.usage += _usage_of(exc)
+        state.usage += exc.usage if isinstance(exc.usage, Usage) else Usage()
         if not final:
             state.history = (*state.history, Step.unusable(number, exc.problem, exc.raw))
             yield _repair(exc.problem, "reply", number, state)
@@ -298,7 +300,9 @@ def _last_word(context: _Context, state: RunState) -> Generator[Event, Reply, st
     return decision.answer
 
 
-def _ask(question: AskUser, number: int, state: RunState) -> Generator[Event, Reply, Step]:
+def _ask(
+    question: AskUser, number: int, context: _Context, state: RunState
+) -> Generator[Event, Reply, Step]:
     """Yield the question; the consumer sends the reply back, or None when nobody can answer."""
     started = state.clock()
     reply = yield QuestionAsked(
@@ -308,6 +312,8 @@ def _ask(question: AskUser, number: int, state: RunState) -> Generator[Event, Re
     if not isinstance(reply, str):
         raise NeedsInput(question.question)
     reply = valid_text(reply)
+    if context.hear is not None and (note := context.hear(reply)) is not None:
+        reply = f"{reply}\n{note}"
     call = question.as_call()
     yield ToolObserved(
         run_id=state.run_id,
@@ -320,10 +326,6 @@ def _ask(question: AskUser, number: int, state: RunState) -> Generator[Event, Re
         duration_ms=(state.clock() - started) * 1000,
     )
     return Step(number, call, reply, False)
-
-
-def _usage_of(exc: MalformedReply) -> Usage:
-    return exc.usage if isinstance(exc.usage, Usage) else Usage()
 
 
 def _calls(calls: list[ModelCall], number: int, state: RunState) -> Generator[Event, None, None]:

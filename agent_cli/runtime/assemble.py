@@ -30,6 +30,7 @@ from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import clean_text
 from agent_cli.tools import RegisteredTool, ToolRegistry
 from agent_cli.tools.desk import CustomerSession, desk_tools
+from agent_cli.tools.desk_writes import WriteDesk, write_tools
 from agent_cli.tools.handover import handover_tool
 from agent_cli.tools.offered import needed_tools
 from agent_cli.tools.orders import AsOf, RefundPolicy, order_tools
@@ -70,8 +71,11 @@ class Runtime:
             self.as_of.day = today  # what lookup_order computes its facts as of
         said = (*(turn.question for turn in conversation), question)
         run_id = uuid.uuid4().hex
+        hear = None
         if self.identity is not None:  # what a hand-over ticket records of the run
             self.identity.run_id, self.identity.question = run_id, question
+            self.identity.consent.heard(question)  # a chat turn answers what was proposed
+            hear = self.identity.consent.heard
         return run(
             question,
             self.model,
@@ -85,6 +89,7 @@ class Runtime:
             on_text=on_text,
             instructions=self.instructions,
             run_id=run_id,
+            hear=hear,
         )
 
 
@@ -175,6 +180,7 @@ def build_tools(
     tools: list[RegisteredTool] = list(order_tools(store, policy_of(settings), as_of))
     session = identity or CustomerSession()
     tools += [*desk_tools(store, session), handover_tool(store, session, dry_run=dry_run)]
+    tools += write_tools(WriteDesk(store, session, dry_run, by=operator_name()))
     refunds = settings.refunds
     if refunds.enabled:
         from agent_cli.tools.refunds import RefundDesk, RefundLimits, refund_tool  # noqa: PLC0415

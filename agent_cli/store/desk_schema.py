@@ -1,4 +1,5 @@
-"""The desk's tables, one text for both backends (SQLite and PostgreSQL read the same DDL here):
+"""The store's tables, one text for both backends (SQLite and PostgreSQL read the same DDL here):
+the seed's refunds and approval queue, and the desk's:
 customers and their payment methods, products and their variants, an order's items, shipments
 and their events, and an order's payments and refunds as a history.
 
@@ -146,4 +147,58 @@ def tickets_table(id_column: str) -> str:
             closed_by TEXT,
             closed_at TEXT,
             note TEXT
+        )"""
+
+
+def order_changes_table(id_column: str) -> str:
+    """What the desk's writes changed, one row per committed write (desk_writes.py): an
+    order's history beside its payments, and what `agent logs show` and `orders show` tell."""
+    return f"""CREATE TABLE order_changes (
+            id {id_column},
+            order_code TEXT,
+            customer_id TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            amount BIGINT NOT NULL CHECK (amount >= 0),
+            currency TEXT,
+            made_by TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            made_at TEXT NOT NULL
+        )"""
+
+
+def refunds_table(id_column: str) -> str:
+    """The refunds table, its id column as the backend writes one (shared with postgres.py);
+    BIGINT amounts: PostgreSQL's INTEGER stops at 2**31, SQLite's is 64 bits either way."""
+    return f"""CREATE TABLE refunds (
+            id {id_column},
+            order_code TEXT NOT NULL,
+            amount BIGINT NOT NULL CHECK (amount > 0),
+            reason TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            idempotency_key TEXT NOT NULL UNIQUE
+        )"""
+
+
+def approvals_table(id_column: str) -> str:
+    """The approval queue's table (approval_queue.py), likewise."""
+    return f"""CREATE TABLE approvals (
+            id {id_column},
+            tool TEXT NOT NULL,
+            order_code TEXT NOT NULL,
+            amount BIGINT NOT NULL CHECK (amount > 0),
+            reason TEXT NOT NULL,
+            refund_key TEXT NOT NULL,
+            judged TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            question TEXT NOT NULL,
+            proposed_by TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'failed')),
+            decided_by TEXT,
+            decided_at TEXT,
+            outcome TEXT,
+            refund_id BIGINT
         )"""

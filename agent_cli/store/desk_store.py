@@ -28,9 +28,12 @@ class DeskStore(Protocol):
     a protocol, so the store can seed a new database with the sample shop through this module
     without the two importing each other."""
 
+    FOR_UPDATE: str  # appended to a SELECT to hold its rows until the commit (PostgreSQL)
+
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]: ...
     def execute(self, sql: str, params: tuple[object, ...] = ()) -> None: ...
     def execute_many(self, sql: str, rows: Iterable[tuple[object, ...]]) -> None: ...
+    def insert(self, sql: str, params: tuple[object, ...] = ()) -> int: ...
     def upsert_locked(self, orders: Iterable[Order]) -> None: ...
     def atomically(self, work: Callable[[], T]) -> T: ...
     def get(self, code: str) -> Order | None: ...
@@ -122,7 +125,7 @@ def _products(store: DeskStore, products: tuple[Product, ...], first: int) -> No
         "INSERT INTO variants (product_id, id, position, options, available, price, currency)"
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
         [
-            (p.id, v.item_id, n, _json(v.options), v.available, v.price, v.currency)
+            (p.id, v.item_id, n, json_text(v.options), v.available, v.price, v.currency)
             for p in products
             for n, v in enumerate(p.variants)
         ],
@@ -141,13 +144,13 @@ def _orders(store: DeskStore, orders: tuple[DeskOrder, ...], first: int) -> None
         "UPDATE orders SET position = ?, customer_id = ?, address1 = ?, address2 = ?, city = ?,"
         " state = ?, country = ?, zip = ?, placed_at = ?, cancel_reason = ?,"
         " exchange_request = ?, return_request = ? WHERE code = ?",
-        [_desk_columns(o, first + n) for n, o in enumerate(orders)],
+        [(first + n, *desk_columns(o)) for n, o in enumerate(orders)],
     )
     store.execute_many(
         "INSERT INTO order_items (order_code, position, item_id, product_id, name, price,"
         " options) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [
-            (o.code, n, i.item_id, i.product_id, i.name, i.price, _json(i.options))
+            (o.code, n, i.item_id, i.product_id, i.name, i.price, json_text(i.options))
             for o in orders
             for n, i in enumerate(o.items)
         ],
@@ -169,7 +172,7 @@ def _shipments(store: DeskStore, orders: tuple[DeskOrder, ...]) -> None:
         "INSERT INTO shipments (order_code, position, tracking_ids, item_ids, carrier,"
         " estimated_delivery) VALUES (?, ?, ?, ?, ?, ?)",
         [
-            (o.code, n, _json(s.tracking_ids), _json(s.item_ids), s.carrier, _day(s))
+            (o.code, n, json_text(s.tracking_ids), json_text(s.item_ids), s.carrier, _day(s))
             for o in orders
             for n, s in enumerate(o.shipments)
         ],
@@ -186,10 +189,12 @@ def _shipments(store: DeskStore, orders: tuple[DeskOrder, ...]) -> None:
     )
 
 
-def _desk_columns(o: DeskOrder, position: int) -> tuple[object, ...]:
+def desk_columns(o: DeskOrder) -> tuple[object, ...]:
+    """The desk's columns of an order row, in the order the UPDATEs here name them, then its
+    code (the WHERE's)."""
     exchange = None
     if o.exchange is not None:
-        exchange = _json(
+        exchange = json_text(
             {
                 "items": o.exchange.items,
                 "new_items": o.exchange.new_items,
@@ -199,12 +204,12 @@ def _desk_columns(o: DeskOrder, position: int) -> tuple[object, ...]:
         )
     returned = None
     if o.returned is not None:
-        returned = _json(
+        returned = json_text(
             {"items": o.returned.items, "payment_method_id": o.returned.payment_method_id}
         )
     address = _address(o.address) if o.address else (None,) * 6
     placed = o.placed_at.isoformat() if o.placed_at else None
-    return (position, o.customer_id, *address, placed, o.cancel_reason, exchange, returned, o.code)
+    return (o.customer_id, *address, placed, o.cancel_reason, exchange, returned, o.code)
 
 
 def _address(a: Address) -> tuple[str, ...]:
@@ -215,5 +220,6 @@ def _day(s: Shipment) -> str | None:
     return s.estimated_delivery.isoformat() if s.estimated_delivery else None
 
 
-def _json(value: object) -> str:
+def json_text(value: object) -> str:
+    """A JSON column's text (kept as written: not ASCII-escaped)."""
     return json.dumps(value, ensure_ascii=False)

@@ -27,6 +27,9 @@ from agent_cli.store.desk_schema import (
     ORDER_COLUMNS,
     STATUS_CHECK,
     TABLES,
+    approvals_table,
+    order_changes_table,
+    refunds_table,
     tickets_table,
 )
 from agent_cli.store.models import Order
@@ -34,10 +37,8 @@ from agent_cli.store.sqlite import (
     UPSERT_ORDERS,
     OrderStore,
     Seed,
-    approvals_table,
     busy_wait_seconds,
     order_row,
-    refunds_table,
 )
 from agent_cli.store.upgrades import amounts_to_minor_units
 from agent_cli.text import mask_secrets
@@ -79,6 +80,10 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         tickets_table("BIGSERIAL PRIMARY KEY"),
         "CREATE INDEX tickets_by_status ON tickets (status)",
     ),
+    (
+        order_changes_table("BIGSERIAL PRIMARY KEY"),
+        "CREATE INDEX order_changes_by_order ON order_changes (order_code)",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 2  # a store older than this keeps whole units (upgrades.py)
@@ -90,6 +95,7 @@ _NEEDED = {  # what the agent does to each table
     "approvals": ("SELECT", "INSERT", "UPDATE"),
     **dict.fromkeys(DESK_TABLES, _WRITTEN),
     "tickets": ("SELECT", "INSERT", "UPDATE"),
+    "order_changes": ("SELECT", "INSERT"),
 }
 
 

@@ -22,7 +22,15 @@ from agent_cli.config.currencies import money
 from agent_cli.dates import system_today
 from agent_cli.errors import StoreBusy, StoreError
 from agent_cli.store.desk import DeskData
-from agent_cli.store.desk_schema import ORDER_COLUMNS, STATUS_CHECK, TABLES, tickets_table
+from agent_cli.store.desk_schema import (
+    ORDER_COLUMNS,
+    STATUS_CHECK,
+    TABLES,
+    approvals_table,
+    order_changes_table,
+    refunds_table,
+    tickets_table,
+)
 from agent_cli.store.desk_store import write_desk
 from agent_cli.store.models import (
     STATUSES,
@@ -38,43 +46,6 @@ from agent_cli.store.upgrades import amounts_to_minor_units
 
 T = TypeVar("T")
 Seed = Iterable[Order] | DeskData  # what a new database starts with
-
-
-def refunds_table(id_column: str) -> str:
-    """The refunds table, its id column as the backend writes one (shared with postgres.py);
-    BIGINT amounts: PostgreSQL's INTEGER stops at 2**31, SQLite's is 64 bits either way."""
-    return f"""CREATE TABLE refunds (
-            id {id_column},
-            order_code TEXT NOT NULL,
-            amount BIGINT NOT NULL CHECK (amount > 0),
-            reason TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            idempotency_key TEXT NOT NULL UNIQUE
-        )"""
-
-
-def approvals_table(id_column: str) -> str:
-    """The approval queue's table (approval_queue.py), likewise."""
-    return f"""CREATE TABLE approvals (
-            id {id_column},
-            tool TEXT NOT NULL,
-            order_code TEXT NOT NULL,
-            amount BIGINT NOT NULL CHECK (amount > 0),
-            reason TEXT NOT NULL,
-            refund_key TEXT NOT NULL,
-            judged TEXT NOT NULL,
-            run_id TEXT NOT NULL,
-            question TEXT NOT NULL,
-            proposed_by TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            expires_at TEXT NOT NULL,
-            status TEXT NOT NULL DEFAULT 'pending'
-                CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'failed')),
-            decided_by TEXT,
-            decided_at TEXT,
-            outcome TEXT,
-            refund_id BIGINT
-        )"""
 
 
 # Each entry moves the schema one version up; a new database runs them all, then is seeded.
@@ -125,6 +96,11 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         tickets_table("INTEGER PRIMARY KEY"),
         "CREATE INDEX tickets_by_status ON tickets (status)",
+    ),
+    # The desk's writes: each committed change (desk_writes.py).
+    (
+        order_changes_table("INTEGER PRIMARY KEY"),
+        "CREATE INDEX order_changes_by_order ON order_changes (order_code)",
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

@@ -17,7 +17,7 @@ import ast
 import json
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, DivisionByZero, InvalidOperation
 from typing import Any
 
@@ -25,6 +25,7 @@ from pydantic import Field
 
 from agent_cli.config.currencies import major
 from agent_cli.core.seams import ApprovalNeeded, Observation
+from agent_cli.policy.consent import Consent
 from agent_cli.store import desk_reads
 from agent_cli.store.desk import Customer, DeskOrder, Variant
 from agent_cli.store.sqlite import OrderStore
@@ -46,6 +47,7 @@ class CustomerSession:
     order: str | None = None  # the last order it read (a hand-over ticket names it)
     run_id: str = ""  # the run now going on, and its question (set by the runtime)
     question: str = ""
+    consent: Consent = field(default_factory=Consent)  # the desk's writes proposed, and answered
 
     def found(self, customer_id: str) -> None:
         if self.staff or self.customer_id in (None, customer_id):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from agent_cli.store.desk_changes import WRITE_TOOLS
+
 SEED = ("lookup_order", "refund_policy", "issue_refund")
 CUSTOMER = (
     "find_user_id_by_email",
@@ -20,7 +22,8 @@ CUSTOMER = (
     "transfer_to_human_agents",
 )
 CATALOG = ("get_product_details", "get_item_details", "list_all_product_types", "calculate")
-DESK = (*CUSTOMER, *CATALOG)
+WRITES = WRITE_TOOLS  # the desk's seven writes (store/desk_changes.py)
+DESK = (*CUSTOMER, *CATALOG, *WRITES)
 
 _CUSTOMER_WORDS = re.compile(
     r"(?i)\b(?:where|track(?:ing)?|arriv\w*|ship\w*|when will|"
@@ -35,11 +38,19 @@ _CATALOG_WORDS = re.compile(
 )
 
 
+_WRITE_WORDS = re.compile(
+    r"(?i)\b(?:cancel\w*|chang\w*|modif\w*|address|return\w*|exchang\w*|swap\w*|"
+    r"payment|pay with|gift card|paypal|credit card|moved?|wrong size)\b|"
+    r"キャンセル|変更|住所|返品|交換|支払|ギフト|引っ越"
+)
+
+
 def needed_tools(texts: Iterable[str], names: Iterable[str]) -> tuple[str, ...]:
     """The tools of `names` to offer for a conversation whose customer wrote `texts`: the seed's
     and every tool not the desk's (an MCP server's), the desk's customer tools when a text
     speaks of tracking, changes, returns, accounts or a person, its catalogue tools when one
-    speaks of products, sizes, colours or prices."""
+    speaks of products, sizes, colours or prices, and its writes (with both) when one asks
+    for a change: a cancel, an address, a payment, items swapped, returned or exchanged."""
     said = "\n".join(texts)
     wanted = {name for name in names if name not in DESK}
     if _CUSTOMER_WORDS.search(said):
@@ -47,4 +58,6 @@ def needed_tools(texts: Iterable[str], names: Iterable[str]) -> tuple[str, ...]:
     if _CATALOG_WORDS.search(said):
         wanted.update(CATALOG)
         wanted.update(CUSTOMER)  # a product is asked about for an order: who, and which
+    if _WRITE_WORDS.search(said):
+        wanted.update((*CUSTOMER, *CATALOG, *WRITES))  # a change names items and prices
     return tuple(name for name in names if name in wanted)

@@ -1,0 +1,281 @@
+"""The desk's seven writes, planned: τ²-bench retail's write tools (its `tools.py`: the same
+names, arguments, statuses, payment and refund entries and gift-card balances), computed on the
+records as they are and written nowhere.
+
+A plan checks every precondition and says the exact change in words (this module: the records
+planned on, the rules the writes share, the writes on a whole order or a customer;
+`desk_plans.py`: those naming items, and `plan`); `desk_writes.py` commits it, planning again
+inside the transaction on the records as they are then. Where τ²'s code is
+looser than its own policy, or wrong, the policy wins (docs/desk-writes.md):
+
+- several items changed in one call each take their own new variant's price and options
+  (τ² gives every item the last one's: its issue #318);
+- an order whose items were changed cannot be changed again (address, payment, items) nor
+  cancelled; τ²'s address and payment tools allow it;
+- an item is never exchanged or swapped for itself (τ² refuses it only for a pending order);
+- a cancelled order refunds what each method paid, net of what it got back (τ² refunds every
+  entry of the history, a refund entry included, so a cancel after a payment change paid back
+  twice);
+- a gift card pays only an order of its own currency (τ²'s data are all dollars).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from agent_cli.config.currencies import money
+from agent_cli.store.desk import (
+    CANCEL_REASONS,
+    Address,
+    Customer,
+    DeskOrder,
+    OrderItem,
+    Payment,
+    PaymentMethod,
+    Product,
+)
+
+WRITE_TOOLS = (
+    "cancel_pending_order",
+    "modify_pending_order_address",
+    "modify_pending_order_payment",
+    "modify_pending_order_items",
+    "modify_user_address",
+    "return_delivered_order_items",
+    "exchange_delivered_order_items",
+)
+SHOWN_STATUS = {  # as a customer reads it, τ²'s words
+    "PENDING": "pending",
+    "SHIPPING": "processed (being shipped)",
+    "DELIVERED": "delivered",
+    "CANCELLED": "cancelled",
+    "REFUNDED": "refunded",
+    "PENDING_ITEM_MODIFIED": "pending with its items already changed",
+    "RETURN_REQUESTED": "delivered with a return requested",
+    "EXCHANGE_REQUESTED": "delivered with an exchange requested",
+}
+
+
+class Refused(Exception):
+    """A precondition the change breaks, in words: the rule, and what the customer can do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Records:
+    """What a change is planned on: the order (none for a customer's address), its customer,
+    and the products of the order's items."""
+
+    customer: Customer
+    order: DeskOrder | None = None
+    products: tuple[Product, ...] = ()
+
+    @property
+    def version(self) -> str:
+        """A digest of everything the plan read: any change to it between the proposal and
+        the commit makes the commit refuse."""
+        return hashlib.sha256(repr(self).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """One write, computed: what it changes, in words and in records."""
+
+    tool: str
+    summary: str  # the exact change, as the customer is shown it
+    version: str  # of the records it was planned on
+    customer: Customer  # as it will be (an address, gift-card balances)
+    order: DeskOrder | None  # as it will be; None: no order is touched
+    added: tuple[Payment, ...] = ()  # the payment and refund entries it appends, in order
+    amount: int = 0  # the money it moves, either way, in the order's minor units
+    currency: str = ""
+
+
+def order_of(records: Records) -> DeskOrder:
+    if records.order is None:
+        raise ValueError("this change needs an order")
+    return records.order
+
+
+def status_is(order: DeskOrder, wanted: str, instead: str) -> None:
+    status = order.order.status
+    if status == wanted:
+        return
+    if status == "PENDING_ITEM_MODIFIED":
+        raise Refused(
+            f"order {order.code}'s items were changed already, and an order is changed once; "
+            "it cannot be changed or cancelled any more: once it is delivered, the customer "
+            "can return or exchange items"
+        )
+    raise Refused(f"order {order.code} is {SHOWN_STATUS.get(status, status)}; {instead}")
+
+
+PENDING_ONLY = (
+    "only a pending order can be changed or cancelled: once it is delivered, the customer can "
+    "return or exchange items"
+)
+DELIVERED_ONLY = (
+    "only a delivered order's items can be returned or exchanged, and only once: the customer "
+    "can wait for delivery, or ask for a person"
+)
+
+
+def method_of(customer: Customer, method_id: str) -> PaymentMethod:
+    for method in customer.payment_methods:
+        if method.id == method_id:
+            return method
+    have = ", ".join(m.id for m in customer.payment_methods) or "none"
+    raise Refused(
+        f"{method_id} is not one of the customer's payment methods (theirs: {have}); "
+        "use one of theirs"
+    )
+
+
+def covers(method: PaymentMethod, amount: int, currency: str) -> None:
+    """A gift card pays only what its balance covers, in its own currency."""
+    if method.source != "gift_card" or amount <= 0:
+        return
+    if method.currency != currency:
+        raise Refused(
+            f"gift card {method.id} holds {method.currency}, and this order is in {currency}; "
+            "choose another payment method"
+        )
+    if (method.balance or 0) < amount:
+        balance = money(method.balance or 0, method.currency)
+        raise Refused(
+            f"gift card {method.id} holds {balance}, less than the {money(amount, currency)} "
+            "to pay; choose another payment method"
+        )
+
+
+def with_balance(customer: Customer, method_id: str, change: int) -> Customer:
+    """The customer with one gift card's balance moved by `change` (other methods as they are)."""
+    methods = tuple(
+        dataclasses.replace(m, balance=(m.balance or 0) + change)
+        if m.id == method_id and m.source == "gift_card"
+        else m
+        for m in customer.payment_methods
+    )
+    return dataclasses.replace(customer, payment_methods=methods)
+
+
+def cancel(args: dict[str, Any], records: Records) -> Plan:
+    order = order_of(records)
+    status_is(order, "PENDING", PENDING_ONLY)
+    reason = args["reason"]
+    if reason not in CANCEL_REASONS:
+        allowed = " or ".join(repr(r) for r in CANCEL_REASONS)
+        raise Refused(f"the reason must be {allowed}; ask the customer which one")
+    currency = order.order.currency
+    net: dict[str, int] = {}
+    for payment in order.payments:  # what each method paid, net of what it got back
+        sign = 1 if payment.kind == "payment" else -1
+        net[payment.payment_method_id] = (
+            net.get(payment.payment_method_id, 0) + sign * payment.amount
+        )
+    refunds = tuple(
+        Payment("refund", amount, method) for method, amount in net.items() if amount > 0
+    )
+    customer = records.customer
+    for refund in refunds:
+        customer = with_balance(customer, refund.payment_method_id, refund.amount)
+    after = dataclasses.replace(
+        order,
+        order=dataclasses.replace(order.order, status="CANCELLED"),
+        payments=(*order.payments, *refunds),
+        cancel_reason=reason,
+    )
+    back = (
+        "; ".join(_refund_words(records.customer, r, currency) for r in refunds)
+        or "nothing to refund"
+    )
+    summary = f"cancel {order.code} ({counted(order.items)}; reason: {reason}): {back}"
+    total = sum(r.amount for r in refunds)
+    return Plan(
+        "cancel_pending_order", summary, records.version, customer, after, refunds, total, currency
+    )
+
+
+def _refund_words(customer: Customer, refund: Payment, currency: str) -> str:
+    to = refund.payment_method_id
+    gift = any(m.id == to and m.source == "gift_card" for m in customer.payment_methods)
+    when = "at once" if gift else "in 5-7 business days"
+    return f"refund {money(refund.amount, currency)} to {to} {when}"
+
+
+def counted(items: tuple[OrderItem, ...] | list[str]) -> str:
+    return f"{len(items)} item" + ("" if len(items) == 1 else "s")
+
+
+def _address(args: dict[str, Any]) -> Address:
+    return Address(
+        args["address1"],
+        args["address2"],
+        args["city"],
+        args["state"],
+        args["country"],
+        args["zip"],
+    )
+
+
+def order_address(args: dict[str, Any], records: Records) -> Plan:
+    order = order_of(records)
+    status_is(order, "PENDING", PENDING_ONLY)
+    new = _address(args)
+    if new == order.address:
+        raise Refused(f"order {order.code} ships to that address already; nothing to change")
+    after = dataclasses.replace(order, address=new)
+    summary = f"ship {order.code} to {new} instead of {order.address}"
+    return Plan("modify_pending_order_address", summary, records.version, records.customer, after)
+
+
+def user_address(args: dict[str, Any], records: Records) -> Plan:
+    customer = records.customer
+    new = _address(args)
+    if new == customer.address:
+        raise Refused(f"{customer.id}'s address is that already; nothing to change")
+    after = dataclasses.replace(customer, address=new)
+    summary = (
+        f"change {customer.id}'s default address to {new} (was {customer.address}); "
+        "orders placed already keep theirs"
+    )
+    return Plan("modify_user_address", summary, records.version, after, None)
+
+
+def payment(args: dict[str, Any], records: Records) -> Plan:
+    order = order_of(records)
+    status_is(order, "PENDING", PENDING_ONLY)
+    new = method_of(records.customer, args["payment_method_id"])
+    if len(order.payments) != 1 or order.payments[0].kind != "payment":
+        raise Refused(
+            f"order {order.code}'s payment was changed already (its history has "
+            f"{len(order.payments)} entries); a person can help: transfer_to_human_agents"
+        )
+    paid = order.payments[0]
+    if paid.payment_method_id == new.id:
+        raise Refused(f"order {order.code} is paid with {new.id} already; nothing to change")
+    currency = order.order.currency
+    covers(new, paid.amount, currency)
+    added = (
+        Payment("payment", paid.amount, new.id),
+        Payment("refund", paid.amount, paid.payment_method_id),
+    )
+    customer = with_balance(records.customer, new.id, -paid.amount)
+    customer = with_balance(customer, paid.payment_method_id, paid.amount)
+    after = dataclasses.replace(order, payments=(*order.payments, *added))
+    summary = (
+        f"pay {order.code} ({money(paid.amount, currency)}) with {new.id} instead of "
+        f"{paid.payment_method_id}: {_refund_words(records.customer, added[1], currency)}"
+    )
+    return Plan(
+        "modify_pending_order_payment",
+        summary,
+        records.version,
+        customer,
+        after,
+        added,
+        paid.amount,
+        currency,
+    )

@@ -1,0 +1,203 @@
+"""The desk's seven write tools, τ²-bench retail's names and arguments, each a change that
+happens only after three things, all in code (desk.md, rules 1-3):
+
+1. **It is allowed**: the order and the payment method are the identified customer's, and every
+   precondition holds (`store/desk_changes.py`); else `ERROR:` naming the rule, nothing changed.
+2. **The customer said yes**: in a conversation the first call changes nothing; it proposes the
+   exact change in words. The customer's next message is read in code (`policy/consent.py`):
+   an explicit yes lets the same call, made again, go on; anything else drops the proposal.
+   An operator's own call (`agent tools call`) is staff: the operator is the one consenting.
+3. **The shop approved**: the one approval path every write takes (`ApprovalNeeded`): a person
+   at the terminal, else nobody (denied). The commit plans again in one transaction on the
+   records as they are then and writes once (`store/desk_writes.py`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from agent_cli.core.seams import ApprovalNeeded, Observation
+from agent_cli.store import desk_reads
+from agent_cli.store.desk import CANCEL_REASONS
+from agent_cli.store.desk_changes import Plan, Refused
+from agent_cli.store.desk_writes import Target, commit, propose
+from agent_cli.store.sqlite import OrderStore
+from agent_cli.tools import Tool, ToolArgs, ToolFailure
+from agent_cli.tools.desk import CustomerSession
+
+_ID = r"^[A-Za-z0-9_.-]{1,64}$"
+_ORDER_ID = r"^#?[A-Za-z0-9]{1,16}$"
+ItemIds = Annotated[list[Annotated[str, Field(pattern=_ID)]], Field(min_length=1, max_length=50)]
+Text = Annotated[str, Field(max_length=200)]
+Line = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class CancelArgs(ToolArgs):
+    order_id: str = Field(pattern=_ORDER_ID, description="e.g. #W0000000")
+    reason: str = Field(description=" or ".join(repr(r) for r in CANCEL_REASONS))
+
+
+class AddressArgs(ToolArgs):
+    address1: Line
+    address2: Text
+    city: Line
+    state: Line
+    country: Line
+    zip: str = Field(min_length=1, max_length=16, pattern=r"^[A-Za-z0-9 -]+$")
+
+
+class OrderAddressArgs(AddressArgs):
+    order_id: str = Field(pattern=_ORDER_ID, description="e.g. #W0000000")
+
+
+class UserAddressArgs(AddressArgs):
+    user_id: str = Field(pattern=_ID, description="e.g. sara_doe_496")
+
+
+class PaymentArgs(ToolArgs):
+    order_id: str = Field(pattern=_ORDER_ID, description="e.g. #W0000000")
+    payment_method_id: str = Field(pattern=_ID, description="e.g. gift_card_0000000")
+
+
+class ItemsArgs(PaymentArgs):
+    item_ids: ItemIds
+    new_item_ids: ItemIds
+
+
+class ReturnArgs(PaymentArgs):
+    item_ids: ItemIds
+
+
+@dataclass(frozen=True, slots=True)
+class WriteDesk:
+    """The write tools' bodies, over one store opener and one conversation."""
+
+    open_store: Callable[[], OrderStore]
+    session: CustomerSession
+    dry_run: bool
+    by: str = ""  # who approves at this terminal (recorded with each change)
+
+    def target(self, args: ToolArgs) -> Target:
+        """What the call is about, once this conversation may touch it: an order that does not
+        exist and another customer's are refused alike (no one learns which orders exist)."""
+        if isinstance(args, UserAddressArgs):
+            self.session.check(args.user_id, f"user {args.user_id}")
+            return Target(args.user_id)
+        order_id: str = getattr(args, "order_id")  # noqa: B009 (every other call names one)
+        store = self.open_store()
+        found = desk_reads.desk_order(store, order_id) or desk_reads.desk_order(
+            store, order_id.upper()
+        )
+        owner = found.customer_id if found else None
+        self.session.check(owner, f"order {order_id}")
+        if found is None or owner is None:
+            raise ToolFailure(f"no order {order_id} with a customer; check the order id")
+        self.session.order = found.code
+        return Target(owner, found.code)
+
+    def call(self, tool: str, args: ToolArgs) -> Observation | ApprovalNeeded:
+        target = self.target(args)
+        values = args.model_dump()
+        try:
+            planned = propose(self.open_store(), tool, values, target)
+        except Refused as exc:
+            raise ToolFailure(f"{exc}; nothing was changed") from None
+        key = _key(tool, values)
+        consent = self.session.consent
+        if not self.session.staff and key not in consent.given:
+            return self._ask_consent(tool, key, planned)
+        return ApprovalNeeded(planned.summary, lambda: self._commit(planned, values, target, key))
+
+    def _ask_consent(self, tool: str, key: str, planned: Plan) -> Observation:
+        consent = self.session.consent
+        consent.waiting[key] = planned.summary
+        again = (
+            " (their last answer to it was no yes: ask afresh)" if key in consent.dropped else ""
+        )
+        return Observation(
+            f"PROPOSED (nothing is changed yet): {planned.summary}. Tell the customer exactly "
+            f"this and ask them to confirm with yes or no{again}; if they say yes, call {tool} "
+            "again with the same arguments."
+        )
+
+    def _commit(
+        self, planned: Plan, values: dict[str, Any], target: Target, key: str
+    ) -> Observation:
+        self.session.consent.given.discard(key)  # one yes, one change
+        if self.dry_run:
+            return Observation(f"DRY RUN: would {planned.summary}; nothing was written")
+        try:
+            done = commit(
+                self.open_store(),
+                planned,
+                values,
+                target,
+                by=self.by,
+                run_id=self.session.run_id,
+            )
+        except Refused as exc:
+            return Observation(f"DENIED: {exc}", is_error=True)
+        return Observation(f"CHANGED: change #{done.change_id}: {done.plan.summary}")
+
+
+def _key(tool: str, values: dict[str, Any]) -> str:
+    """One proposal: the tool and its exact arguments."""
+    return f"{tool} {json.dumps(values, sort_keys=True)}"
+
+
+_WHEN = (
+    " Changes nothing on the first call: it returns the exact change to confirm with the "
+    "customer; after their explicit yes, call it again with the same arguments."
+)
+
+
+def write_tools(desk: WriteDesk) -> list[Tool[Any]]:
+    def tool(name: str, args: type[ToolArgs], what: str) -> Tool[Any]:
+        return Tool(name, what + _WHEN, args, lambda a: desk.call(name, a))
+
+    return [
+        tool(
+            "cancel_pending_order",
+            CancelArgs,
+            "Cancel a whole pending order; what was paid is refunded (a gift card at once, "
+            "other methods in 5-7 business days).",
+        ),
+        tool(
+            "modify_pending_order_address",
+            OrderAddressArgs,
+            "Change where a pending order ships.",
+        ),
+        tool(
+            "modify_pending_order_payment",
+            PaymentArgs,
+            "Pay a pending order with another of the customer's payment methods.",
+        ),
+        tool(
+            "modify_pending_order_items",
+            ItemsArgs,
+            "Swap items of a pending order for other available variants of the same products, "
+            "once per order; the difference is paid or refunded with payment_method_id.",
+        ),
+        tool(
+            "modify_user_address",
+            UserAddressArgs,
+            "Change the customer's default address (orders placed keep theirs).",
+        ),
+        tool(
+            "return_delivered_order_items",
+            ReturnArgs,
+            "Request a return of items of a delivered order, refunded to the original payment "
+            "method or a gift card once they arrive.",
+        ),
+        tool(
+            "exchange_delivered_order_items",
+            ItemsArgs,
+            "Request an exchange of items of a delivered order for other available variants of "
+            "the same products; the difference is paid or refunded with payment_method_id.",
+        ),
+    ]
