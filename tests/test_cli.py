@@ -230,9 +230,12 @@ def test_orders_list_and_show() -> None:
         "note": "Please gift-wrap.",
         "refunds": [],
         "approvals": [],
+        "changes": [],
     }
     human = agent("orders", "show", "A100").stdout
     assert "note      Please gift-wrap." in human and "refunds   none" in human
+    assert "item      1002001 Ceramic Mug 5,000 JPY" in human  # the desk's history follows
+    assert "payment   250,000 JPY via credit_card_1001" in human
 
 
 def test_orders_import_then_ask(tmp_path: Path) -> None:

@@ -123,3 +123,83 @@ def test_a_ticket_opened_by_hand_names_its_run() -> None:
     (run,) = [json.loads(line) for line in logged.splitlines()]
     assert ticket["run_id"] == run["run_id"] and ticket["question"] == run["question"]
     assert ticket["question"].startswith("agent tools call transfer_to_human_agents")
+
+
+DESK_WRITES = [
+    ("cancel_pending_order", {"order_id": "B200", "reason": "no longer needed"}, "cancel B200"),
+    (
+        "modify_pending_order_address",
+        {"order_id": "B200", "address1": "1-1 Umeda", "address2": "", "city": "Osaka",
+         "state": "Osaka", "country": "Japan", "zip": "530-0001"},
+        "ship B200 to 1-1 Umeda",
+    ),
+    (
+        "modify_pending_order_items",
+        {"order_id": "B200", "item_ids": ["1002002"], "new_item_ids": ["1002001"],
+         "payment_method_id": "credit_card_1007"},
+        "change Ceramic Mug 1002002",
+    ),
+    (
+        "modify_user_address",
+        {"user_id": "aoi_suzuki_1002", "address1": "3-3 Sakae", "address2": "", "city": "Nagoya",
+         "state": "Aichi", "country": "Japan", "zip": "460-0008"},
+        "change aoi_suzuki_1002's default address",
+    ),
+    (
+        "return_delivered_order_items",
+        {"order_id": "A103", "item_ids": ["1005001"], "payment_method_id": "credit_card_1004"},
+        "return 1 item of A103",
+    ),
+    (
+        "exchange_delivered_order_items",
+        {"order_id": "A105", "item_ids": ["1008001"], "new_item_ids": ["1008002"],
+         "payment_method_id": "gift_card_1006"},
+        "exchange T-Shirt 1008001",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("tool", "args", "change"), DESK_WRITES, ids=[w[0] for w in DESK_WRITES])
+def test_yes_is_the_operator_s_consent_and_approval_for_any_desk_write(
+    tool: str, args: dict[str, object], change: str
+) -> None:
+    result = call(tool, json.dumps(args), "--yes", "--as", "lead")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"CHANGED: change #1: {change}")
+    shown = call("get_order_details", json.dumps({"order_id": args.get("order_id", "A101")}))
+    assert shown.exit_code == 0
+    again = call(tool, json.dumps(args), "--yes")  # done once: the rules refuse it now
+    assert again.exit_code == 1 and "nothing was changed" in again.stdout, again.output
+
+
+def test_a_desk_write_with_nobody_to_approve_changes_nothing() -> None:
+    args = json.dumps({"order_id": "B200", "reason": "no longer needed"})
+    result = call("cancel_pending_order", args)
+    assert result.exit_code == 1, result.output
+    shown = call("get_order_details", '{"order_id": "B200"}')
+    assert "status=PENDING" in shown.stdout
+
+
+def test_orders_show_tells_an_order_s_history_after_a_change() -> None:
+    args = json.dumps({"order_id": "B200", "reason": "ordered by mistake"})
+    assert call("cancel_pending_order", args, "--yes", "--as", "lead").exit_code == 0
+    shown = runner.invoke(app, ["orders", "show", "B200"])
+    lines = shown.stdout.splitlines()
+    assert "payment   5,400 JPY via credit_card_1007" in lines[-4]
+    assert lines[-3].startswith("refund    5,400 JPY via credit_card_1007 (")
+    assert lines[-2] == "cancelled ordered by mistake"
+    assert lines[-1].startswith("change #1 ") and " by lead: cancel B200 (1 item" in lines[-1]
+    payload = json.loads(runner.invoke(app, ["orders", "show", "B200", "--json"]).stdout)
+    (change,) = payload["changes"]
+    assert change["tool"] == "cancel_pending_order" and change["made_by"] == "lead"
+
+
+def test_a_refund_is_in_the_order_s_payment_history_too(tmp_path: Path) -> None:
+    delivered_recently("A100", days=3)
+    env = _refunds_on(tmp_path)
+    assert call("issue_refund", REFUND, "--yes", env=env).exit_code == 0
+    shown = call("get_order_details", '{"order_id": "A100"}', env=env)
+    assert "payments: payment 250000 via credit_card_1001; refund 1000 via credit_card_1001" in (
+        shown.stdout
+    )
+    assert "refunded=1000 left=249000" in shown.stdout

@@ -62,13 +62,16 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
 
     code = normalise_code(code)
     from agent_cli.commands.approvals import approval_json
-    from agent_cli.store import approval_queue
+    from agent_cli.store import approval_queue, desk_reads
     from agent_cli.ui.approvals_view import show_approvals
+    from agent_cli.ui.order_history import show_history
 
     with opened_store(load_settings(config)) as store:
         order = store.get(code)
         refunds = store.refunds(code)
         waiting = approval_queue.listed(store, order=code)
+        desk = desk_reads.desk_order(store, code) if order is not None else None
+        changes = desk_reads.changes(store, order=code)
     if order is None:
         raise OrderNotFound(f"No order with code {code}; see 'agent orders list'")
     now = approval_queue.now_utc()
@@ -77,11 +80,14 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
             **order_json(order),
             "refunds": [dataclasses.asdict(r) for r in refunds],
             "approvals": [approval_json(item, now) for item in waiting],
+            "changes": [dataclasses.asdict(c) for c in changes],
         }
         print_json_lines([payload])
         return
     console = make_console()
     show_order(console, order, refunds)
+    if desk is not None:
+        show_history(console, desk, changes)
     if waiting:
         console.print("approval queue (agent approvals show ID):")
         show_approvals(console, waiting, now)

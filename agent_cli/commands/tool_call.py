@@ -77,7 +77,7 @@ def call_tool(options: ToolCall) -> None:
         stack.callback(store.close)
         goal = f"agent tools call {options.name} {json.dumps(args, ensure_ascii=False)}"
         run_id = uuid.uuid4().hex  # what a ticket opened by hand records, as a run's would
-        staff = CustomerSession(staff=True, run_id=run_id, question=goal)
+        staff = CustomerSession(staff=True, run_id=run_id, question=goal, operator=who)
         tools = build_tools(
             settings, store.get, RefundCounter(), dry_run=False, mcp=servers, identity=staff
         )

@@ -137,6 +137,20 @@ class DeskOrder:
 
 
 @dataclass(frozen=True, slots=True)
+class OrderChange:
+    """A desk write as committed (the `order_changes` table): what changed, by whom, when."""
+
+    id: int
+    order_code: str | None  # None: a customer's own record (their address)
+    customer_id: str
+    tool: str
+    summary: str
+    made_by: str
+    run_id: str
+    made_at: str  # ISO 8601, UTC
+
+
+@dataclass(frozen=True, slots=True)
 class DeskData:
     """A shop's desk data, as imported or exported whole."""
 

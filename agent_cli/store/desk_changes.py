@@ -100,6 +100,7 @@ def order_of(records: Records) -> DeskOrder:
 
 
 def status_is(order: DeskOrder, wanted: str, instead: str) -> None:
+    """Refused unless the order's status is `wanted`: what it is, and what can be done."""
     status = order.order.status
     if status == wanted:
         return
@@ -109,7 +110,19 @@ def status_is(order: DeskOrder, wanted: str, instead: str) -> None:
             "it cannot be changed or cancelled any more: once it is delivered, the customer "
             "can return or exchange items"
         )
-    raise Refused(f"order {order.code} is {SHOWN_STATUS.get(status, status)}; {instead}")
+    shown = f"order {order.code} is {SHOWN_STATUS.get(status, status)}"
+    raise Refused(f"{shown}; {_AFTER.get(status, instead)}")
+
+
+_AFTER = {  # what is left to do with an order past the desk's changes
+    "CANCELLED": "nothing more can be done to a cancelled order: the customer can order again",
+    "REFUNDED": "it was refunded in full; for anything more, a person can help "
+    "(transfer_to_human_agents)",
+    "RETURN_REQUESTED": "a delivered order is returned or exchanged once; for anything more, "
+    "a person can help (transfer_to_human_agents)",
+    "EXCHANGE_REQUESTED": "a delivered order is returned or exchanged once; for anything "
+    "more, a person can help (transfer_to_human_agents)",
+}
 
 
 PENDING_ONLY = (

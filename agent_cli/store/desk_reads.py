@@ -17,6 +17,7 @@ from agent_cli.store.desk import (
     DeskData,
     DeskOrder,
     ExchangeRequest,
+    OrderChange,
     OrderItem,
     Payment,
     PaymentMethod,
@@ -76,6 +77,22 @@ def desk_order(store: DeskStore, code: str) -> DeskOrder | None:
     (row,) = store.query(_ORDER_DESK + " WHERE code = ?", (code,))
     children = _children(store, " WHERE order_code = ?", (code,))
     return _desk_order(order, row, children)
+
+
+def changes(
+    store: DeskStore, *, order: str | None = None, run_id: str | None = None
+) -> list[OrderChange]:
+    """The desk's committed writes, oldest first: of one order, or made by one run."""
+    column, value = ("order_code", order) if order is not None else ("run_id", run_id)
+    rows = store.query(
+        "SELECT id, order_code, customer_id, tool, summary, made_by, run_id, made_at"
+        f" FROM order_changes WHERE {column} = ? ORDER BY id",
+        (value,),
+    )
+    return [
+        OrderChange(int(r[0]), None if r[1] is None else str(r[1]), *(str(v) for v in r[2:]))
+        for r in rows
+    ]
 
 
 def product(store: DeskStore, product_id: str) -> Product | None:

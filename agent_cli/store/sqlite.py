@@ -332,7 +332,23 @@ class OrderStore:
         )
         if amount == remaining:
             self.execute("UPDATE orders SET status = 'REFUNDED' WHERE code = ?", (code,))
+        self._refund_entry(code, amount, now)
         return RefundRecorded(Refund(refund_id, code, amount, reason, now), created=True)
+
+    def _refund_entry(self, code: str, amount: int, now: str) -> None:
+        """The refund in the order's payment history too (the desk's), back to the method that
+        paid first; an order with no history (the seed's rows) has none to add to."""
+        paid = self.query(
+            "SELECT payment_method_id, (SELECT MAX(position) FROM payments WHERE order_code = ?)"
+            " FROM payments WHERE order_code = ? AND kind = 'payment' ORDER BY position LIMIT 1",
+            (code, code),
+        )
+        if paid:
+            self.execute(
+                "INSERT INTO payments (order_code, position, kind, amount, payment_method_id,"
+                " paid_at) VALUES (?, ?, 'refund', ?, ?, ?)",
+                (code, int(paid[0][1]) + 1, amount, paid[0][0], now),
+            )
 
     def upsert_locked(self, orders: Iterable[Order]) -> None:
         """Insert or replace orders inside a transaction the caller holds."""

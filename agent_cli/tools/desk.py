@@ -47,6 +47,7 @@ class CustomerSession:
     order: str | None = None  # the last order it read (a hand-over ticket names it)
     run_id: str = ""  # the run now going on, and its question (set by the runtime)
     question: str = ""
+    operator: str = ""  # staff: who runs the tool by hand (`agent tools call --as`)
     consent: Consent = field(default_factory=Consent)  # the desk's writes proposed, and answered
 
     def found(self, customer_id: str) -> None:

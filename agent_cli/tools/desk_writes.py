@@ -137,7 +137,7 @@ class WriteDesk:
                 planned,
                 values,
                 target,
-                by=self.by,
+                by=self.session.operator or self.by,
                 run_id=self.session.run_id,
             )
         except Refused as exc:
