@@ -344,3 +344,48 @@ def test_writes_are_for_the_identified_customer_only(either_store: OrderStore) -
     assert seen[0] == seen[1].replace("Z999", "A101")  # another's and none read alike
     assert "not the identified customer's" in seen[0] and "not the identified customer's" in seen[2]
     assert snapshot(either_store) == before
+
+
+def _chat(tmp_path: Any, second_turn: str, last: str) -> list[dict[str, Any]]:
+    """Two chat turns on a pipe: a cancel proposed, then the customer's answer."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from agent_cli.cli import app
+
+    propose = {"type": "tool", "tool": "cancel_pending_order",
+               "args": {"order_id": "B200", "reason": "no longer needed"}}  # fmt: skip
+    script = [
+        {"type": "tool", "tool": "find_user_id_by_email",
+         "args": {"email": "kaito.yamamoto@example.com"}},
+        propose,
+        {"type": "final", "answer": "I can cancel B200 and refund 5,400 JPY. Shall I?"},
+        propose,
+        {"type": "final", "answer": last},
+    ]  # fmt: skip
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(script))
+    said = f"Please cancel B200; I am kaito.yamamoto@example.com\n{second_turn}\n"
+    trace = tmp_path / "chat.jsonl"
+    argv = ["chat", "--script", str(path), "--trace", str(trace)]
+    result = CliRunner().invoke(app, argv, input=said)
+    assert result.exit_code == 0, result.output
+    return [json.loads(line) for line in trace.read_text().splitlines()]
+
+
+def test_in_chat_the_next_turn_s_yes_goes_on_to_the_shop_s_approval(tmp_path: Any) -> None:
+    events = _chat(tmp_path, "Yes, please cancel it.", "Nothing was changed: it waits.")
+    observed = [e["observation"] for e in events if e["event"] == "observation"]
+    assert observed[1].startswith("PROPOSED")
+    asked = [e for e in events if e["event"] == "approval_requested"]
+    assert len(asked) == 1 and asked[0]["summary"].startswith("cancel B200")
+    assert observed[2].startswith("DENIED:")  # a pipe: nobody at a terminal to approve
+
+
+def test_in_chat_a_next_turn_that_is_no_yes_drops_the_proposal(tmp_path: Any) -> None:
+    events = _chat(tmp_path, "Hmm, can I change the mug instead?", "B200 is as it was.")
+    observed = [e["observation"] for e in events if e["event"] == "observation"]
+    assert observed[1].startswith("PROPOSED") and observed[2].startswith("PROPOSED")
+    assert "ask afresh" in observed[2]
+    assert not [e for e in events if e["event"] == "approval_requested"]

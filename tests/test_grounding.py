@@ -510,6 +510,14 @@ def _observed(tool: str, text: str) -> tuple[Step, ...]:
 REFUNDED = _observed("issue_refund", "REFUNDED: refund #2 of 1,000 JPY on order A100 recorded")
 QUEUED = _observed("issue_refund", "QUEUED: the refund of 1,000 JPY on order A100 awaits ...")
 TRANSFERRED = _observed("transfer_to_human_agents", "TRANSFERRED: ticket #1 is open; ...")
+CANCELLED = _observed(
+    "cancel_pending_order",
+    "CHANGED: change #1: cancel B200 (1 item; reason: no longer needed): refund 5,400 JPY to "
+    "credit_card_1007 in 5-7 business days",
+)
+MOVED = _observed("modify_pending_order_address", "CHANGED: change #2: ship B200 to 1-1 Umeda")
+PROPOSED = _observed("cancel_pending_order", "PROPOSED (nothing is changed yet): cancel B200 ...")
+EXCHANGED = _observed("exchange_delivered_order_items", "CHANGED: change #3: exchange T-Shirt")
 
 
 @pytest.mark.parametrize(
@@ -518,9 +526,16 @@ TRANSFERRED = _observed("transfer_to_human_agents", "TRANSFERRED: ticket #1 is o
         ("I have refunded 1,000 JPY on A100.", (), "a refund"),
         ("I've issued a refund for A100.", QUEUED, "a refund"),  # queued is not done
         ("返金しました。", (), "a refund"),
-        ("I have cancelled your order B200.", (), "a change to the order"),
+        ("I have cancelled your order B200.", (), "a cancellation"),
+        ("I have cancelled your order B200.", PROPOSED, "a cancellation"),  # proposed only
+        ("I have cancelled your order B200.", MOVED, "a cancellation"),  # another change
+        ("I've refunded 5,400 JPY.", MOVED, "a refund"),
         ("We've changed the address of B200.", (), "a change to the order"),
-        ("B200をキャンセルしました。", (), "a change to the order"),
+        ("We've changed the address of B200.", PROPOSED, "a change to the order"),
+        ("B200をキャンセルしました。", (), "a cancellation"),
+        ("I have exchanged the T-shirt.", CANCELLED, "an exchange"),
+        ("I've started the return of your items.", EXCHANGED, "a return"),
+        ("交換しました。", (), "an exchange"),
         ("A colleague will follow up with you shortly.", (), "a hand-over to a person"),
         ("I have transferred you to our team.", REFUNDED, "a hand-over to a person"),
         ("担当者からご連絡いたします。", (), "a hand-over to a person"),
@@ -537,6 +552,11 @@ def test_an_act_nothing_in_the_run_did_is_not_claimed(
     ("answer", "history"),
     [
         ("I have refunded 1,000 JPY on A100.", REFUNDED),
+        ("I have cancelled B200 and refunded 5,400 JPY.", CANCELLED),
+        ("B200をキャンセルしました。", CANCELLED),
+        ("We've changed the address of B200.", MOVED),
+        ("I have exchanged the T-shirt.", EXCHANGED),
+        ("Your cancellation of B200 is waiting for the shop's approval.", PROPOSED),
         ("A colleague will follow up with you shortly.", TRANSFERRED),
         ("Order A104 was refunded in full.", ()),  # a fact the store holds, not an act
         ("Your refund of 1,000 JPY on A100 is waiting for approval.", QUEUED),

@@ -39,12 +39,25 @@ _UNCHECKED = re.compile(
 )
 
 
-# The tools that read one order, and the argument naming it: the seed's lookup by code, and
-# the desk's reads of an identified customer's order (a refused read is an error: no grounds).
+# The tools that read one order, and the argument naming it: the seed's lookup by code, the
+# desk's reads of an identified customer's order and its writes to one (a refused call is an
+# error: no grounds).
 ORDER_READS = {
     LOOKUP_TOOL: "order_code",
     "get_order_details": "order_id",
     "track_order": "order_id",
+    # the desk's writes read the order they propose (or make) a change to
+    **dict.fromkeys(
+        (
+            "cancel_pending_order",
+            "modify_pending_order_address",
+            "modify_pending_order_payment",
+            "modify_pending_order_items",
+            "return_delivered_order_items",
+            "exchange_delivered_order_items",
+        ),
+        "order_id",
+    ),
 }
 
 
@@ -119,31 +132,53 @@ def _decimal(number: str) -> Decimal:
     return Decimal(number.replace(",", ""))
 
 
-# What an answer may claim the desk did in this run, and the observation that shows it did:
-# a refund recorded, a ticket opened; the changes of the next tools (cancel, change, return,
-# exchange) have no commit yet, so a claim of one is never grounded. First person only: "A104
-# was refunded" reads a fact the store holds, "I have refunded A104" claims an act.
-_CLAIMS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+# What an answer may claim the desk did in this run, and the observation that shows it did
+# (a pattern its start must match): a refund recorded (by issue_refund, or a cancel's), a change
+# committed, of the kind claimed, a ticket opened. First person only: "A104 was refunded" reads
+# a fact the store holds, "I have refunded A104" claims an act. A change proposed, or waiting
+# for approval, is no change made.
+_CHANGED = r"CHANGED: change #\d+: "
+_I_HAVE = r"\b(?:I|we)(?:'ve| have| just)? (?:now )?"
+_CLAIMS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
     (
         "a refund",
         re.compile(
-            r"\b(?:I|we)(?:'ve| have| just)? (?:now )?(?:refunded|issued (?:a|the|your) refund|"
-            r"processed (?:a|the|your) refund)|返金(?:いた)?しました|返金を(?:行い|実行し)ました",
+            _I_HAVE + r"(?:refunded|issued (?:a|the|your) refund|processed (?:a|the|your) "
+            r"refund)|返金(?:いた)?しました|返金を(?:行い|実行し)ました",
             re.IGNORECASE,
         ),
-        ("REFUNDED:",),
+        re.compile(rf"REFUNDED:|{_CHANGED}(?:cancel|pay|change .* refund)"),
+    ),
+    (
+        "a cancellation",
+        re.compile(_I_HAVE + r"cancell?ed\b|キャンセル(?:いた)?しました", re.IGNORECASE),
+        re.compile(_CHANGED + "cancel "),
+    ),
+    (
+        "a return",
+        re.compile(
+            _I_HAVE + r"(?:returned (?:your|the) (?:order|items?|products?)|(?:processed|"
+            r"accepted|started|requested) (?:the|your|a) return)\b|返品を(?:受け付け|手配し)ました",
+            re.IGNORECASE,
+        ),
+        re.compile(_CHANGED + "return "),
+    ),
+    (
+        "an exchange",
+        re.compile(
+            _I_HAVE + r"(?:exchanged|(?:processed|accepted|started|requested) (?:the|your|an) "
+            r"exchange)\b|交換(?:いた)?しました|交換を(?:受け付け|手配し)ました",
+            re.IGNORECASE,
+        ),
+        re.compile(_CHANGED + "exchange "),
     ),
     (
         "a change to the order",
         re.compile(
-            r"\b(?:I|we)(?:'ve| have| just)? (?:now )?(?:cancell?ed|changed|updated|modified|"
-            r"exchanged|returned (?:your|the) (?:order|items?|products?)|"
-            r"(?:processed|accepted|started) (?:the|your) (?:return|exchange))\b|"
-            r"キャンセル(?:いた)?しました|変更(?:いた)?しました|"
-            r"交換(?:いた)?しました",
+            _I_HAVE + r"(?:changed|updated|modified|swapped)\b|変更(?:いた)?しました",
             re.IGNORECASE,
         ),
-        (),
+        re.compile(_CHANGED),
     ),
     (
         "a hand-over to a person",
@@ -153,7 +188,7 @@ _CLAIMS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
             r"(?:transferred|handed|passed) (?:you|this|your)|担当者から(?:ご)?連絡",
             re.IGNORECASE,
         ),
-        ("TRANSFERRED:",),
+        re.compile("TRANSFERRED:"),
     ),
 )
 
@@ -162,7 +197,7 @@ def unfounded_claim(answer: str, history: tuple[Step, ...]) -> str | None:
     """An act the answer says the desk did that no observation of this run shows done."""
     observed = [step.observation for step in history if not step.is_error]
     for what, said, shown_by in _CLAIMS:
-        if said.search(answer) and not any(o.startswith(shown_by) for o in observed if shown_by):
+        if said.search(answer) and not any(shown_by.match(o) for o in observed):
             return (
                 f"the answer says {what} was made, and nothing in this run did it; say what "
                 "was done (a change waiting for approval is waiting), or what the customer can do"
