@@ -212,7 +212,7 @@ class PendingApproval(AgentError):
     def __init__(self, items: list[int]) -> None:
         shown = ", ".join(f"#{item}" for item in items)
         super().__init__(
-            f"Answered; {len(items)} refund(s) await approval ({shown}): see them with "
+            f"Answered; {len(items)} action(s) await approval ({shown}): see them with "
             f"'agent approvals list', decide with 'agent approvals approve {items[0]}' or 'deny'"
         )
 

@@ -67,7 +67,7 @@ def test_a_headless_run_queues_the_refund_and_another_process_approves_it(
 ) -> None:
     result = queue_a_refund(tmp_path)
     assert result.exit_code == 5, result.stderr
-    assert "agent: note: Answered; 1 refund(s) await approval (#1)" in result.stderr
+    assert "agent: note: Answered; 1 action(s) await approval (#1)" in result.stderr
     records = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
     decided = next(r for r in records if r["event"] == "approval_decided")
     assert (decided["approved"], decided["queued"]) == (False, 1)

@@ -375,12 +375,12 @@ def _chat(tmp_path: Any, second_turn: str, last: str) -> list[dict[str, Any]]:
 
 
 def test_in_chat_the_next_turn_s_yes_goes_on_to_the_shop_s_approval(tmp_path: Any) -> None:
-    events = _chat(tmp_path, "Yes, please cancel it.", "Nothing was changed: it waits.")
+    events = _chat(tmp_path, "Yes, please cancel it.", "B200's cancel waits for approval.")
     observed = [e["observation"] for e in events if e["event"] == "observation"]
     assert observed[1].startswith("PROPOSED")
     asked = [e for e in events if e["event"] == "approval_requested"]
     assert len(asked) == 1 and asked[0]["summary"].startswith("cancel B200")
-    assert observed[2].startswith("DENIED:")  # a pipe: nobody at a terminal to approve
+    assert observed[2].startswith("QUEUED: cancel B200")  # a pipe: nobody here to approve
 
 
 def test_in_chat_a_next_turn_that_is_no_yes_drops_the_proposal(tmp_path: Any) -> None:

@@ -172,12 +172,24 @@ def test_yes_is_the_operator_s_consent_and_approval_for_any_desk_write(
     assert again.exit_code == 1 and "nothing was changed" in again.stdout, again.output
 
 
-def test_a_desk_write_with_nobody_to_approve_changes_nothing() -> None:
+def test_a_desk_write_with_nobody_to_approve_waits_in_the_queue_and_changes_nothing() -> None:
     args = json.dumps({"order_id": "B200", "reason": "no longer needed"})
     result = call("cancel_pending_order", args)
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 5, result.output
+    assert result.stdout.startswith("QUEUED: cancel B200 (1 item; reason: no longer needed)")
+    assert "1 action(s) await approval (#1)" in result.stderr
     shown = call("get_order_details", '{"order_id": "B200"}')
     assert "status=PENDING" in shown.stdout
+    listed = runner.invoke(app, ["approvals", "list"])
+    _, row = listed.stdout.splitlines()
+    assert row.split("\t")[:5] == [
+        "#1",
+        "pending",
+        "B200",
+        "5,400 JPY",
+        "cancel B200 (1 item; reason: no longer needed): refund 5,400 JPY to credit_card_1007 "
+        "in 5-7 business days",
+    ]
 
 
 def test_orders_show_tells_an_order_s_history_after_a_change() -> None:

@@ -205,11 +205,13 @@ def approval_json(item: Item, now: datetime) -> dict[str, object]:
         return {"id": item.id, "state": "unreadable", "problem": item.problem}
     fields = dataclasses.asdict(item)
     del fields["status"]  # `state` says it, and says expired too
+    moves_none = item.is_write and item.amount == 0  # an address: no money, no currency
     return {
         **fields,
-        "amount": major_number(item.amount, item.currency),
+        "order_code": item.order_code or None,
+        "amount": None if moves_none else major_number(item.amount, item.currency),
         "state": item.state(now),
-        "currency": item.currency,
+        "currency": None if moves_none else item.currency,
         "judged": json.loads(item.judged),
     }
 

@@ -180,7 +180,8 @@ def build_tools(
     tools: list[RegisteredTool] = list(order_tools(store, policy_of(settings), as_of))
     session = identity or CustomerSession()
     tools += [*desk_tools(store, session), handover_tool(store, session, dry_run=dry_run)]
-    tools += write_tools(WriteDesk(store, session, dry_run, by=operator_name()))
+    queue_for = timedelta(hours=settings.refunds.queue_hours) or None  # the one queue's hours
+    tools += write_tools(WriteDesk(store, session, dry_run, operator_name(), queue_for))
     refunds = settings.refunds
     if refunds.enabled:
         from agent_cli.tools.refunds import RefundDesk, RefundLimits, refund_tool  # noqa: PLC0415

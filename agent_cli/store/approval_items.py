@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, TypeGuard
 
-from agent_cli.store.models import ORDER_CODE_PATTERN, STATUSES, refund_key
+from agent_cli.store.desk_changes import WRITE_TOOLS
+from agent_cli.store.models import ORDER_CODE_PATTERN, ORDER_ID_PATTERN, STATUSES, refund_key
 
 ITEM_STATUSES = ("pending", "approved", "denied", "expired", "failed")
 MAX_ID = 2**63 - 1  # an id the store can hold: SQLite's INTEGER, PostgreSQL's BIGINT
@@ -24,6 +25,7 @@ ITEM_COLUMNS = (  # an `Approval`'s fields, in order
     "created_at, expires_at, status, decided_by, decided_at, outcome, refund_id"
 )
 _CODE = re.compile(ORDER_CODE_PATTERN)
+_ORDER_ID = re.compile(ORDER_ID_PATTERN)  # a desk write's order: τ²'s `#W2611340` too
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,12 +33,12 @@ class Approval:
     """One item of the queue. `status` is as stored; `state` also says `expired`."""
 
     id: int
-    tool: str
-    order_code: str
+    tool: str  # issue_refund, or one of the desk's writes (store/desk_changes.py)
+    order_code: str  # a write to a customer's own record (their address) has none: ""
     amount: int
-    reason: str
-    refund_key: str
-    judged: str  # JSON: the order as it was judged when the item was queued
+    reason: str  # a refund's reason; a write's change in words
+    refund_key: str  # a refund's idempotency key; a write's proposal (its tool and arguments)
+    judged: str  # JSON: the order as it was judged (a write: its records' version, its call)
     run_id: str
     question: str
     proposed_by: str
@@ -57,6 +59,16 @@ class Approval:
     def currency(self) -> str:
         """The order's currency as it was judged."""
         return str(json.loads(self.judged)["currency"])
+
+    @property
+    def is_write(self) -> bool:
+        return self.tool != "issue_refund"
+
+    @property
+    def write(self) -> dict[str, Any]:
+        """A write's call as it was proposed: `customer_id`, `args`, `version`."""
+        fields: dict[str, Any] = json.loads(self.judged)
+        return fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +95,8 @@ def read_item(row: tuple[Any, ...]) -> Item:
     if not _is_int(item_id):
         return Unreadable(0, f"id {_shown(item_id)} is not a number")
     try:
+        if row[1] in WRITE_TOOLS:
+            return _checked_write(Approval(row[0], row[1], row[2] or "", *row[3:]))
         return _checked(Approval(*row))
     except _Bad as exc:
         return Unreadable(item_id, str(exc))
@@ -103,6 +117,31 @@ def _checked(item: Approval) -> Approval:
             f"{item.amount:,} on {item.order_code} for its reason"
         )
     _judged(item.judged)
+    for name in ("created_at", "expires_at"):
+        _timestamp(name, getattr(item, name))
+    if item.status not in ITEM_STATUSES:
+        raise _Bad(f"status {_shown(item.status)} is not one of {', '.join(ITEM_STATUSES)}")
+    _decision(item)
+    return item
+
+
+def _checked_write(item: Approval) -> Approval:
+    """A desk write's item: its call, the version of the records it was judged on."""
+    for name in ("reason", "refund_key", "judged", "run_id", "question", "proposed_by"):
+        _text(item, name)
+    if item.order_code and not _ORDER_ID.match(item.order_code):
+        raise _Bad(f"order_code {_shown(item.order_code)} is not an order id")
+    if not _is_int(item.amount) or not 0 <= item.amount <= MAX_ID:
+        raise _Bad(f"amount {_shown(item.amount)} is not a whole amount")
+    try:
+        fields = json.loads(item.judged)
+    except (ValueError, RecursionError):
+        raise _Bad("judged is not JSON") from None
+    if not isinstance(fields, dict) or not isinstance(fields.get("args"), dict):
+        raise _Bad("judged holds no call's arguments")
+    for name in ("customer_id", "version", "currency"):
+        if not isinstance(fields.get(name), str):
+            raise _Bad(f"judged.{name} {_shown(fields.get(name))} is not text")
     for name in ("created_at", "expires_at"):
         _timestamp(name, getattr(item, name))
     if item.status not in ITEM_STATUSES:

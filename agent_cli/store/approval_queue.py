@@ -13,6 +13,7 @@ the same moment, finds it closed and makes no refund.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ from agent_cli.store.approval_items import (
     Unreadable,
     read_item,
 )
+from agent_cli.store.desk_changes import Plan, Refused
+from agent_cli.store.desk_writes import Target, commit_locked
 from agent_cli.store.models import Order, RefundRefused, refund_key
 from agent_cli.store.sqlite import OrderStore
 
@@ -49,6 +52,36 @@ class Proposal:
         return refund_key(self.order.code, self.amount, self.reason)
 
 
+@dataclass(frozen=True, slots=True)
+class WriteProposal:
+    """What a run queues for a desk write: the call, the change in words, the version of the
+    records it was planned on (the commit refuses when they changed meanwhile)."""
+
+    plan: Plan
+    args: dict[str, object]
+    target: Target
+    run_id: str
+    question: str
+    proposed_by: str
+    expires_in: timedelta
+
+    @property
+    def key(self) -> str:
+        """The proposal, as the queue keys it: one waiting item for the same call."""
+        call = json.dumps({"tool": self.plan.tool, "args": self.args}, sort_keys=True)
+        return f"{self.plan.tool}:{hashlib.sha256(call.encode()).hexdigest()[:16]}"
+
+    @property
+    def judged(self) -> str:
+        fields = {
+            "customer_id": self.target.customer_id,
+            "args": self.args,
+            "version": self.plan.version,
+            "currency": self.plan.currency or "-",
+        }
+        return json.dumps(fields, sort_keys=True, ensure_ascii=False)
+
+
 # Checks a queued refund again inside the deciding transaction, on the order as it is then and
 # what is refunded of it already; raises RefundRefused naming the rule it breaks.
 Recheck = Callable[[Approval, Order, int], None]
@@ -64,27 +97,41 @@ def judged_json(order: Order) -> str:
     return json.dumps({**fields, "delivered_at": delivered}, sort_keys=True)
 
 
-def queue(store: OrderStore, proposal: Proposal) -> Approval:
-    """Record the proposal as pending (unless the same refund waits already); the item."""
+def queue(store: OrderStore, proposal: Proposal | WriteProposal) -> Approval:
+    """Record the proposal as pending (unless the same one waits already); the item."""
     created = now_utc()
+    if isinstance(proposal, WriteProposal):
+        said: tuple[object, ...] = (
+            proposal.plan.tool,
+            proposal.target.order_code,
+            proposal.plan.amount,
+            proposal.plan.summary,
+            proposal.key,
+            proposal.judged,
+        )
+    else:
+        said = (
+            "issue_refund",
+            proposal.order.code,
+            proposal.amount,
+            proposal.reason,
+            proposal.refund_key,
+            judged_json(proposal.order),
+        )
     values = (
-        "issue_refund",
-        proposal.order.code,
-        proposal.amount,
-        proposal.reason,
-        proposal.refund_key,
-        judged_json(proposal.order),
+        *said,
         proposal.run_id,
         proposal.question,
         proposal.proposed_by,
         created.isoformat(timespec="seconds"),
         (created + proposal.expires_in).isoformat(timespec="seconds"),
     )
+    key = str(said[4])
 
     def pending_or_new() -> Approval | int:
         waiting = store.query(
             f"SELECT {ITEM_COLUMNS} FROM approvals WHERE refund_key = ? AND status = 'pending'",
-            (proposal.refund_key,),
+            (key,),
         )
         now = now_utc()
         still = [
@@ -145,6 +192,8 @@ def _approve(store: OrderStore, item: int, *, by: str, recheck: Recheck) -> Deci
     if found.state(now_utc()) == "expired":
         outcome = f"expired at {found.expires_at}; no refund"
         return _close(store, found, "expired", by=by, outcome=outcome)
+    if found.is_write:
+        return _commit_write(store, found, by=by)
     try:
         recorded = store.record_refund_locked(
             found.order_code,
@@ -160,6 +209,21 @@ def _approve(store: OrderStore, item: int, *, by: str, recheck: Recheck) -> Deci
         return _close(store, found, "failed", by=by, outcome=outcome)
     outcome = f"refund #{recorded.refund.id} of {money(found.amount, found.currency)} recorded"
     return _close(store, found, "approved", by=by, outcome=outcome, refund_id=recorded.refund.id)
+
+
+def _commit_write(store: OrderStore, found: Approval, *, by: str) -> Decided:
+    """Inside the caller's transaction: a queued desk write, planned again on the records as
+    they are now (refused when they changed since it was queued), and its item closed."""
+    write = found.write
+    target = Target(write["customer_id"], found.order_code or None)
+    try:
+        done = commit_locked(
+            store, found.tool, write["version"], write["args"], target, by=by, run_id=found.run_id
+        )
+    except Refused as exc:
+        return _close(store, found, "failed", by=by, outcome=f"{exc}")
+    outcome = f"change #{done.change_id} made: {done.plan.summary}"
+    return _close(store, found, "approved", by=by, outcome=outcome)
 
 
 def deny(store: OrderStore, item: int, *, by: str, reason: str) -> Decided | None:

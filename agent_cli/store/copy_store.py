@@ -170,7 +170,7 @@ def _copy_item(target: OrderStore, item: Approval, new_ids: dict[int, int]) -> b
         return False
     values = (
         item.tool,
-        item.order_code,
+        item.order_code or None,  # a write to a customer's own record has no order
         item.amount,
         item.reason,
         item.refund_key,

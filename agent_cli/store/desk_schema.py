@@ -180,13 +180,15 @@ def refunds_table(id_column: str) -> str:
         )"""
 
 
-def approvals_table(id_column: str) -> str:
-    """The approval queue's table (approval_queue.py), likewise."""
-    return f"""CREATE TABLE approvals (
+def approvals_table(id_column: str, name: str = "approvals") -> str:
+    """The approval queue's table (approval_queue.py), likewise: a refund (an order, an amount
+    above 0), or a desk write (`reason` its change in words; no order for a customer's own
+    address, an amount of 0 for a change that moves no money)."""
+    return f"""CREATE TABLE {name} (
             id {id_column},
             tool TEXT NOT NULL,
-            order_code TEXT NOT NULL,
-            amount BIGINT NOT NULL CHECK (amount > 0),
+            order_code TEXT,
+            amount BIGINT NOT NULL CHECK (amount >= 0),
             reason TEXT NOT NULL,
             refund_key TEXT NOT NULL,
             judged TEXT NOT NULL,

@@ -76,19 +76,33 @@ def commit(
 ) -> Committed:
     """Write the proposed change once, if the records are still as it was planned on and every
     precondition still holds; Refused (Changed) otherwise, with nothing written."""
+    return store.atomically(
+        lambda: commit_locked(
+            store, proposed.tool, proposed.version, args, target, by=by, run_id=run_id
+        )
+    )
 
-    def work() -> Committed:
-        now = records(store, target, lock=True)
-        if now.version != proposed.version:
-            raise Changed(
-                "the records changed since this was proposed (another change was made "
-                "meanwhile); nothing was changed: look again and propose it anew"
-            )
-        planned = plan(proposed.tool, args, now)
-        write(store, planned)
-        return Committed(planned, _history(store, planned, target, by=by, run_id=run_id))
 
-    return store.atomically(work)
+def commit_locked(
+    store: DeskStore,
+    tool: str,
+    version: str,
+    args: dict[str, Any],
+    target: Target,
+    *,
+    by: str,
+    run_id: str,
+) -> Committed:
+    """`commit`, in a transaction the caller holds (the approval queue closes its item in it)."""
+    now = records(store, target, lock=True)
+    if now.version != version:
+        raise Changed(
+            "the records changed since this was proposed (another change was made meanwhile); "
+            "nothing was changed: look again and propose it anew"
+        )
+    planned = plan(tool, args, now)
+    write(store, planned)
+    return Committed(planned, _history(store, planned, target, by=by, run_id=run_id))
 
 
 def write(store: DeskStore, planned: Plan) -> None:

@@ -83,6 +83,9 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         order_changes_table("BIGSERIAL PRIMARY KEY"),
         "CREATE INDEX order_changes_by_order ON order_changes (order_code)",
+        "ALTER TABLE approvals ALTER COLUMN order_code DROP NOT NULL",
+        "ALTER TABLE approvals DROP CONSTRAINT approvals_amount_check",
+        "ALTER TABLE approvals ADD CONSTRAINT approvals_amount_check CHECK (amount >= 0)",
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

@@ -97,10 +97,17 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         tickets_table("INTEGER PRIMARY KEY"),
         "CREATE INDEX tickets_by_status ON tickets (status)",
     ),
-    # The desk's writes: each committed change (desk_writes.py).
+    # The desk's writes: each committed change (desk_writes.py), and the approval queue
+    # holding them too (the table again: SQLite cannot alter a check or a NOT NULL).
     (
         order_changes_table("INTEGER PRIMARY KEY"),
         "CREATE INDEX order_changes_by_order ON order_changes (order_code)",
+        approvals_table("INTEGER PRIMARY KEY", "approvals_v7"),
+        "INSERT INTO approvals_v7 SELECT * FROM approvals",
+        "DROP TABLE approvals",
+        "ALTER TABLE approvals_v7 RENAME TO approvals",
+        "CREATE INDEX approvals_by_order ON approvals (order_code)",
+        "CREATE INDEX approvals_by_status ON approvals (status)",
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

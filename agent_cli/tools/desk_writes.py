@@ -17,12 +17,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from agent_cli.core.seams import ApprovalNeeded, Observation
-from agent_cli.store import desk_reads
+from agent_cli.store import approval_queue, desk_reads
+from agent_cli.store.approval_queue import WriteProposal
 from agent_cli.store.desk import CANCEL_REASONS
 from agent_cli.store.desk_changes import Plan, Refused
 from agent_cli.store.desk_writes import Target, commit, propose
@@ -81,6 +83,7 @@ class WriteDesk:
     session: CustomerSession
     dry_run: bool
     by: str = ""  # who approves at this terminal (recorded with each change)
+    queue_for: timedelta | None = None  # how long a write nobody here approved waits; None: never
 
     def target(self, args: ToolArgs) -> Target:
         """What the call is about, once this conversation may touch it: an order that does not
@@ -111,7 +114,26 @@ class WriteDesk:
         consent = self.session.consent
         if not self.session.staff and key not in consent.given:
             return self._ask_consent(tool, key, planned)
-        return ApprovalNeeded(planned.summary, lambda: self._commit(planned, values, target, key))
+        queue = None
+        if self.queue_for is not None and not self.dry_run:
+            queue = lambda run, question: self._queue(planned, values, target, run, question)  # noqa: E731
+        return ApprovalNeeded(
+            planned.summary, lambda: self._commit(planned, values, target, key), queue
+        )
+
+    def _queue(
+        self, planned: Plan, values: dict[str, Any], target: Target, run_id: str, question: str
+    ) -> Observation:
+        """Into the approval queue: a person decides later (`agent approvals`)."""
+        assert self.queue_for is not None
+        proposal = WriteProposal(planned, values, target, run_id, question, self.by, self.queue_for)
+        item = approval_queue.queue(self.open_store(), proposal)
+        return Observation(
+            f"QUEUED: {planned.summary} awaits a person's approval as #{item.id} (until "
+            f"{item.expires_at}); nothing is changed yet. Tell the customer it is waiting for "
+            "approval.",
+            queued=item.id,
+        )
 
     def _ask_consent(self, tool: str, key: str, planned: Plan) -> Observation:
         consent = self.session.consent

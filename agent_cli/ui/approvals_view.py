@@ -15,6 +15,7 @@ from agent_cli.text import clean_text
 from agent_cli.ui.tables import print_rows, whole_table
 
 _STYLES = {"pending": "yellow", "approved": "green", "expired": "dim", "denied": "red"}
+# `reason`: a refund's reason, or a desk write's change in words
 _HEADERS = ("item", "state", "order", "amount", "reason", "proposed by", "expires (UTC)")
 
 
@@ -40,21 +41,26 @@ def _row(item: Item, now: datetime) -> list[Text]:
     return [
         Text(f"#{item.id}", style="bold"),
         Text(state, style=_STYLES.get(state, "red")),
-        Text(item.order_code),
-        Text(money(item.amount, item.currency), justify="right"),
+        Text(item.order_code or "-"),
+        Text(_amount(item), justify="right"),
         Text(clean_text(item.reason)),
         Text(clean_text(item.proposed_by)),
         Text(item.expires_at),
     ]
 
 
+def _amount(item: Approval) -> str:
+    """The money it moves; a write that moves none (an address) says so."""
+    return "-" if item.is_write and item.amount == 0 else money(item.amount, item.currency)
+
+
 def show_approval(console: Console, item: Approval, now: datetime) -> None:
     rows = [
         ("item", f"#{item.id} ({item.tool})"),
         ("state", item.state(now)),
-        ("order", item.order_code),
-        ("amount", money(item.amount, item.currency)),
-        ("reason", item.reason),
+        ("order", item.order_code or "-"),
+        ("amount", _amount(item)),
+        ("change" if item.is_write else "reason", item.reason),
         ("judged", item.judged),
         ("run", item.run_id),
         ("question", item.question),

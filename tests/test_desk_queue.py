@@ -1,0 +1,186 @@
+"""The desk's writes in the approval queue, on both backends: queued when nobody here can
+approve, committed once by a person later (on the records as they are then), denied or expired
+changing nothing, and concurrent approvers, of one item or of two that conflict, changing the
+store once."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_cli.cli import app
+from agent_cli.store import approval_queue, desk_reads
+from agent_cli.store.approval_items import Approval
+from agent_cli.store.approval_queue import Decided, WriteProposal
+from agent_cli.store.desk_writes import Target, propose
+from agent_cli.store.samples import SAMPLE_SHOP
+from agent_cli.store.sqlite import OrderStore
+
+Opener = Callable[[], OrderStore]
+B200 = Target("kaito_yamamoto_1007", "B200")
+CANCEL = ("cancel_pending_order", {"order_id": "B200", "reason": "no longer needed"})
+MOVE = (
+    "modify_pending_order_address",
+    {"order_id": "B200", "address1": "1-1 Umeda", "address2": "", "city": "Osaka",
+     "state": "Osaka", "country": "Japan", "zip": "530-0001"},
+)  # fmt: skip
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+    """Connections to one store: each approver has its own, as two processes would."""
+    if request.param == "sqlite":
+        path = tmp_path / "orders.db"
+        OrderStore.open(path).close()
+        yield lambda: OrderStore.open(path, create=False)
+        return
+    from agent_cli.store.postgres import PostgresStore
+
+    url = request.getfixturevalue("pg_server").database()
+    PostgresStore.connect(url, seed=SAMPLE_SHOP).close()
+    yield lambda: PostgresStore.connect(url)
+
+
+def queued(
+    store: OrderStore, call: tuple[str, dict[str, Any]], expires_in: timedelta = timedelta(hours=1)
+) -> Approval:
+    tool, args = call
+    plan = propose(store, tool, args, B200)
+    proposal = WriteProposal(plan, args, B200, "run-1", "Please cancel B200", "bot", expires_in)
+    return approval_queue.queue(store, proposal)
+
+
+def approve(store: OrderStore, item: int, by: str = "lead") -> Decided:
+    def no_refund_rules(*_: object) -> None:  # refunds only: a write plans again itself
+        raise AssertionError("a write is not checked as a refund")
+
+    decided = approval_queue.approve(store, item, by=by, recheck=no_refund_rules)
+    assert decided is not None
+    return decided
+
+
+def status(opener: Opener) -> str:
+    store = opener()
+    try:
+        order = desk_reads.desk_order(store, "B200")
+        assert order is not None
+        return order.order.status
+    finally:
+        store.close()
+
+
+def test_a_queued_write_is_committed_once_by_a_person_later(opener: Opener) -> None:
+    store = opener()
+    item = queued(store, CANCEL)
+    assert item.is_write and item.order_code == "B200" and item.amount == 5400
+    assert item.reason.startswith("cancel B200 (1 item; reason: no longer needed)")
+    assert queued(store, CANCEL).id == item.id  # the same call waits once
+    assert status(opener) == "PENDING"
+    decided = approve(store, item.id)
+    assert decided.changed and isinstance(decided.item, Approval)
+    assert decided.item.status == "approved"
+    assert decided.item.outcome is not None
+    assert decided.item.outcome.startswith("change #1 made: cancel B200")
+    again = approve(store, item.id)
+    assert not again.changed  # closed: nothing more
+    assert status(opener) == "CANCELLED"
+    (change,) = desk_reads.changes(store, order="B200")
+    assert change.made_by == "lead" and change.run_id == "run-1"
+    store.close()
+
+
+def test_a_write_whose_records_changed_since_it_was_queued_fails(opener: Opener) -> None:
+    store = opener()
+    item = queued(store, CANCEL)
+    tool, args = MOVE
+    from agent_cli.store.desk_writes import commit
+
+    commit(store, propose(store, tool, args, B200), args, B200, by="x", run_id="r")
+    decided = approve(store, item.id)
+    assert isinstance(decided.item, Approval) and decided.item.status == "failed"
+    assert "the records changed since this was proposed" in (decided.item.outcome or "")
+    assert status(opener) == "PENDING"
+    store.close()
+
+
+def test_denied_and_expired_writes_change_nothing(opener: Opener) -> None:
+    store = opener()
+    denied = queued(store, CANCEL)
+    approval_queue.deny(store, denied.id, by="lead", reason="customer called back")
+    expired = queued(store, MOVE, expires_in=timedelta(seconds=-1))
+    decided = approve(store, expired.id)
+    assert isinstance(decided.item, Approval) and decided.item.status == "expired"
+    assert approve(store, denied.id).changed is False
+    order = desk_reads.desk_order(store, "B200")
+    assert order is not None and order.order.status == "PENDING"
+    assert order.address is not None and order.address.city != "Osaka"
+    assert desk_reads.changes(store, order="B200") == []
+    store.close()
+
+
+def _at_once(opener: Opener, items: list[int]) -> list[Decided]:
+    """Each item approved from its own connection, all released together."""
+    start = threading.Barrier(len(items))
+    results: list[Any] = [None] * len(items)
+
+    def approver(n: int) -> None:
+        store = opener()  # in its thread: a SQLite connection stays in the one that made it
+        start.wait(timeout=30)
+        try:
+            results[n] = approve(store, items[n], by=f"approver-{n}")
+        except Exception as exc:  # reported below, with the others
+            results[n] = exc
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=approver, args=(n,)) for n in range(len(items))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert all(isinstance(r, Decided) for r in results), results
+    return results
+
+
+def test_two_approvers_of_one_write_commit_it_once(opener: Opener) -> None:
+    store = opener()
+    item = queued(store, CANCEL)
+    store.close()
+    decided = _at_once(opener, [item.id, item.id])
+    assert sorted(d.changed for d in decided) == [False, True]
+    check = opener()
+    assert len(desk_reads.changes(check, order="B200")) == 1
+    order = desk_reads.desk_order(check, "B200")
+    assert order is not None and [p.kind for p in order.payments] == ["payment", "refund"]
+    check.close()
+
+
+def test_two_conflicting_writes_approved_at_once_commit_one(opener: Opener) -> None:
+    store = opener()
+    items = [queued(store, CANCEL).id, queued(store, MOVE).id]
+    store.close()
+    decided = _at_once(opener, items)
+    states = sorted(d.item.status for d in decided if isinstance(d.item, Approval))
+    assert states == ["approved", "failed"]
+    check = opener()
+    assert len(desk_reads.changes(check, order="B200")) == 1
+    check.close()
+
+
+def test_the_queue_shows_and_decides_a_write_from_the_command_line() -> None:
+    runner = CliRunner()
+    args = '{"order_id": "B200", "reason": "no longer needed"}'
+    assert runner.invoke(app, ["tools", "call", "cancel_pending_order", args]).exit_code == 5
+    shown = runner.invoke(app, ["approvals", "show", "1"])
+    assert "change    cancel B200 (1 item; reason: no longer needed)" in shown.stdout
+    decided = runner.invoke(app, ["approvals", "approve", "1"])
+    assert decided.exit_code == 0, decided.output
+    assert decided.stdout.startswith("#1: approved: change #1 made: cancel B200")
+    history = runner.invoke(app, ["orders", "show", "B200"]).stdout
+    assert "cancelled no longer needed" in history and "change #1 " in history
