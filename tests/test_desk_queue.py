@@ -5,6 +5,7 @@ store once."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -184,3 +185,77 @@ def test_the_queue_shows_and_decides_a_write_from_the_command_line() -> None:
     assert decided.stdout.startswith("#1: approved: change #1 made: cancel B200")
     history = runner.invoke(app, ["orders", "show", "B200"]).stdout
     assert "cancelled no longer needed" in history and "change #1 " in history
+
+
+def _with_rules(tmp_path: Path, rules: str) -> dict[str, str]:
+    config = tmp_path / "rules.toml"
+    config.write_text("[refunds]\nqueue_hours = 48\n" + rules)
+    return {"AGENT_CONFIG": str(config)}
+
+
+CANCEL_ARGS = '{"order_id": "B200", "reason": "no longer needed"}'
+
+
+def test_a_shop_rule_naming_a_write_approves_or_denies_it(tmp_path: Path) -> None:
+    runner = CliRunner()
+    env = _with_rules(
+        tmp_path,
+        '[[refunds.rules]]\nname = "small cancels"\ndecision = "auto"\n'
+        'tools = ["cancel_pending_order"]\nstatuses = ["PENDING"]\nbelow = { JPY = 10000 }\n'
+        '[[refunds.rules]]\nname = "no moves by bots"\ndecision = "deny"\n'
+        'tools = ["modify_user_address"]\n',
+    )
+    cancel = ["tools", "call", "cancel_pending_order", CANCEL_ARGS, "--json"]
+    result = runner.invoke(app, cancel, env=env)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["observation"].startswith("CHANGED: change #1: cancel B200")
+    where = {k: v for k, v in MOVE[1].items() if k != "order_id"}
+    address = json.dumps({**where, "user_id": "aoi_suzuki_1002"})
+    moved = runner.invoke(app, ["tools", "call", "modify_user_address", address], env=env)
+    assert moved.exit_code == 1 and "no moves by bots" in moved.stdout, moved.output
+    logged = runner.invoke(app, ["logs", "show", "--json"], env=env)
+    decided = [json.loads(x) for x in logged.stdout.splitlines()]
+    assert any(e["event"] == "approval_decided" and e["by"] == "policy" for e in decided)
+
+
+def test_a_rule_naming_no_write_decides_refunds_only(tmp_path: Path) -> None:
+    env = _with_rules(
+        tmp_path,
+        '[[refunds.rules]]\nname = "small refunds"\ndecision = "auto"\nbelow = { JPY = 100000 }\n',
+    )
+    result = CliRunner().invoke(
+        app, ["tools", "call", "cancel_pending_order", CANCEL_ARGS], env=env
+    )
+    assert result.exit_code == 5 and result.stdout.startswith("QUEUED: cancel B200")
+
+
+@pytest.mark.parametrize(
+    ("rule", "said"),
+    [
+        ('decision = "auto"\ntools = ["cancel_pending_order"]', "state the amount it stays below"),
+        ('decision = "ask"\ntools = ["cancel_order"]', "tools.0 (file"),
+        ('decision = "deny"\ntools = ["return_delivered_order_items"]\nreasons = ["x"]',
+         "reasons is for refunds, and this rule decides return_delivered_order_items"),
+    ],
+)  # fmt: skip
+def test_a_write_rule_that_cannot_work_is_a_configuration_error(
+    tmp_path: Path, rule: str, said: str
+) -> None:
+    env = _with_rules(tmp_path, f'[[refunds.rules]]\nname = "r"\n{rule}\n')
+    result = CliRunner().invoke(
+        app, ["tools", "call", "cancel_pending_order", CANCEL_ARGS], env=env
+    )
+    assert result.exit_code == 2 and said in result.stderr, result.output
+
+
+def test_an_address_rule_may_approve_with_no_amount(tmp_path: Path) -> None:
+    env = _with_rules(
+        tmp_path,
+        '[[refunds.rules]]\nname = "addresses"\ndecision = "auto"\n'
+        'tools = ["modify_pending_order_address", "modify_user_address"]\n',
+    )
+    args = json.dumps(MOVE[1])
+    result = CliRunner().invoke(
+        app, ["tools", "call", "modify_pending_order_address", args], env=env
+    )
+    assert result.exit_code == 0 and result.stdout.startswith("CHANGED: change #1: ship B200")

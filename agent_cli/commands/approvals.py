@@ -222,7 +222,7 @@ def explain(code: str, amount: str, reason: str, *, json_output: bool, config: P
     each rule before it does not apply; nothing is run or written."""
     said = _amount_said(amount)
     settings = load_settings(config)
-    rules = tuple(settings.refunds.rules)
+    rules = tuple(r for r in settings.refunds.rules if "issue_refund" in r.decides)
     with opened_store(settings) as store:
         order = store.get(normalise_code(code))
         if order is None:

@@ -16,6 +16,30 @@ from agent_cli.config.currencies import ISO_4217
 
 RuleDecision = Literal["auto", "ask", "queue", "deny"]
 OrderStatus = Literal["PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED"]
+# What a rule may judge an order's status as: the seed's and the desk's.
+RuleStatus = Literal[
+    "PENDING",
+    "SHIPPING",
+    "DELIVERED",
+    "CANCELLED",
+    "REFUNDED",
+    "PENDING_ITEM_MODIFIED",
+    "RETURN_REQUESTED",
+    "EXCHANGE_REQUESTED",
+]
+# The actions a rule may decide: the seed's refund and the desk's seven writes.
+RuleTool = Literal[
+    "issue_refund",
+    "cancel_pending_order",
+    "modify_pending_order_address",
+    "modify_pending_order_payment",
+    "modify_pending_order_items",
+    "modify_user_address",
+    "return_delivered_order_items",
+    "exchange_delivered_order_items",
+]
+MOVES_NO_MONEY = frozenset({"modify_pending_order_address", "modify_user_address"})
+REFUND_ONLY = ("reasons", "max_refunds_before", "max_auto_per_day")  # what a write has none of
 MAX_AMOUNT = 2**63 - 1  # what the store holds (BIGINT)
 
 
@@ -56,9 +80,11 @@ class RefundRule(BaseModel):
 
     name: str = Field(min_length=1, max_length=80)
     decision: RuleDecision
+    # the actions it decides (none named: issue_refund, as before the desk's writes)
+    tools: Annotated[list[RuleTool], Field(min_length=1)] | None = None
     below: Amounts | None = None  # amount < below[currency]
     at_least: Amounts | None = None  # amount >= at_least[currency]
-    statuses: Annotated[list[OrderStatus], Field(min_length=1)] | None = None
+    statuses: Annotated[list[RuleStatus], Field(min_length=1)] | None = None
     customers: Texts | None = None  # the order's customer is one of these
     max_days_since_delivery: int | None = Field(default=None, ge=0, le=36_600)
     min_days_since_delivery: int | None = Field(default=None, ge=0, le=36_600)
@@ -85,7 +111,19 @@ class RefundRule(BaseModel):
                 )
         return self._auto_states_a_cap()
 
+    @property
+    def decides(self) -> tuple[str, ...]:
+        return tuple(self.tools or ("issue_refund",))
+
     def _auto_states_a_cap(self) -> RefundRule:
+        writes = [tool for tool in self.decides if tool != "issue_refund"]
+        if writes and (refund_only := [f for f in REFUND_ONLY if getattr(self, f) is not None]):
+            raise ValueError(
+                f"{refund_only[0]} is for refunds, and this rule decides {writes[0]}: make a "
+                "rule of its own for issue_refund"
+            )
+        if all(tool in MOVES_NO_MONEY for tool in self.decides):
+            return self  # an address moves no money: an auto rule needs no amount
         if self.decision == "auto" and not self.below:
             raise ValueError(
                 "an auto rule pays with nobody asked: state the amount it stays below "

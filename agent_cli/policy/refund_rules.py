@@ -32,6 +32,7 @@ from datetime import date
 
 from agent_cli.config.currencies import money, to_minor
 from agent_cli.config.rules import RefundRule, RuleDecision
+from agent_cli.core.seams import Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +57,10 @@ class Ruling:
     why: str
 
 
-def rule_for(rules: list[RefundRule], facts: RefundFacts) -> Ruling:
-    """The first rule whose conditions all hold; `ask` when none does."""
+def rule_for(rules: list[RefundRule], facts: RefundFacts, tool: str = "issue_refund") -> Ruling:
+    """The first rule deciding `tool` whose conditions all hold; `ask` when none does."""
     for rule in rules:
-        if not unmet(rule, facts):
+        if tool in rule.decides and not unmet(rule, facts):
             return Ruling(rule.decision, rule.name, f"rule {rule.name!r}: {rule.decision}")
     return Ruling("ask", None, "no rule matched: a person decides")
 
@@ -175,9 +176,10 @@ def hidden_by(rules: list[RefundRule]) -> list[tuple[str, str]]:
 
 
 def _may_overlap(auto: RefundRule, deny: RefundRule) -> bool:
-    """False only when no refund can meet both: no currency both allow an amount of, statuses
-    or customers that share none, or delivery-day ranges that do not meet."""
-    if not _amounts_meet(auto, deny):
+    """False only when no action can meet both: no action both decide, no currency both allow
+    an amount of, statuses or customers that share none, or delivery-day ranges that do not
+    meet."""
+    if not set(auto.decides) & set(deny.decides) or not _amounts_meet(auto, deny):
         return False
     for mine, theirs in ((auto.statuses, deny.statuses), (auto.customers, deny.customers)):
         if mine is not None and theirs is not None and not set(mine) & set(theirs):
@@ -199,3 +201,12 @@ def _amounts_meet(auto: RefundRule, deny: RefundRule) -> bool:
         if floor < min(below, (deny.below or {}).get(currency, below)):
             return True
     return False
+
+
+def policy_verdict(ruling: Ruling) -> Verdict | None:
+    """The verdict a rule gives (None: ask a person)."""
+    if ruling.decision == "ask":
+        return None
+    approved = ruling.decision == "auto"
+    queue = ruling.decision == "queue"
+    return Verdict(approved, "policy", ruling.why, queue=queue, rule=ruling.rule)

@@ -181,7 +181,8 @@ def build_tools(
     session = identity or CustomerSession()
     tools += [*desk_tools(store, session), handover_tool(store, session, dry_run=dry_run)]
     queue_for = timedelta(hours=settings.refunds.queue_hours) or None  # the one queue's hours
-    tools += write_tools(WriteDesk(store, session, dry_run, operator_name(), queue_for))
+    rules = tuple(settings.refunds.rules)  # the shop's rules: those naming a write decide it
+    tools += write_tools(WriteDesk(store, session, dry_run, operator_name(), queue_for, rules))
     refunds = settings.refunds
     if refunds.enabled:
         from agent_cli.tools.refunds import RefundDesk, RefundLimits, refund_tool  # noqa: PLC0415

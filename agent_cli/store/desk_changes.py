@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from agent_cli.config.currencies import money
@@ -90,7 +91,9 @@ class Plan:
     order: DeskOrder | None  # as it will be; None: no order is touched
     added: tuple[Payment, ...] = ()  # the payment and refund entries it appends, in order
     amount: int = 0  # the money it moves, either way, in the order's minor units
-    currency: str = ""
+    currency: str = ""  # the order's ("" for a customer's own record)
+    status: str = ""  # the order's before the change, for the shop's rules
+    delivered_at: date | None = None
 
 
 def order_of(records: Records) -> DeskOrder:

@@ -233,4 +233,12 @@ def plan(tool: str, args: dict[str, Any], records: Records) -> Plan:
     planner = PLANNERS.get(tool)
     if planner is None:
         raise ValueError(f"{tool} is not a desk write")
-    return planner(args, records)
+    planned = planner(args, records)
+    if (order := records.order) is None:
+        return planned
+    return dataclasses.replace(
+        planned,
+        currency=order.order.currency,
+        status=order.order.status,
+        delivered_at=order.order.delivered_at,
+    )

@@ -17,12 +17,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Annotated, Any
 
 from pydantic import Field
 
-from agent_cli.core.seams import ApprovalNeeded, Observation
+from agent_cli.config.rules import RefundRule
+from agent_cli.core.seams import ApprovalNeeded, Observation, Verdict
+from agent_cli.dates import system_today
+from agent_cli.policy.refund_rules import RefundFacts, policy_verdict, rule_for
 from agent_cli.store import approval_queue, desk_reads
 from agent_cli.store.approval_queue import WriteProposal
 from agent_cli.store.desk import CANCEL_REASONS
@@ -84,6 +87,8 @@ class WriteDesk:
     dry_run: bool
     by: str = ""  # who approves at this terminal (recorded with each change)
     queue_for: timedelta | None = None  # how long a write nobody here approved waits; None: never
+    rules: tuple[RefundRule, ...] = ()  # the shop's rules: those naming this write decide it
+    clock: Callable[[], date] = system_today
 
     def target(self, args: ToolArgs) -> Target:
         """What the call is about, once this conversation may touch it: an order that does not
@@ -118,8 +123,24 @@ class WriteDesk:
         if self.queue_for is not None and not self.dry_run:
             queue = lambda run, question: self._queue(planned, values, target, run, question)  # noqa: E731
         return ApprovalNeeded(
-            planned.summary, lambda: self._commit(planned, values, target, key), queue
+            planned.summary,
+            lambda: self._commit(planned, values, target, key),
+            queue,
+            self._ruled(planned, target),
         )
+
+    def _ruled(self, planned: Plan, target: Target) -> Verdict | None:
+        """What the shop's rules decide of this write (None: a person decides)."""
+        facts = RefundFacts(
+            planned.amount,
+            planned.currency,
+            planned.status,
+            target.customer_id,
+            planned.delivered_at,
+            "",
+            self.clock(),
+        )
+        return policy_verdict(rule_for(list(self.rules), facts, planned.tool))
 
     def _queue(
         self, planned: Plan, values: dict[str, Any], target: Target, run_id: str, question: str

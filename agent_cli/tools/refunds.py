@@ -24,9 +24,9 @@ from pydantic import AfterValidator, Field
 from agent_cli.config.currencies import money, to_minor
 from agent_cli.config.rules import RefundRule
 from agent_cli.core.budget import RefundCounter
-from agent_cli.core.seams import ApprovalNeeded, Observation, Verdict
+from agent_cli.core.seams import ApprovalNeeded, Observation
 from agent_cli.dates import system_today
-from agent_cli.policy.refund_rules import RefundFacts, Ruling, mixed_word, rule_for
+from agent_cli.policy.refund_rules import RefundFacts, mixed_word, policy_verdict, rule_for
 from agent_cli.store import approval_queue, models
 from agent_cli.store.approval_items import Approval
 from agent_cli.store.approval_queue import Recheck, judged_json
@@ -211,15 +211,6 @@ def refund_facts(
         counts,
         last_day,
     )
-
-
-def policy_verdict(ruling: Ruling) -> Verdict | None:
-    """The verdict a refund rule gives (None: ask a person)."""
-    if ruling.decision == "ask":
-        return None
-    approved = ruling.decision == "auto"
-    queue = ruling.decision == "queue"
-    return Verdict(approved, "policy", ruling.why, queue=queue, rule=ruling.rule)
 
 
 def recheck_queued(policy: RefundPolicy, max_amount: int, clock: Callable[[], date]) -> Recheck:
