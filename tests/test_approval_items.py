@@ -147,3 +147,46 @@ def test_the_smallest_and_largest_amounts_are_whole_amounts() -> None:
 
 def test_an_order_judged_at_a_total_of_zero_is_readable() -> None:
     assert isinstance(read_item(row(judged=JUDGED.replace("250000", "0"))), Approval)
+
+
+WRITE: dict[str, Any] = {
+    **GOOD,
+    "tool": "cancel_pending_order",
+    "order_code": "#W2378156",
+    "amount": 60891,
+    "reason": "cancel #W2378156 (2 items): refund 608.91 USD to paypal_5716091",
+    "refund_key": "cancel_pending_order:0123456789abcdef",
+    "judged": '{"args": {"order_id": "#W2378156", "reason": "no longer needed"}, '
+    '"currency": "USD", "customer_id": "sara_doe_496", "version": "abc"}',
+}
+
+
+def write_problem(**changes: Any) -> str:
+    item = read_item(tuple({**WRITE, **changes}.values()))
+    assert isinstance(item, Unreadable), item
+    return item.problem
+
+
+def test_a_desk_write_s_row_is_read_as_one() -> None:
+    item = read_item(tuple(WRITE.values()))
+    assert isinstance(item, Approval) and item.is_write and item.currency == "USD"
+    assert item.write["args"] == {"order_id": "#W2378156", "reason": "no longer needed"}
+    address = read_item(tuple({**WRITE, "order_code": None, "amount": 0}.values()))
+    assert isinstance(address, Approval) and address.order_code == "" and address.amount == 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"judged": "{not json"}, "judged is not JSON"),
+        ({"judged": '{"currency": "USD", "customer_id": "x", "version": "v"}'}, "no call's"),
+        ({"judged": '{"args": {}, "currency": "USD", "version": "v"}'}, "judged.customer_id None"),
+        ({"amount": -1}, "amount -1 is not a whole amount"),
+        ({"amount": True}, "amount True is not a whole amount"),
+        ({"order_code": "../etc"}, "order_code '../etc' is not an order id"),
+        ({"expires_at": "soon"}, "expires_at 'soon' is not a timestamp"),
+        ({"status": "done"}, "status 'done' is not one of"),
+    ],
+)
+def test_a_desk_write_s_bad_row_is_named_never_acted_on(changes: dict[str, Any], said: str) -> None:
+    assert said in write_problem(**changes)
