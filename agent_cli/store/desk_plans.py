@@ -142,12 +142,17 @@ def _return(args: dict[str, Any], records: Records) -> Plan:
     order = order_of(records)
     status_is(order, "DELIVERED", DELIVERED_ONLY)
     method = method_of(records.customer, args["payment_method_id"])
-    original = order.payments[0].payment_method_id if order.payments else None
-    if method.source != "gift_card" and method.id != original:
-        raise Refused(
-            f"a return is refunded to the original payment method ({original}) or a gift "
-            f"card, not {method.id}; ask the customer which of those"
-        )
+    if method.source != "gift_card":
+        if not order.payments:
+            raise Refused(
+                f"order {order.code} has no payment on record to refund to; a return can be "
+                "refunded to a gift card of the customer's, or a person can help"
+            )
+        if method.id != (original := order.payments[0].payment_method_id):
+            raise Refused(
+                f"a return is refunded to the original payment method ({original}) or a gift "
+                f"card, not {method.id}; ask the customer which of those"
+            )
     item_ids = list(args["item_ids"])
     _items_held(order, item_ids)
     currency = order.order.currency
