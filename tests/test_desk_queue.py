@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -259,3 +260,137 @@ def test_an_address_rule_may_approve_with_no_amount(tmp_path: Path) -> None:
         app, ["tools", "call", "modify_pending_order_address", args], env=env
     )
     assert result.exit_code == 0 and result.stdout.startswith("CHANGED: change #1: ship B200")
+
+
+def test_a_dropped_connection_mid_write_leaves_no_half_change(
+    pg_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server goes away between the order's rows and the history's: nothing of the change
+    is kept, and the error is one clear line."""
+    import psycopg
+
+    from agent_cli.errors import StoreError
+    from agent_cli.store import desk_writes
+    from agent_cli.store.postgres import PostgresStore
+
+    url = pg_server.database()
+    store = PostgresStore.connect(url, seed=SAMPLE_SHOP)
+    history = desk_writes._history
+
+    def dropped(*args: Any, **kwargs: Any) -> int:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        return history(*args, **kwargs)
+
+    monkeypatch.setattr(desk_writes, "_history", dropped)
+    tool, args = CANCEL
+    with pytest.raises(StoreError, match=r"check that the server is up"):
+        desk_writes.commit(store, propose(store, tool, args, B200), args, B200, by="x", run_id="r")
+    store.close()
+    again = PostgresStore.connect(url)
+    try:
+        order = desk_reads.desk_order(again, "B200")
+        assert order is not None and order.order.status == "PENDING" and len(order.payments) == 1
+        assert desk_reads.changes(again, order="B200") == []
+    finally:
+        again.close()
+
+
+def test_with_the_queue_off_a_write_nobody_approves_is_denied(tmp_path: Path) -> None:
+    config = tmp_path / "off.toml"
+    config.write_text("[refunds]\nqueue_hours = 0\n")
+    env = {"AGENT_CONFIG": str(config)}
+    result = CliRunner().invoke(
+        app, ["tools", "call", "cancel_pending_order", CANCEL_ARGS], env=env
+    )
+    assert result.exit_code == 1 and result.stdout.startswith("DENIED: cancel B200"), result.output
+    listed = CliRunner().invoke(app, ["approvals", "list", "--json"], env=env)
+    assert listed.stdout.strip() == ""
+
+
+def test_a_dry_run_never_queues_a_write(tmp_path: Path) -> None:
+    script = [
+        {"type": "tool", "tool": "find_user_id_by_email",
+         "args": {"email": "kaito.yamamoto@example.com"}},
+        {"type": "tool", "tool": "cancel_pending_order", "args": json.loads(CANCEL_ARGS)},
+        {"type": "final", "answer": "Shall I cancel B200?"},
+        {"type": "tool", "tool": "cancel_pending_order", "args": json.loads(CANCEL_ARGS)},
+        {"type": "final", "answer": "It is not cancelled."},
+    ]  # fmt: skip
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(script))
+    trace = tmp_path / "t.jsonl"
+    argv = ["chat", "--script", str(path), "--dry-run", "--trace", str(trace)]
+    said = "Cancel B200 please, kaito.yamamoto@example.com\nyes\n"
+    assert CliRunner().invoke(app, argv, input=said).exit_code == 0
+    observed = [
+        json.loads(line)["observation"]
+        for line in trace.read_text().splitlines()
+        if json.loads(line)["event"] == "observation"
+    ]
+    assert observed[-1].startswith("DENIED: cancel B200") and "QUEUED" not in trace.read_text()
+    assert CliRunner().invoke(app, ["approvals", "list", "--json"]).stdout.strip() == ""
+
+
+def test_a_write_rule_may_name_customers(tmp_path: Path) -> None:
+    env = _with_rules(
+        tmp_path,
+        '[[refunds.rules]]\nname = "trusted"\ndecision = "auto"\nbelow = { JPY = 10000 }\n'
+        'tools = ["cancel_pending_order"]\ncustomers = ["kaito_yamamoto_1007"]\n',
+    )
+    result = CliRunner().invoke(
+        app, ["tools", "call", "cancel_pending_order", CANCEL_ARGS], env=env
+    )
+    assert result.exit_code == 0 and result.stdout.startswith("CHANGED:"), result.output
+
+
+def test_a_held_order_makes_a_second_commit_wait_and_then_refuse(
+    opener: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first commit holds the order (SQLite: the write lock; PostgreSQL: the order's row)
+    while the second starts: the second reads the records only after the first is done, finds
+    them changed, and writes nothing. Correct code passes however the threads are timed."""
+    from agent_cli.store import desk_writes
+
+    first_in, second_started = threading.Event(), threading.Event()
+    real_write = desk_writes.write
+
+    def slow_first(store: Any, planned: Any) -> None:
+        if not first_in.is_set():
+            first_in.set()
+            second_started.wait(timeout=30)
+            time.sleep(1.0)  # let the second reach its read (it must wait for the lock)
+        real_write(store, planned)
+
+    monkeypatch.setattr(desk_writes, "write", slow_first)
+    setup = opener()
+    proposals = [(CANCEL, propose(setup, *CANCEL, B200)), (MOVE, propose(setup, *MOVE, B200))]
+    setup.close()
+    results: list[Any] = [None, None]
+
+    def committer(n: int) -> None:
+        store = opener()
+        if n == 1:
+            first_in.wait(timeout=30)
+            second_started.set()
+        (_, args), planned = proposals[n]
+        try:
+            results[n] = desk_writes.commit(store, planned, args, B200, by=f"c{n}", run_id="r")
+        except Exception as exc:
+            results[n] = exc
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=committer, args=(n,)) for n in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert isinstance(results[0], desk_writes.Committed), results
+    assert isinstance(results[1], desk_writes.Changed), results
+    check = opener()
+    assert len(desk_reads.changes(check, order="B200")) == 1
+    check.close()

@@ -440,3 +440,79 @@ def test_a_yes_is_for_the_exact_change_proposed(either_store: OrderStore) -> Non
     assert observations(events)[3].startswith("PROPOSED (nothing is changed yet): cancel B200")
     assert "ordered by mistake" in observations(events)[3]
     assert not any(isinstance(e, ApprovalRequested) for e in events)
+
+
+def test_the_customer_may_change_their_own_address_and_the_proposal_names_its_tool(
+    either_store: OrderStore,
+) -> None:
+    own = call("modify_user_address", user_id="kaito_yamamoto_1007", **TODAY_ARGS)
+    events = converse(either_store, [FIND, own, CANCEL, final("?")], [], [])
+    seen = observations(events)
+    assert seen[1].startswith("PROPOSED (nothing is changed yet): change kaito_yamamoto_1007's")
+    assert "call modify_user_address again with the same arguments" in seen[1]
+    assert "call cancel_pending_order again" in seen[2]
+
+
+def test_a_write_remembers_its_order_for_a_hand_over(either_store: OrderStore) -> None:
+    session = CustomerSession(staff=True)
+    tools(either_store, session).invoke(
+        "cancel_pending_order", {"order_id": "b200", "reason": "no longer needed"}
+    )
+    assert session.order == "B200"  # a lower-case id found as the store writes it
+
+
+def test_an_order_with_no_customer_has_nothing_to_change(either_store: OrderStore) -> None:
+    from agent_cli.store.models import Order
+
+    either_store.import_orders([Order("N900", "PENDING", 5000)])
+    seen = staff_call(
+        either_store, "cancel_pending_order", order_id="N900", reason="no longer needed"
+    )
+    assert seen.is_error and "no order N900 with a customer" in seen.text
+
+
+def test_the_store_plans_only_on_the_order_s_own_customer(either_store: OrderStore) -> None:
+    args = {"order_id": "B200", "reason": "no longer needed"}
+    with pytest.raises(Refused, match="no order B200 of aoi_suzuki_1002"):
+        propose(either_store, "cancel_pending_order", args, Target("aoi_suzuki_1002", "B200"))
+    with pytest.raises(Refused, match="no customer nobody_1"):
+        propose(either_store, "cancel_pending_order", args, Target("nobody_1", "B200"))
+
+
+def test_a_change_made_meanwhile_makes_the_approved_commit_refuse(either_store: OrderStore) -> None:
+    ask = AskUser(question="Cancel B200?")
+    session = CustomerSession()
+    events = run(
+        "Please cancel B200",
+        ScriptedModel([FIND, CANCEL, ask, CANCEL, final("?")]),
+        tools(either_store, session),
+        limits=Limits(12, grounding=False),
+        hear=session.consent.heard,
+    )
+    seen: list[Event] = []
+    reply: Any = None
+    try:
+        while True:
+            event = events.send(reply)
+            seen.append(event)
+            reply = "yes" if type(event).__name__ == "QuestionAsked" else None
+            if isinstance(event, ApprovalRequested):  # meanwhile, at another desk:
+                staff_call(
+                    either_store, "modify_pending_order_address", order_id="B200", **TODAY_ARGS
+                )
+                reply = Verdict(True, "operator")
+    except StopIteration:
+        pass
+    last = [e for e in seen if isinstance(e, ToolObserved)][-1]
+    assert last.is_error and last.observation.startswith("DENIED: the records changed since")
+    order = desk_reads.desk_order(either_store, "B200")
+    assert order is not None and order.order.status == "PENDING"
+    (change,) = desk_reads.changes(either_store, order="B200")  # the address change only
+    assert change.tool == "modify_pending_order_address" and change.made_at.endswith("+00:00")
+
+
+def test_every_write_tool_says_it_changes_nothing_until_the_customer_says_yes() -> None:
+    desk = WriteDesk(lambda: None, CustomerSession(), False)  # type: ignore[arg-type,return-value]
+    for tool in write_tools(desk):
+        assert "Changes nothing on the first call" in tool.description
+        assert "explicit yes" in tool.description and len(tool.description) > 120
