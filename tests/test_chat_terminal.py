@@ -306,3 +306,33 @@ def test_a_write_called_by_hand_on_a_terminal_asks_the_operator(tmp_path: Path) 
     assert child.exitstatus == 0
     shown = subprocess_json("orders", "show", "A100", "--json")
     assert [r["amount"] for r in shown["refunds"]] == [1500]
+
+
+def test_a_desk_write_on_a_terminal_asks_the_customer_then_the_operator(tmp_path: Path) -> None:
+    """`agent ask` at a terminal: the change proposed, the customer's yes at `reply>`, the
+    operator's y at `[y/N]`, then the change, once."""
+    cancel = {"type": "tool", "tool": "cancel_pending_order",
+              "args": {"order_id": "B200", "reason": "no longer needed"}}  # fmt: skip
+    script = tmp_path / "cancel.json"
+    script.write_text(
+        json.dumps([
+            {"type": "tool", "tool": "find_user_id_by_email",
+             "args": {"email": "kaito.yamamoto@example.com"}},
+            cancel,
+            {"type": "ask_user", "question": "Cancel B200 and refund 5,400 JPY to your card?"},
+            cancel,
+            {"type": "final", "answer": "I have cancelled B200; 5,400 JPY is on its way back."},
+        ])
+    )  # fmt: skip
+    child = spawn("ask", "Please cancel B200 (kaito.yamamoto@example.com)", "--script", str(script))
+    child.expect("reply> ")
+    child.sendline("はい、お願いします")
+    child.expect("needs approval: cancel B200")
+    child.expect(r"Approve\? \[y/N\] ")
+    child.sendline("y")
+    child.expect("I have cancelled B200")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    shown = subprocess_json("orders", "show", "B200", "--json")
+    assert shown["status"] == "CANCELLED" and len(shown["changes"]) == 1
