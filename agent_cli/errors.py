@@ -5,6 +5,7 @@
     │   ├── ConfigError               a setting or config file is invalid
     │   ├── ScriptFileError           a --script file is not a valid decision list
     │   ├── OrderFileError            an orders file to import is malformed
+    │   ├── ArticleFileError          a help article's file (`agent kb import`) is malformed
     │   ├── TraceFileError            the trace file cannot be written
     │   ├── CaseFileError             an eval case file is malformed
     │   ├── MissingApiKey             the provider needs a key that is not set
@@ -26,6 +27,7 @@
     ├── RunLogError               exit 1: the log of runs (`agent logs`) cannot be read
     ├── OrderNotFound             exit 1: `agent orders show` found no such order
     ├── TicketNotFound            exit 1: `agent tickets` found no such ticket
+    ├── ArticleNotFound           exit 1: `agent kb show` found no such article
     ├── TicketUnchanged           exit 1: a ticket claimed or closed already
     ├── ToolCallFailed            exit 1: `agent tools call`: the tool refused or failed
     ├── NeedsInput                exit 4: the model asked a question and nobody can answer
@@ -73,6 +75,10 @@ class ScriptFileError(UsageError):
 
 class OrderFileError(UsageError):
     """An orders file given to `agent orders import` is malformed."""
+
+
+class ArticleFileError(UsageError):
+    """A help article's file (`agent kb import`) that cannot be read as one."""
 
 
 class TraceFileError(UsageError):
@@ -173,6 +179,10 @@ class RunLogError(AgentError):
 
 class OrderNotFound(AgentError):
     """No order has the code the user asked for."""
+
+
+class ArticleNotFound(AgentError):
+    """No help article with that id."""
 
 
 class TicketNotFound(AgentError):

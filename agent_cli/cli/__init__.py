@@ -9,11 +9,12 @@ the heavy modules inside their bodies, so `agent --help` pays only for Typer.
 
 from __future__ import annotations
 
-from agent_cli.cli import admin, approvals, runs, tickets
+from agent_cli.cli import admin, approvals, kb, runs, tickets
 from agent_cli.cli.apps import (
     app,
     approvals_app,
     config_app,
+    kb_app,
     logs_app,
     orders_app,
     tickets_app,
@@ -23,5 +24,5 @@ from agent_cli.cli.help import add_help
 
 __all__ = ["app"]
 
-_COMMANDS = (runs, admin, approvals, tickets)  # imported for what they add to the apps
-add_help(app, orders_app, approvals_app, config_app, logs_app, tools_app, tickets_app)
+_COMMANDS = (runs, admin, approvals, tickets, kb)  # imported for what they add to the apps
+add_help(app, orders_app, approvals_app, config_app, logs_app, tools_app, tickets_app, kb_app)

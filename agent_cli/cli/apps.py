@@ -63,6 +63,12 @@ tickets_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(tickets_app, name="tickets")
+kb_app = typer.Typer(
+    help="The shop's help centre: import Markdown articles, list, show and search them.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+)
+app.add_typer(kb_app, name="kb")
 logs_app = typer.Typer(
     help="List, search and show the logged runs (every ask, chat turn and eval case).",
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -205,12 +205,33 @@ def unfounded_claim(answer: str, history: tuple[Step, ...]) -> str | None:
     return None
 
 
+_CITED = re.compile(r"\[([a-z0-9]+(?:[-_][a-z0-9]+)*)\]")
+_HELP_TOOLS = ("search_help", "get_article")
+
+
+def unfounded_citation(answer: str, history: tuple[Step, ...]) -> str | None:
+    """A help article cited as [id] that no search_help or get_article of this run returned."""
+    retrieved = {
+        found
+        for step in history
+        if step.call is not None and step.call.tool in _HELP_TOOLS and not step.is_error
+        for found in re.findall(r"^\[([^\]\s]+)\]", step.observation, re.MULTILINE)
+    }
+    if missing := [c for c in dict.fromkeys(_CITED.findall(answer)) if c not in retrieved]:
+        return (
+            f"the answer cites [{missing[0]}], which no search_help or get_article of this run "
+            "returned; cite only the articles the help centre gave, or search it first"
+        )
+    return None
+
+
 def ground_answer(
     answer: str, history: tuple[Step, ...], *, question: str | None = None, today: str = ""
 ) -> str | None:
     """None when the answer is grounded; else the problem, worded for the model to fix. With
     the `question` (and `today`), the dates and amounts it states must come from somewhere."""
-    if (problem := not_prose(answer) or unfounded_claim(answer, history)) is not None:
+    problem = not_prose(answer) or unfounded_claim(answer, history)
+    if (problem := problem or unfounded_citation(answer, history)) is not None:
         return problem
     if question is not None:
         sources = "\n".join([question, today, *(step.observation for step in history)])

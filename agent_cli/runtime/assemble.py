@@ -32,6 +32,7 @@ from agent_cli.tools import RegisteredTool, ToolRegistry
 from agent_cli.tools.desk import CustomerSession, desk_tools
 from agent_cli.tools.desk_writes import WriteDesk, write_tools
 from agent_cli.tools.handover import handover_tool
+from agent_cli.tools.help_center import help_tools
 from agent_cli.tools.offered import needed_tools
 from agent_cli.tools.orders import AsOf, RefundPolicy, order_tools
 
@@ -180,6 +181,7 @@ def build_tools(
     tools: list[RegisteredTool] = list(order_tools(store, policy_of(settings), as_of))
     session = identity or CustomerSession()
     tools += [*desk_tools(store, session), handover_tool(store, session, dry_run=dry_run)]
+    tools += help_tools(store)
     queue_for = timedelta(hours=settings.refunds.queue_hours) or None  # the one queue's hours
     rules = tuple(settings.refunds.rules)  # the shop's rules: those naming a write decide it
     tools += write_tools(WriteDesk(store, session, dry_run, operator_name(), queue_for, rules))

@@ -151,6 +151,16 @@ class OrderChange:
 
 
 @dataclass(frozen=True, slots=True)
+class Article:
+    """A help-centre article (help_articles.py)."""
+
+    id: str
+    title: str
+    body: str  # Markdown, the title's heading not included
+    updated_at: str = ""  # ISO 8601, UTC: when it was imported
+
+
+@dataclass(frozen=True, slots=True)
 class DeskData:
     """A shop's desk data, as imported or exported whole."""
 
@@ -158,3 +168,4 @@ class DeskData:
     products: tuple[Product, ...] = ()
     orders: tuple[DeskOrder, ...] = ()
     refunds: tuple[Refund, ...] = ()  # of the seed's kind (the sample shop's A106); ids unused
+    articles: tuple[Article, ...] = ()  # the help centre (a new store's; imports leave it)

@@ -150,6 +150,15 @@ def tickets_table(id_column: str) -> str:
         )"""
 
 
+ARTICLES_TABLE = """CREATE TABLE articles (
+        id TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        words TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )"""  # the help centre (help_articles.py): `words` is what full-text search reads
+
+
 def order_changes_table(id_column: str) -> str:
     """What the desk's writes changed, one row per committed write (desk_writes.py): an
     order's history beside its payments, and what `agent logs show` and `orders show` tell."""

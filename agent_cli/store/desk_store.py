@@ -29,6 +29,7 @@ class DeskStore(Protocol):
     without the two importing each other."""
 
     FOR_UPDATE: str  # appended to a SELECT to hold its rows until the commit (PostgreSQL)
+    FULL_TEXT: str  # how the help centre is searched: "fts5" (SQLite) or "tsvector"
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]: ...
     def execute(self, sql: str, params: tuple[object, ...] = ()) -> None: ...

@@ -23,6 +23,7 @@ import psycopg
 
 from agent_cli.errors import StoreBusy, StoreError
 from agent_cli.store.desk_schema import (
+    ARTICLES_TABLE,
     DESK_TABLES,
     ORDER_COLUMNS,
     STATUS_CHECK,
@@ -87,6 +88,10 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE approvals DROP CONSTRAINT approvals_amount_check",
         "ALTER TABLE approvals ADD CONSTRAINT approvals_amount_check CHECK (amount >= 0)",
     ),
+    (
+        ARTICLES_TABLE,
+        "CREATE INDEX articles_search ON articles USING GIN (to_tsvector('simple', words))",
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 2  # a store older than this keeps whole units (upgrades.py)
@@ -99,6 +104,7 @@ _NEEDED = {  # what the agent does to each table
     **dict.fromkeys(DESK_TABLES, _WRITTEN),
     "tickets": ("SELECT", "INSERT", "UPDATE"),
     "order_changes": ("SELECT", "INSERT"),
+    "articles": ("SELECT", "INSERT", "DELETE"),
 }
 
 
@@ -123,6 +129,7 @@ class PostgresStore(OrderStore):
     """Orders, refunds and the approval queue in a PostgreSQL database."""
 
     FOR_UPDATE = " FOR UPDATE"
+    FULL_TEXT = "tsvector"
 
     def __init__(self, connection: psycopg.Connection[Any], url: str) -> None:
         super().__init__(connection, Path(masked(url)))  # type: ignore[arg-type]

@@ -26,6 +26,7 @@ from agent_cli.store.desk import (
     Variant,
 )
 from agent_cli.store.models import Order, Refund
+from agent_cli.store.sample_help import SAMPLE_ARTICLES
 
 SAMPLE_DAY = date(2026, 10, 13)  # the day the samples' dates are written for (A100: 12 days)
 
@@ -242,6 +243,7 @@ def _shop() -> DeskData:
         _PRODUCTS,
         tuple(_desk_order(orders[row[0]], row) for row in _ORDERS),
         (refund,),
+        SAMPLE_ARTICLES,
     )
 
 
@@ -264,6 +266,7 @@ def sample_shop(as_of: date) -> DeskData:
         SAMPLE_SHOP.products,
         tuple(_moved(order, shift) for order in SAMPLE_SHOP.orders),
         tuple(replace(r, created_at=_later(r.created_at, shift)) for r in SAMPLE_SHOP.refunds),
+        SAMPLE_SHOP.articles,
     )
 
 

@@ -21,17 +21,10 @@ from typing import Any, TypeVar
 from agent_cli.config.currencies import money
 from agent_cli.dates import system_today
 from agent_cli.errors import StoreBusy, StoreError
+from agent_cli.store import desk_schema as ddl  # the tables' text, shared with PostgreSQL
 from agent_cli.store.desk import DeskData
-from agent_cli.store.desk_schema import (
-    ORDER_COLUMNS,
-    STATUS_CHECK,
-    TABLES,
-    approvals_table,
-    order_changes_table,
-    refunds_table,
-    tickets_table,
-)
 from agent_cli.store.desk_store import write_desk
+from agent_cli.store.help_articles import write_articles
 from agent_cli.store.models import (
     STATUSES,
     ImportResult,
@@ -62,12 +55,12 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (
         "ALTER TABLE orders ADD COLUMN note TEXT",
-        refunds_table("INTEGER PRIMARY KEY"),
+        ddl.refunds_table("INTEGER PRIMARY KEY"),
         "CREATE INDEX refunds_by_order ON refunds (order_code)",
     ),
     (
         # The approval queue: actions that wait for a person elsewhere (approval_queue.py).
-        approvals_table("INTEGER PRIMARY KEY"),
+        ddl.approvals_table("INTEGER PRIMARY KEY"),
         "CREATE INDEX approvals_by_order ON approvals (order_code)",
         "CREATE INDEX approvals_by_status ON approvals (status)",
     ),
@@ -78,37 +71,39 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         f"""CREATE TABLE orders_v5 (
             code TEXT PRIMARY KEY,
-            status TEXT NOT NULL {STATUS_CHECK},
+            status TEXT NOT NULL {ddl.STATUS_CHECK},
             total INTEGER NOT NULL CHECK (total >= 0),
             currency TEXT NOT NULL DEFAULT 'JPY',
             delivered_at TEXT,
             customer TEXT,
             note TEXT,
-            {", ".join(ORDER_COLUMNS)}
+            {", ".join(ddl.ORDER_COLUMNS)}
         )""",
         "INSERT INTO orders_v5 (code, status, total, currency, delivered_at, customer, note)"
         " SELECT code, status, total, currency, delivered_at, customer, note FROM orders",
         "DROP TABLE orders",
         "ALTER TABLE orders_v5 RENAME TO orders",
-        *TABLES,
+        *ddl.TABLES,
     ),
     # Hand-over tickets (tickets.py).
     (
-        tickets_table("INTEGER PRIMARY KEY"),
+        ddl.tickets_table("INTEGER PRIMARY KEY"),
         "CREATE INDEX tickets_by_status ON tickets (status)",
     ),
     # The desk's writes: each committed change (desk_writes.py), and the approval queue
     # holding them too (the table again: SQLite cannot alter a check or a NOT NULL).
     (
-        order_changes_table("INTEGER PRIMARY KEY"),
+        ddl.order_changes_table("INTEGER PRIMARY KEY"),
         "CREATE INDEX order_changes_by_order ON order_changes (order_code)",
-        approvals_table("INTEGER PRIMARY KEY", "approvals_v7"),
+        ddl.approvals_table("INTEGER PRIMARY KEY", "approvals_v7"),
         "INSERT INTO approvals_v7 SELECT * FROM approvals",
         "DROP TABLE approvals",
         "ALTER TABLE approvals_v7 RENAME TO approvals",
         "CREATE INDEX approvals_by_order ON approvals (order_code)",
         "CREATE INDEX approvals_by_status ON approvals (status)",
     ),
+    # The help centre (help_articles.py), searched with FTS5.
+    (ddl.ARTICLES_TABLE, "CREATE VIRTUAL TABLE articles_fts USING fts5(id UNINDEXED, words)"),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 4  # a store older than this keeps whole units (upgrades.py)
@@ -206,6 +201,7 @@ class OrderStore:
         """A new database's first rows: orders, or a shop with its desk data."""
         if isinstance(seed, DeskData):
             write_desk(self, seed)
+            write_articles(self, seed.articles)
         else:
             self._upsert(seed)
 
@@ -389,6 +385,7 @@ class OrderStore:
     # Appended to a SELECT inside `transaction()` to hold its rows until the commit; SQLite's
     # BEGIN IMMEDIATE already holds the whole database.
     FOR_UPDATE = ""
+    FULL_TEXT = "fts5"  # how help_articles.py searches: SQLite's FTS5
 
     def _upsert(self, orders: Iterable[Order]) -> None:
         self._db.executemany(UPSERT_ORDERS, [order_row(order) for order in orders])

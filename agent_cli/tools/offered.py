@@ -23,7 +23,8 @@ CUSTOMER = (
 )
 CATALOG = ("get_product_details", "get_item_details", "list_all_product_types", "calculate")
 WRITES = WRITE_TOOLS  # the desk's seven writes (store/desk_changes.py)
-DESK = (*CUSTOMER, *CATALOG, *WRITES)
+HELP = ("search_help", "get_article")
+DESK = (*CUSTOMER, *CATALOG, *WRITES, *HELP)
 
 _CUSTOMER_WORDS = re.compile(
     r"(?i)\b(?:where|track(?:ing)?|arriv\w*|ship\w*|when will|"
@@ -45,6 +46,14 @@ _WRITE_WORDS = re.compile(
 )
 
 
+_HELP_WORDS = re.compile(
+    r"(?i)\b(?:how long|how many days|shipping|deliver\w*|warranty|guarantee|polic\w+|"
+    r"opened|returns?|refunds? (?:take|arrive|go|method)\w*|when will (?:my|the) refund|"
+    r"payment methods?|pay with|gift cards?|contact|hours|person|human|someone)\b|"
+    r"配送|送料|届|何日|保証|返品|返金(?:は|の)?(?:いつ|方法|時期)|支払|ギフト|担当者|営業|開封"
+)
+
+
 def needed_tools(texts: Iterable[str], names: Iterable[str]) -> tuple[str, ...]:
     """The tools of `names` to offer for a conversation whose customer wrote `texts`: the seed's
     and every tool not the desk's (an MCP server's), the desk's customer tools when a text
@@ -58,6 +67,8 @@ def needed_tools(texts: Iterable[str], names: Iterable[str]) -> tuple[str, ...]:
     if _CATALOG_WORDS.search(said):
         wanted.update(CATALOG)
         wanted.update(CUSTOMER)  # a product is asked about for an order: who, and which
+    if _HELP_WORDS.search(said):
+        wanted.update(HELP)
     if _WRITE_WORDS.search(said):
         wanted.update((*CUSTOMER, *CATALOG, *WRITES))  # a change names items and prices
     return tuple(name for name in names if name in wanted)
