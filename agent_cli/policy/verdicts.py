@@ -166,3 +166,64 @@ def opening(code: str, verdict: Verdict, why: str, amount: str | None, japanese:
     """One sentence stating a computed verdict, worded so `stated_verdicts` reads it back."""
     shown = "" if amount is None else f"({amount})" if japanese else f" ({amount})"
     return _OPENINGS[japanese][verdict].format(code=code, amount=shown, why=why)
+
+
+# What people mistype in an order code: a letter for a digit that looks like it (A10O, A1OO,
+# AI00), a hyphen (A-100), the letters left out (order 100).
+_LOOKS_LIKE = str.maketrans({"O": "0", "I": "1", "L": "1"})
+_CODE_LIKE = re.compile(
+    r"\b[A-Za-z]{1,3}-?[0-9OoIlL]{2,9}\b|(?i:order|注文)\s*(?:number|no\.?|#|番号)?\s*[0-9]{2,9}",
+    re.ASCII,
+)
+
+
+def _key(code: str) -> str:
+    text = re.sub(r"[^A-Z0-9]", "", fold(code).upper())
+    head = re.match(r"[A-Z]{0,3}", text)
+    letters = head.group(0) if head else ""
+    return letters + text[len(letters) :].translate(_LOOKS_LIKE)
+
+
+def _digits(code: str) -> str:
+    return re.sub(r"\D", "", _key(code))
+
+
+def suspect_codes(text: str) -> list[str]:
+    """What looks like a mistyped order code in `text` (none that is one already), as written."""
+    exact = set(find_order_codes(text))
+    found = []
+    for match in _CODE_LIKE.finditer(fold(text)):
+        written = match.group(0).strip()
+        real = written.upper() not in exact and not find_order_codes(written)
+        if real and re.search(r"[0-9]", written):  # "Hello" is no code: a digit is needed
+            found.append(written)
+    return list(dict.fromkeys(found))
+
+
+def nearest_codes(written: str, known: list[str], limit: int = 3) -> list[str]:
+    """The real codes `written` most likely meant: the same once look-alike letters are read as
+    digits and separators dropped, else one character off, else the same digits; best first."""
+    key, digits = _key(written), _digits(written)
+    if not digits:
+        return []
+    ranked: list[tuple[int, str]] = []
+    for code in sorted(known):
+        other = _key(code)
+        if other == key:
+            ranked.append((0, code))
+        elif _one_off(key, other):
+            ranked.append((1, code))
+        elif key == digits and _digits(code) == digits:  # "order 100": the digits alone
+            ranked.append((2, code))
+    best = min((rank for rank, _ in ranked), default=0)  # only the likeliest kind of slip
+    return [code for rank, code in ranked if rank == best][:limit]
+
+
+def _one_off(a: str, b: str) -> bool:
+    """One character changed, added or removed."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) == 1
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))

@@ -16,7 +16,8 @@ from decimal import Decimal
 
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, FinalAnswer, Step
 from agent_cli.core.seams import ModelReply, ModelRequest
-from agent_cli.policy.verdicts import find_order_codes, is_japanese
+from agent_cli.policy.consent import explicit_yes
+from agent_cli.policy.verdicts import find_order_codes, is_japanese, suspect_codes
 
 _FIELD = re.compile(r"(\w+)=(\S+)")
 
@@ -38,10 +39,17 @@ class PlaybookModel:
             if call.tool == "lookup_order"
         }
         policy = next((step for call, step in made if call.tool == "refund_policy"), None)
+        typos = _Typos.of(request.goal, codes, lookups)
+        if typos.meant and replies and explicit_yes(replies[-1]):
+            codes = [*codes, typos.meant[0]]  # "Did you mean A100?" "Yes"
+        codes = [code for code in codes if code not in typos.replaced or not replies]
         if not request.final:  # at a step limit, answer from what is known
-            action = _next_action(codes, replies, lookups, policy, writer)
+            action = typos.next_action(lookups, replies, writer) or _next_action(
+                codes, replies, lookups, policy, writer
+            )
             if action is not None:
                 return ModelReply(action)
+        codes = [code for code in codes if code not in typos.replaced]
         facts = [_assess(code, lookups.get(code), policy, request.today) for code in codes]
         return ModelReply(FinalAnswer(answer=writer.answer(facts, policy)))
 
@@ -64,6 +72,54 @@ def _next_action(
         thought = "I need the refund policy to judge whether a refund is allowed."
         return CallTool(tool="refund_policy", thought=thought)
     return None
+
+
+_MEANT = re.compile(r"did you mean ([A-Z0-9#, ]+)\?")
+
+
+@dataclass(frozen=True, slots=True)
+class _Typos:
+    """Codes the customer seems to have mistyped (A10O, A-100, order 100), each looked up as
+    written (letters and digits only), and the real codes the lookups point to: asked about,
+    never acted on until the customer says which."""
+
+    cleaned: tuple[str, ...]  # the lookups to make
+    meant: tuple[str, ...]  # the real codes they point to, once looked up
+    replaced: frozenset[str]  # codes of the question that are typos, not orders
+
+    @classmethod
+    def of(cls, goal: str, codes: list[str], lookups: dict[str, Step]) -> _Typos:
+        cleaned = tuple(dict.fromkeys(_cleaned(s) for s in suspect_codes(goal)))
+        meant: list[str] = []
+        replaced: set[str] = set()
+        for code in (*cleaned, *codes):
+            step = lookups.get(code)
+            if step is None or step.is_error:
+                continue
+            if code in cleaned and not step.observation.startswith("NOT_FOUND"):
+                meant.append(code)  # "A-100": A100 exists, but it is not what was written
+            elif found := _MEANT.search(step.observation):
+                meant += [c.strip() for c in found.group(1).split(",") if c.strip()]
+                replaced.add(code)
+        return cls(cleaned, tuple(dict.fromkeys(meant)), frozenset(replaced))
+
+    def next_action(
+        self, lookups: dict[str, Step], replies: list[str], writer: _Language
+    ) -> CallTool | AskUser | None:
+        for code in self.cleaned:
+            if code not in lookups:
+                thought = f"{code} may be a mistyped order code; the store suggests the nearest."
+                return CallTool(tool="lookup_order", args={"order_code": code}, thought=thought)
+        if self.meant and not replies:
+            return AskUser(question=writer.did_you_mean.format(codes=writer.or_.join(self.meant)))
+        return None
+
+
+def _cleaned(written: str) -> str:
+    """A code as written, looked up as letters and digits only ("order 100": the digits)."""
+    if re.match(r"(?i)order|注文", written):
+        return re.sub(r"\D", "", written)
+    return re.sub(r"[^A-Za-z0-9]", "", written).upper()
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +195,8 @@ class _Language:
     either: str  # joins several refundable statuses
     currency_names: dict[str, str]
     which_order: str  # the clarifying question when no order code is given
+    did_you_mean: str  # the question when a code looks mistyped
+    or_: str
     capped: str  # after a refundable verdict, when one refund may be less than what is left
 
     def answer(self, facts: list[_Fact], policy_step: Step | None) -> str:
@@ -218,6 +276,8 @@ _ENGLISH = _Language(
     either=" or ",
     currency_names={},
     which_order="Which order is this about? Please give the order code (for example A100).",
+    did_you_mean="I could not find that order code. Did you mean {codes}?",
+    or_=" or ",
     capped=" This desk refunds at most {cap} at a time; more needs a supervisor.",
 )
 
@@ -240,5 +300,7 @@ _JAPANESE = _Language(
     either="または",
     currency_names={"JPY": "{total}円"},
     which_order="どの注文についてのご質問ですか？注文番号（例：A100）を教えてください。",
+    did_you_mean="その注文番号は見つかりませんでした。{codes}のことでしょうか？",
+    or_="または",
     capped="この窓口で一度に返金できるのは{cap}までです。それを超える分は担当者が対応します。",
 )

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from agent_cli.config.currencies import major
-from agent_cli.policy.verdicts import computed_line
+from agent_cli.policy.verdicts import computed_line, nearest_codes
 from agent_cli.store.models import ORDER_ID_PATTERN, Order
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolArgs
@@ -118,7 +118,9 @@ def order_tools(
         if order is None and not args.order_code.startswith("#"):  # τ²'s ids, written bare
             order = store.get("#" + args.order_code)
         if order is None:
-            return f"NOT_FOUND: no order with code {args.order_code}"
+            near = nearest_codes(args.order_code, [o.code.lstrip("#") for o in store.all()])
+            meant = f"; did you mean {', '.join(near)}?" if near else ""
+            return f"NOT_FOUND: no order with code {args.order_code}{meant}"
         refunded = store.refunded_total(order.code)
         today = as_of.day if as_of is not None else None
         computed = refundable_now(order, policy, today, refunded) if today else None
