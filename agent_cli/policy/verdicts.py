@@ -22,6 +22,8 @@ from datetime import date
 from decimal import Decimal
 from typing import Literal
 
+from agent_cli.policy.language import language_of
+
 Verdict = Literal["refundable", "not_refundable", "not_found"]
 
 # ASCII word boundaries: "注文A100は" has one before A; `_` is a word character, so fold turns
@@ -127,11 +129,9 @@ def read_computed(observation: str) -> tuple[Verdict | None, str] | None:
     return _COMPUTED_VERDICTS[found.group(1)], found.group(2)
 
 
-_JAPANESE_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
-
-
 def is_japanese(text: str) -> bool:
-    return _JAPANESE_CHARS.search(text) is not None
+    """Whether the customer wrote in Japanese (policy/language.py: Chinese is not)."""
+    return language_of(text) == "ja"
 
 
 # The amount on a lookup's first line (`order=A100 status=DELIVERED total=250000 currency=JPY`).

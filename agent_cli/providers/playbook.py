@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
-from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, FinalAnswer, Step
+from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.policy.consent import explicit_yes
+from agent_cli.policy.language import language_of
 from agent_cli.policy.verdicts import find_order_codes, is_japanese, suspect_codes
 
 _FIELD = re.compile(r"(\w+)=(\S+)")
@@ -48,10 +49,11 @@ class PlaybookModel:
                 codes, replies, lookups, policy, writer
             )
             if action is not None:
-                return ModelReply(action)
+                return ModelReply(_in_english_said(action, request.goal))
         codes = [code for code in codes if code not in typos.replaced]
         facts = [_assess(code, lookups.get(code), policy, request.today) for code in codes]
-        return ModelReply(FinalAnswer(answer=writer.answer(facts, policy)))
+        answer = FinalAnswer(answer=writer.answer(facts, policy))
+        return ModelReply(_in_english_said(answer, request.goal))
 
 
 def _next_action(
@@ -72,6 +74,21 @@ def _next_action(
         thought = "I need the refund policy to judge whether a refund is allowed."
         return CallTool(tool="refund_policy", thought=thought)
     return None
+
+
+ONLY_ENGLISH_AND_JAPANESE = "(I can answer only in English or Japanese, so this is in English.)"
+
+
+def _in_english_said(decision: Decision, goal: str) -> Decision:
+    """An answer or a question to a customer who wrote in neither English nor Japanese, opened
+    with one line saying why it is in English."""
+    if language_of(goal) in ("en", "ja"):
+        return decision
+    if isinstance(decision, FinalAnswer):
+        return FinalAnswer(answer=f"{ONLY_ENGLISH_AND_JAPANESE}\n{decision.answer}")
+    if isinstance(decision, AskUser):
+        return AskUser(question=f"{ONLY_ENGLISH_AND_JAPANESE} {decision.question}")
+    return decision
 
 
 _MEANT = re.compile(r"did you mean ([A-Z0-9#, ]+)\?")
