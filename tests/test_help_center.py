@@ -162,3 +162,51 @@ def test_an_answer_cites_only_articles_this_run_retrieved(
         assert problem is None
     else:
         assert problem is not None and f"cites [{refused}]" in problem
+
+
+@pytest.mark.parametrize(
+    ("question", "wanted"),
+    [
+        ("How long does shipping take?", ["ship"]),  # common words out, the ending off
+        ("shipped parcels", ["ship", "parcel"]),
+        ("deliveries and warranties", ["delivery", "warranty"]),
+        ("boxes, watches and glasses", ["box", "watch", "glass"]),
+        ("address status bus", ["address", "status", "bus"]),  # no "s" taken off these
+        ("filled called", ["fill", "call"]),  # a doubled l stays
+        ("大阪まで配送は何日", ["大阪", "配送", "何日"]),
+        ("I 2 a", ["2"]),  # one letter is no term; a digit is
+    ],
+)
+def test_a_question_s_search_terms(question: str, wanted: list[str]) -> None:
+    assert help_articles.terms(question) == wanted
+
+
+def test_a_long_passage_is_cut_with_a_mark() -> None:
+    body = "word " * 200
+    cut = help_articles.passage(body, ["word"], limit=50)
+    assert len(cut) == 50 and cut.endswith("…") and not cut[:-1].endswith(" ")
+    assert help_articles.passage("short one", ["short"], limit=50) == "short one"
+
+
+def test_one_file_imports_alone_and_counts_what_is_new(tmp_path: Path) -> None:
+    folder = _folder(
+        tmp_path,
+        {"a-new.md": "\n# First\nLine one.\nLine two.\n", "b-new.md": "# Second\n\nText.\n",
+         "warranty.md": "# Warranty again\n\nThree years.\n"},
+    )  # fmt: skip
+    done = runner.invoke(app, ["kb", "import", str(folder)])
+    assert done.stdout == "Imported 3 article(s): 2 new, 1 updated\n", done.output
+    shown = json.loads(runner.invoke(app, ["kb", "show", "a-new", "--json"]).stdout)
+    assert shown["title"] == "First" and shown["body"] == "Line one.\nLine two."
+    single = runner.invoke(app, ["kb", "import", str(folder / "b-new.md")])
+    assert single.stdout == "Imported 1 article(s): 0 new, 1 updated\n"
+    other = tmp_path / "notes.txt"
+    other.write_text("# Notes\n")
+    refused = runner.invoke(app, ["kb", "import", str(other)])
+    assert refused.exit_code == 2 and "not a Markdown file (.md)" in refused.stderr
+    nested = tmp_path / "nested"
+    (nested / "sub").mkdir(parents=True)
+    (nested / "dup.md").write_text("# A\n")
+    (nested / "sub" / "dup.md").write_text("# B\n")
+    twice = runner.invoke(app, ["kb", "import", str(nested)])
+    assert twice.exit_code == 2 and "a second article with the id 'dup'" in twice.stderr
