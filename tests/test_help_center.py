@@ -5,6 +5,7 @@ answer citing an article this run did not retrieve refused."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,34 @@ def test_one_file_imports_alone_and_counts_what_is_new(tmp_path: Path) -> None:
     (nested / "sub" / "dup.md").write_text("# B\n")
     twice = runner.invoke(app, ["kb", "import", str(nested)])
     assert twice.exit_code == 2 and "a second article with the id 'dup'" in twice.stderr
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("How long does shipping take to Osaka?", "2-3 business days to Osaka"),
+        (
+            "大阪まで配送は何日かかりますか？",
+            "大阪・京都・名古屋など本州のその他の地域は2〜3営業日",
+        ),
+        ("Can I return an opened item?", "opened or not"),
+    ],
+)
+def test_offline_a_question_about_no_order_is_answered_from_the_help_centre_cited(
+    question: str, answer: str
+) -> None:
+    result = runner.invoke(app, ["ask", question, "--dry-run", "--json"])
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    called = [e["tool"] for e in events if e["event"] == "observation"]
+    assert called == ["search_help"]
+    final = events[-1]["answer"]
+    assert answer in final and final.endswith("]") and "[" in final
+
+
+def test_offline_a_help_centre_with_no_answer_asks_which_order_as_before() -> None:
+    store = OrderStore.open(Path(os.environ["AGENT_DB"]))
+    store.atomically(lambda: store.execute("DELETE FROM articles"))
+    store.close()
+    result = runner.invoke(app, ["ask", "How long does shipping take to Osaka?", "--dry-run"])
+    assert result.exit_code == 4 and "Which order is this about?" in result.stderr

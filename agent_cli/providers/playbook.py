@@ -9,6 +9,7 @@ stand-in: deterministic, free and instant.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -41,6 +42,10 @@ class PlaybookModel:
         }
         policy = next((step for call, step in made if call.tool == "refund_policy"), None)
         typos = _Typos.of(request.goal, codes, lookups)
+        if not codes and not typos.cleaned and not replies:  # no order: the help centre
+            helped = _help(request, made)
+            if helped is not None:
+                return ModelReply(_in_english_said(helped, request.goal))
         if typos.meant and replies and explicit_yes(replies[-1]):
             codes = [*codes, typos.meant[0]]  # "Did you mean A100?" "Yes"
         codes = [code for code in codes if code not in typos.replaced or not replies]
@@ -89,6 +94,25 @@ def _in_english_said(decision: Decision, goal: str) -> Decision:
     if isinstance(decision, AskUser):
         return AskUser(question=f"{ONLY_ENGLISH_AND_JAPANESE} {decision.question}")
     return decision
+
+
+_HIT = re.compile(r'^\[([^\]\s]+)\] ("(?:[^"\\]|\\.)*"): ("(?:[^"\\]|\\.)*")$', re.MULTILINE)
+
+
+def _help(request: ModelRequest, made: list[tuple[CallTool, Step]]) -> Decision | None:
+    """A question about no order, when the help centre is offered: search it once, and answer
+    with the best article's passage, cited; None when it is not offered or found nothing."""
+    if not any(spec.name == "search_help" for spec in request.tools):
+        return None
+    searched = next((step for call, step in made if call.tool == "search_help"), None)
+    if searched is None:
+        thought = "This is about no order: the help centre may answer it."
+        return CallTool(tool="search_help", args={"query": request.goal[:300]}, thought=thought)
+    hit = None if searched.is_error else _HIT.search(searched.observation)
+    if hit is None:
+        return None
+    passage = json.loads(hit.group(3))
+    return FinalAnswer(answer=f"{passage} [{hit.group(1)}]")
 
 
 _MEANT = re.compile(r"did you mean ([A-Z0-9#, ]+)\?")
