@@ -20,6 +20,7 @@ from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.language import language_of
 from agent_cli.policy.verdicts import find_order_codes, is_japanese, suspect_codes
+from agent_cli.providers import playbook_desk
 
 _FIELD = re.compile(r"(\w+)=(\S+)")
 
@@ -49,6 +50,12 @@ class PlaybookModel:
         if typos.meant and replies and explicit_yes(replies[-1]):
             codes = [*codes, typos.meant[0]]  # "Did you mean A100?" "Yes"
         codes = [code for code in codes if code not in typos.replaced or not replies]
+        words = playbook_desk.JAPANESE if writer is _JAPANESE else playbook_desk.ENGLISH
+        tracked = (
+            None if typos.meant else playbook_desk.tracking(request, made, codes, replies, words)
+        )
+        if tracked is not None:
+            return ModelReply(_in_english_said(tracked, request.goal))
         if not request.final:  # at a step limit, answer from what is known
             action = typos.next_action(lookups, replies, writer) or _next_action(
                 codes, replies, lookups, policy, writer

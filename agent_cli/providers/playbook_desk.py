@@ -1,0 +1,110 @@
+"""The offline playbook's desk intents: "where is my order?" answered from `track_order`, once
+the customer is identified (their email, from the question or asked for), in English or
+Japanese, every fact from the tool's record."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from agent_cli.core.decisions import AskUser, CallTool, Decision, FinalAnswer, Step
+from agent_cli.core.seams import ModelRequest
+
+_TRACKING = re.compile(
+    r"(?i)\b(?:where(?:'s| is)|track\w*|when will .* (?:arrive|come|get here)|"
+    r"delivery date|shipped yet)\b|どこ|いつ届|届きますか|追跡|配送状況"
+)
+_REFUND = re.compile(r"(?i)\b(?:refund\w*|return\w*)\b|返金|返品")  # the refund flow's, not this
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+_CARRIER = re.compile(r'^carrier=("(?:[^"\\]|\\.)*") tracking=(\S+) estimated_delivery=(\S+)', re.M)
+_EVENT = re.compile(r'^- (\S+) ("(?:[^"\\]|\\.)*"): ("(?:[^"\\]|\\.)*")$', re.M)
+
+
+@dataclass(frozen=True, slots=True)
+class _Words:
+    email_please: str
+    not_found: str
+    moving: str
+    last_event: str
+    eta: str
+    not_shipped: str
+    not_yours: str
+
+
+ENGLISH = _Words(
+    email_please="To look up your order, what is the email address on your account?",
+    not_found="I could not find an account with that email address; please check it.",
+    moving="Order {code} is on its way with {carrier} (tracking number {tracking}).",
+    last_event=" Latest update, {at}: {description} ({place}).",
+    eta=" Estimated delivery: {eta}.",
+    not_shipped="Order {code} has not shipped yet (status {status}); it has no tracking number.",
+    not_yours="I could not find order {code} on your account; please check the order code.",
+)
+JAPANESE = _Words(
+    email_please="ご注文を確認しますので、アカウントのメールアドレスを教えてください。",
+    not_found="そのメールアドレスのアカウントが見つかりませんでした。ご確認ください。",
+    moving="注文{code}は{carrier}で配送中です（追跡番号{tracking}）。",
+    last_event="最新の状況（{at}）：{description}（{place}）。",
+    eta="お届け予定日は{eta}です。",
+    not_shipped="注文{code}はまだ発送されていません（ステータス{status}）。追跡番号はありません。",
+    not_yours="ご登録のアカウントに注文{code}が見つかりませんでした。注文番号をご確認ください。",
+)
+
+
+def tracking(
+    request: ModelRequest,
+    made: list[tuple[CallTool, Step]],
+    codes: list[str],
+    replies: list[str],
+    words: _Words,
+) -> Decision | None:
+    """The next step of "where is my order?", or None when the question is not that (or the
+    tools are not offered): find the customer, track each order, answer from the records."""
+    if not _is_tracking(request, codes):
+        return None
+    found = next((s for c, s in made if c.tool == "find_user_id_by_email"), None)
+    if found is None:
+        email = _EMAIL.search(" ".join([request.goal, *replies]))
+        if email is not None:
+            return CallTool(tool="find_user_id_by_email", args={"email": email.group(0)})
+        return None if replies else AskUser(question=words.email_please)
+    if found.is_error:
+        return FinalAnswer(answer=words.not_found)
+    tracked = {
+        str(c.args.get("order_id", "")).upper(): s for c, s in made if c.tool == "track_order"
+    }
+    for code in codes:
+        if code not in tracked:
+            return CallTool(tool="track_order", args={"order_id": code})
+    joiner = "" if words is JAPANESE else "\n"
+    return FinalAnswer(answer=joiner.join(_said(code, tracked[code], words) for code in codes))
+
+
+def _is_tracking(request: ModelRequest, codes: list[str]) -> bool:
+    """A question of where named orders are (not of refunding them), with the tool offered."""
+    offered = {spec.name for spec in request.tools}
+    goal = request.goal
+    asks = _TRACKING.search(goal) is not None and _REFUND.search(goal) is None
+    return bool(codes) and asks and "track_order" in offered
+
+
+def _said(code: str, step: Step, words: _Words) -> str:
+    if step.is_error:
+        return words.not_yours.format(code=code)
+    record = step.observation
+    shipped = _CARRIER.search(record)
+    if shipped is None:
+        status = re.search(r"status=(\S+)", record)
+        return words.not_shipped.format(code=code, status=status.group(1) if status else "?")
+    carrier, number, eta = json.loads(shipped.group(1)), shipped.group(2), shipped.group(3)
+    said = words.moving.format(code=code, carrier=carrier, tracking=number)
+    events = _EVENT.findall(record)
+    if events:
+        at, place, description = events[-1]
+        said += words.last_event.format(
+            at=at[:10], place=json.loads(place), description=json.loads(description)
+        )
+    if eta != "unknown":
+        said += words.eta.format(eta=eta)
+    return said

@@ -1,0 +1,91 @@
+"""The offline playbook's "where is my order?": the customer identified by their email (from
+the question, or asked for), each order tracked, the answer from the tool's record, in English
+or Japanese; never another customer's order."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_cli.cli import app
+from agent_cli.core.budget import Limits
+from agent_cli.core.events import RunFinished
+from agent_cli.core.loop import run
+from agent_cli.providers.playbook import PlaybookModel
+from agent_cli.store.sqlite import OrderStore
+from agent_cli.tools import ToolRegistry
+from agent_cli.tools.desk import CustomerSession, desk_tools
+
+from .helpers import TODAY, converse
+
+runner = CliRunner()
+
+
+def ask(question: str) -> tuple[int, list[dict[str, Any]], str]:
+    result = runner.invoke(app, ["ask", question, "--dry-run", "--json", "--today", "2026-10-13"])
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    return result.exit_code, events, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        (
+            "Where is my order A101? My email is aoi.suzuki@example.com",
+            "Order A101 is on its way with Yamato Transport (tracking number 4912-3456-7890).",
+        ),
+        (
+            "A101はいつ届きますか？メールはaoi.suzuki@example.comです",
+            "注文A101はYamato Transportで配送中です（追跡番号4912-3456-7890）。",
+        ),
+        (
+            "Where is my order B200? kaito.yamamoto@example.com",
+            "Order B200 has not shipped yet (status PENDING); it has no tracking number.",
+        ),
+        (
+            "Where is my order A100? kaito.yamamoto@example.com",  # Haruki Sato's order
+            "I could not find order A100 on your account; please check the order code.",
+        ),
+        (
+            "Where is my order A101? nobody@example.com",
+            "I could not find an account with that email address; please check it.",
+        ),
+    ],
+)
+def test_where_is_my_order_offline(question: str, said: str) -> None:
+    code, events, stderr = ask(question)
+    assert code == 0, stderr
+    answer = events[-1]["answer"]
+    assert answer.startswith(said), answer
+    assert "refundable" not in answer and "返金" not in answer
+
+
+def test_the_answer_gives_the_last_event_and_the_estimated_delivery() -> None:
+    code, events, _ = ask("Where is my order A101? aoi.suzuki@example.com")
+    assert code == 0
+    tracked = next(e["observation"] for e in events if e.get("tool") == "track_order")
+    answer = events[-1]["answer"]
+    eta = tracked.split("estimated_delivery=")[1].split()[0]
+    assert f"Estimated delivery: {eta}." in answer and "Latest update, " in answer
+
+
+def test_without_an_email_it_asks_for_one_and_looks_nothing_up() -> None:
+    code, events, stderr = ask("Where is my order A101?")
+    assert code == 4 and "what is the email address on your account?" in stderr
+    assert not [e for e in events if e["event"] == "observation"]
+
+
+def test_the_email_given_in_reply_identifies_the_customer(tmp_path: Any) -> None:
+    store = OrderStore.open(tmp_path / "orders.db")
+    session = CustomerSession()
+    tools = ToolRegistry(desk_tools(lambda: store, session))
+    events = converse(
+        run("Where is my order A101?", PlaybookModel(), tools, limits=Limits(8), today=TODAY),
+        "It's aoi.suzuki@example.com",
+    )
+    (finished,) = [e for e in events if isinstance(e, RunFinished)]
+    assert finished.answer is not None and finished.answer.startswith("Order A101 is on its way")
+    assert session.customer_id == "aoi_suzuki_1002"
