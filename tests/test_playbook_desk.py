@@ -89,3 +89,33 @@ def test_the_email_given_in_reply_identifies_the_customer(tmp_path: Any) -> None
     (finished,) = [e for e in events if isinstance(e, RunFinished)]
     assert finished.answer is not None and finished.answer.startswith("Order A101 is on its way")
     assert session.customer_id == "aoi_suzuki_1002"
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        (
+            "Where is my refund for A106?",
+            "Order A106: 20,000 JPY has been refunded so far; 40,000 JPY of its 60,000 JPY total "
+            "is left to refund.",
+        ),
+        ("How much is left to refund on A106?", "40,000 JPY of its 60,000 JPY total is left"),
+        ("A106の返金はどうなっていますか？", "合計60,000円のうち40,000円が未返金です。"),
+        (
+            "Where is my refund for A100?",
+            "Order A100 has had no refund yet; its total is 250,000 JPY.",
+        ),
+    ],
+)
+def test_where_is_my_refund_says_what_was_refunded_and_what_is_left(
+    question: str, said: str
+) -> None:
+    code, events, stderr = ask(question)
+    assert code == 0, stderr
+    answer = events[-1]["answer"]
+    assert said in answer and "250,000 JPY is left" not in answer
+
+
+def test_a_refund_question_is_still_a_verdict() -> None:
+    code, events, _ = ask("Is order A106 refundable?")
+    assert code == 0 and events[-1]["answer"].startswith("Order A106 is refundable")

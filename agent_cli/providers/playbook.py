@@ -64,7 +64,8 @@ class PlaybookModel:
                 return ModelReply(_in_english_said(action, request.goal))
         codes = [code for code in codes if code not in typos.replaced]
         facts = [_assess(code, lookups.get(code), policy, request.today) for code in codes]
-        answer = FinalAnswer(answer=writer.answer(facts, policy))
+        said = playbook_desk.refund_status(request.goal, codes, lookups, words)
+        answer = FinalAnswer(answer=said or writer.answer(facts, policy))
         return ModelReply(_in_english_said(answer, request.goal))
 
 

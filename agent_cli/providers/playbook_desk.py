@@ -21,6 +21,14 @@ _CARRIER = re.compile(r'^carrier=("(?:[^"\\]|\\.)*") tracking=(\S+) estimated_de
 _EVENT = re.compile(r'^- (\S+) ("(?:[^"\\]|\\.)*"): ("(?:[^"\\]|\\.)*")$', re.M)
 
 
+_REFUND_STATUS = re.compile(
+    r"(?i)\b(?:where(?:'s| is) (?:my|the) refund|(?:has|did) (?:my|the) refund|"
+    r"how much (?:is|was|has been|have you) (?:left|refunded)|refund status|"
+    r"how much .* (?:left|refunded))\b|返金(?:は|の)?(?:いつ|状況|どうなって)|返金された|いくら返金"
+)
+_FIELD = re.compile(r"(\w+)=(\S+)")
+
+
 @dataclass(frozen=True, slots=True)
 class _Words:
     email_please: str
@@ -30,6 +38,9 @@ class _Words:
     eta: str
     not_shipped: str
     not_yours: str
+    refunded: str  # what was refunded of an order, and what is left
+    not_refunded: str
+    japanese: bool = False
 
 
 ENGLISH = _Words(
@@ -40,6 +51,9 @@ ENGLISH = _Words(
     eta=" Estimated delivery: {eta}.",
     not_shipped="Order {code} has not shipped yet (status {status}); it has no tracking number.",
     not_yours="I could not find order {code} on your account; please check the order code.",
+    refunded="Order {code}: {refunded} has been refunded so far; {left} of its {total} total "
+    "is left to refund. Refunds to a card or PayPal take 5-7 business days to show.",
+    not_refunded="Order {code} has had no refund yet; its total is {total}.",
 )
 JAPANESE = _Words(
     email_please="ご注文を確認しますので、アカウントのメールアドレスを教えてください。",
@@ -49,6 +63,10 @@ JAPANESE = _Words(
     eta="お届け予定日は{eta}です。",
     not_shipped="注文{code}はまだ発送されていません（ステータス{status}）。追跡番号はありません。",
     not_yours="ご登録のアカウントに注文{code}が見つかりませんでした。注文番号をご確認ください。",
+    refunded="注文{code}は、これまでに{refunded}が返金済みで、合計{total}のうち{left}が未返金です。"
+    "カードやPayPalへの返金は反映まで5〜7営業日かかります。",
+    not_refunded="注文{code}にはまだ返金がありません（合計{total}）。",
+    japanese=True,
 )
 
 
@@ -108,3 +126,32 @@ def _said(code: str, step: Step, words: _Words) -> str:
     if eta != "unknown":
         said += words.eta.format(eta=eta)
     return said
+
+
+def refund_status(
+    goal: str, codes: list[str], lookups: dict[str, Step], words: _Words
+) -> str | None:
+    """ "Where is my refund?": what each order's lookup says was refunded and is left, or None
+    when the question is not that (or an order was not read)."""
+    if not codes or _REFUND_STATUS.search(goal) is None:
+        return None
+    said = []
+    for code in codes:
+        step = lookups.get(code)
+        if step is None or step.is_error or step.observation.startswith("NOT_FOUND"):
+            return None  # the refund flow says what could not be checked
+        fields = dict(_FIELD.findall(step.observation.split("\n", 1)[0]))
+        money = {k: _money(fields.get(k, "0"), fields.get("currency", ""), words) for k in
+                 ("total", "refunded", "left")}  # fmt: skip
+        template = words.refunded if "refunded" in fields else words.not_refunded
+        said.append(template.format(code=code, **money))
+    return ("" if words.japanese else "\n").join(said)
+
+
+def _money(value: str, currency: str, words: _Words) -> str:
+    """An amount from a lookup (major units, no separators) as people write it."""
+    whole, _, cents = value.partition(".")
+    grouped = f"{int(whole):,}" + (f".{cents}" if cents else "") if whole.isdigit() else value
+    if words.japanese and currency == "JPY":
+        return f"{grouped}円"
+    return f"{grouped} {currency}"
