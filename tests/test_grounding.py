@@ -539,6 +539,7 @@ EXCHANGED = _observed("exchange_delivered_order_items", "CHANGED: change #3: exc
         ("A colleague will follow up with you shortly.", (), "a hand-over to a person"),
         ("I have transferred you to our team.", REFUNDED, "a hand-over to a person"),
         ("担当者からご連絡いたします。", (), "a hand-over to a person"),
+        ("担当者に引き継ぎました。", (), "a hand-over to a person"),
     ],
 )
 def test_an_act_nothing_in_the_run_did_is_not_claimed(

@@ -119,3 +119,29 @@ def test_where_is_my_refund_says_what_was_refunded_and_what_is_left(
 def test_a_refund_question_is_still_a_verdict() -> None:
     code, events, _ = ask("Is order A106 refundable?")
     assert code == 0 and events[-1]["answer"].startswith("Order A106 is refundable")
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("I was charged twice for order A100", "a colleague will follow up with you"),
+        ("I want to talk to a person, please", "a colleague will follow up with you"),
+        ("A100で二重請求されました", "担当者に引き継ぎました"),
+    ],
+)
+def test_what_the_desk_cannot_do_is_handed_over_with_a_ticket(question: str, said: str) -> None:
+    result = runner.invoke(app, ["ask", question, "--json"])
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.exit_code == 6, result.output  # handed over
+    assert [e["tool"] for e in events if e["event"] == "observation"] == [
+        "transfer_to_human_agents"
+    ]
+    assert said in events[-1]["answer"]
+    ticket = json.loads(runner.invoke(app, ["tickets", "show", "1", "--json"]).stdout)
+    assert question in ticket["summary"]
+
+
+def test_a_dry_run_hand_over_says_no_ticket_was_opened() -> None:
+    result = runner.invoke(app, ["ask", "I was charged twice for A100", "--dry-run", "-q"])
+    assert result.exit_code == 0 and "no ticket was opened" in result.stdout, result.output
+    assert "follow up" not in result.stdout

@@ -185,7 +185,8 @@ _CLAIMS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:a|our|one of our) (?:person|colleague|human|agent|team member|specialist)s? "
             r"will (?:follow up|contact|get back|reach out|call)|\b(?:I|we)(?:'ve| have)? "
-            r"(?:transferred|handed|passed) (?:you|this|your)|担当者から(?:ご)?連絡",
+            r"(?:transferred|handed|passed) (?:you|this|your)|担当者から(?:ご)?連絡|"
+            r"担当者に引き継ぎました",
             re.IGNORECASE,
         ),
         re.compile("TRANSFERRED:"),

@@ -43,6 +43,9 @@ class PlaybookModel:
         }
         policy = next((step for call, step in made if call.tool == "refund_policy"), None)
         typos = _Typos.of(request.goal, codes, lookups)
+        words = playbook_desk.JAPANESE if writer is _JAPANESE else playbook_desk.ENGLISH
+        if (handed := playbook_desk.hand_over(request, made, words)) is not None:
+            return ModelReply(_in_english_said(handed, request.goal))
         if not codes and not typos.cleaned and not replies:  # no order: the help centre
             helped = _help(request, made)
             if helped is not None:
@@ -50,7 +53,6 @@ class PlaybookModel:
         if typos.meant and replies and explicit_yes(replies[-1]):
             codes = [*codes, typos.meant[0]]  # "Did you mean A100?" "Yes"
         codes = [code for code in codes if code not in typos.replaced or not replies]
-        words = playbook_desk.JAPANESE if writer is _JAPANESE else playbook_desk.ENGLISH
         tracked = (
             None if typos.meant else playbook_desk.tracking(request, made, codes, replies, words)
         )

@@ -26,6 +26,11 @@ _REFUND_STATUS = re.compile(
     r"how much (?:is|was|has been|have you) (?:left|refunded)|refund status|"
     r"how much .* (?:left|refunded))\b|返金(?:は|の)?(?:いつ|状況|どうなって)|返金された|いくら返金"
 )
+_HAND_OVER = re.compile(
+    r"(?i)\b(?:charged twice|double[- ]charged?|charged two times|complain\w*|"
+    r"(?:talk|speak) (?:to|with) (?:a |an )?(?:person|human|agent|someone)|real person)\b|"
+    r"二重(?:請求|に請求)|苦情|担当者と話|人と話"
+)
 _FIELD = re.compile(r"(\w+)=(\S+)")
 
 
@@ -38,6 +43,8 @@ class _Words:
     eta: str
     not_shipped: str
     not_yours: str
+    handed_over: str  # after a ticket opened for what the desk cannot do
+    would_hand_over: str  # the same under --dry-run: no ticket
     refunded: str  # what was refunded of an order, and what is left
     not_refunded: str
     japanese: bool = False
@@ -51,6 +58,9 @@ ENGLISH = _Words(
     eta=" Estimated delivery: {eta}.",
     not_shipped="Order {code} has not shipped yet (status {status}); it has no tracking number.",
     not_yours="I could not find order {code} on your account; please check the order code.",
+    handed_over="I have passed this to a person on our team: a colleague will follow up with you "
+    "by email within 1 business day.",
+    would_hand_over="This needs a person on our team; in this dry run no ticket was opened.",
     refunded="Order {code}: {refunded} has been refunded so far; {left} of its {total} total "
     "is left to refund. Refunds to a card or PayPal take 5-7 business days to show.",
     not_refunded="Order {code} has had no refund yet; its total is {total}.",
@@ -63,6 +73,8 @@ JAPANESE = _Words(
     eta="お届け予定日は{eta}です。",
     not_shipped="注文{code}はまだ発送されていません（ステータス{status}）。追跡番号はありません。",
     not_yours="ご登録のアカウントに注文{code}が見つかりませんでした。注文番号をご確認ください。",
+    handed_over="担当者に引き継ぎました。担当者から1営業日以内にメールでご連絡いたします。",
+    would_hand_over="担当者の対応が必要です（ドライランのため、チケットは作成していません）。",
     refunded="注文{code}は、これまでに{refunded}が返金済みで、合計{total}のうち{left}が未返金です。"
     "カードやPayPalへの返金は反映まで5〜7営業日かかります。",
     not_refunded="注文{code}にはまだ返金がありません（合計{total}）。",
@@ -155,3 +167,22 @@ def _money(value: str, currency: str, words: _Words) -> str:
     if words.japanese and currency == "JPY":
         return f"{grouped}円"
     return f"{grouped} {currency}"
+
+
+def hand_over(
+    request: ModelRequest, made: list[tuple[CallTool, Step]], words: _Words
+) -> Decision | None:
+    """What the desk cannot do (a double charge, a complaint) or a person asked for: a ticket
+    opened with `transfer_to_human_agents`, then the customer told; None when it is not that
+    (or the tool is not offered)."""
+    offered = {spec.name for spec in request.tools}
+    if "transfer_to_human_agents" not in offered or not _HAND_OVER.search(request.goal):
+        return None
+    done = next((s for c, s in made if c.tool == "transfer_to_human_agents"), None)
+    if done is None:
+        summary = f"The customer wrote: {' '.join(request.goal.split())[:280]}"
+        return CallTool(tool="transfer_to_human_agents", args={"summary": summary})
+    if done.is_error:
+        return None
+    opened = done.observation.startswith("TRANSFERRED:")  # a dry run opens no ticket
+    return FinalAnswer(answer=words.handed_over if opened else words.would_hand_over)

@@ -30,8 +30,8 @@ _CUSTOMER_WORDS = re.compile(
     r"(?i)\b(?:where|track(?:ing)?|arriv\w*|ship\w*|when will|"
     r"cancel\w*|chang\w*|modif\w*|address|return\w*|exchang\w*|swap\w*|e-?mail|account|"
     r"my orders|order number|payment|paid|gift card|paypal|credit card|zip|"
-    r"human|person|agent|someone|charged)\b|@|#W\d|"
-    r"配送|届|追跡|いつ|どこ|キャンセル|変更|住所|返品|交換|メール|支払|ギフト|担当者|人と"
+    r"human|person|agent|someone|charged|complain\w*)\b|@|#W\d|"
+    r"配送|届|追跡|いつ|どこ|キャンセル|変更|住所|返品|交換|メール|支払|ギフト|担当者|人と|二重|苦情"
 )
 _CATALOG_WORDS = re.compile(
     r"(?i)\b(?:products?|items?|sizes?|colou?rs?|variants?|stock|available|price|cost|"
