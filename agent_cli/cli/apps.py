@@ -41,7 +41,8 @@ orders_app = typer.Typer(
 )
 app.add_typer(orders_app, name="orders")
 approvals_app = typer.Typer(
-    help="The approval queue: refunds that wait for a person (list, show, approve, deny).",
+    help="The approval queue: refunds and desk changes that wait for a person (list, show, "
+    "approve, deny).",
     context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
 )

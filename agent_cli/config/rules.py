@@ -8,7 +8,7 @@ off. An automatic approval always states the amount below which it pays.
 from __future__ import annotations
 
 import difflib
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -16,7 +16,8 @@ from agent_cli.config.currencies import ISO_4217
 
 RuleDecision = Literal["auto", "ask", "queue", "deny"]
 OrderStatus = Literal["PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED"]
-# What a rule may judge an order's status as: the seed's and the desk's.
+# An order's statuses, the seed's and the desk's: what a rule may judge, and what the store's
+# check allows (store/models.py's STATUSES is this list).
 RuleStatus = Literal[
     "PENDING",
     "SHIPPING",
@@ -38,6 +39,7 @@ RuleTool = Literal[
     "return_delivered_order_items",
     "exchange_delivered_order_items",
 ]
+WRITE_TOOLS: tuple[str, ...] = get_args(RuleTool)[1:]  # the desk's writes (store/desk_changes.py)
 MOVES_NO_MONEY = frozenset({"modify_pending_order_address", "modify_user_address"})
 REFUND_ONLY = ("reasons", "max_refunds_before", "max_auto_per_day")  # what a write has none of
 MAX_AMOUNT = 2**63 - 1  # what the store holds (BIGINT)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.core.decisions import Step
 from agent_cli.policy.verdicts import (
     CODE,
@@ -47,17 +48,7 @@ ORDER_READS = {
     "get_order_details": "order_id",
     "track_order": "order_id",
     # the desk's writes read the order they propose (or make) a change to
-    **dict.fromkeys(
-        (
-            "cancel_pending_order",
-            "modify_pending_order_address",
-            "modify_pending_order_payment",
-            "modify_pending_order_items",
-            "return_delivered_order_items",
-            "exchange_delivered_order_items",
-        ),
-        "order_id",
-    ),
+    **dict.fromkeys((w for w in WRITE_TOOLS if w != "modify_user_address"), "order_id"),
 }
 
 

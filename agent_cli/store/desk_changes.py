@@ -28,6 +28,7 @@ from datetime import date
 from typing import Any
 
 from agent_cli.config.currencies import money
+from agent_cli.config.rules import WRITE_TOOLS as RULE_WRITES
 from agent_cli.store.desk import (
     CANCEL_REASONS,
     Address,
@@ -39,15 +40,7 @@ from agent_cli.store.desk import (
     Product,
 )
 
-WRITE_TOOLS = (
-    "cancel_pending_order",
-    "modify_pending_order_address",
-    "modify_pending_order_payment",
-    "modify_pending_order_items",
-    "modify_user_address",
-    "return_delivered_order_items",
-    "exchange_delivered_order_items",
-)
+WRITE_TOOLS = RULE_WRITES  # τ²'s seven, named once (config/rules.py: rules may name them)
 SHOWN_STATUS = {  # as a customer reads it, τ²'s words
     "PENDING": "pending",
     "SHIPPING": "processed (being shipped)",

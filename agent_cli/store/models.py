@@ -5,18 +5,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import date
+from typing import get_args
 
-STATUSES = (
-    "PENDING",
-    "SHIPPING",
-    "DELIVERED",
-    "CANCELLED",
-    "REFUNDED",
-    # the desk's, for τ²-bench's "pending (item modified)", "return requested", "exchange requested"
-    "PENDING_ITEM_MODIFIED",
-    "RETURN_REQUESTED",
-    "EXCHANGE_REQUESTED",
-)
+from agent_cli.config.rules import RuleStatus
+
+# The seed's five and the desk's three (τ²-bench's "pending (item modified)", "return
+# requested", "exchange requested"), named once in config/rules.py.
+STATUSES: tuple[str, ...] = get_args(RuleStatus)
 ORDER_CODE_PATTERN = r"^[A-Za-z0-9]{1,16}$"  # ASCII letters and digits: no look-alikes
 ORDER_ID_PATTERN = r"^#?[A-Za-z0-9]{1,16}$"  # and τ²-bench's ids, `#W2611340`, to look one up
 

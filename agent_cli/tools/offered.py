@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 
 from agent_cli.store.desk_changes import WRITE_TOOLS
+from agent_cli.tools.help_center import HELP
 
 SEED = ("lookup_order", "refund_policy", "issue_refund")
 CUSTOMER = (
@@ -23,7 +24,6 @@ CUSTOMER = (
 )
 CATALOG = ("get_product_details", "get_item_details", "list_all_product_types", "calculate")
 WRITES = WRITE_TOOLS  # the desk's seven writes (store/desk_changes.py)
-HELP = ("search_help", "get_article")
 DESK = (*CUSTOMER, *CATALOG, *WRITES, *HELP)
 
 _CUSTOMER_WORDS = re.compile(
