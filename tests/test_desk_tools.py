@@ -13,8 +13,12 @@ from agent_cli.core.seams import Observation
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import ToolRegistry
 from agent_cli.tools.desk import CustomerSession, calculate, desk_tools
-from agent_cli.tools.offered import CATALOG, CUSTOMER, needed_tools
+from agent_cli.tools.help_center import HELP
+from agent_cli.tools.offered import CATALOG, DESK, HAND_OVER, IDENTIFY, needed_tools
 from agent_cli.tools.orders import RefundPolicy, order_tools
+
+ORDER = "get_order_details"
+SWAPS = ("get_product_details", "modify_pending_order_items", "exchange_delivered_order_items")
 
 
 @pytest.fixture
@@ -171,19 +175,26 @@ def test_calculate_takes_only_tau2_s_characters(store: OrderStore) -> None:
     [
         (["Is order A100 refundable?"], ()),
         (["注文A101は返金できますか？"], ()),
-        (["Where is my order A101?"], CUSTOMER),
-        (["A101はいつ届きますか？"], CUSTOMER),
-        (["Can I talk to a human?"], CUSTOMER),
-        (["It's under haruki.sato@example.com"], CUSTOMER),
-        (["Can I change the mug in B200 to the blue one?"], (*CUSTOMER, *CATALOG)),
-        (["Where is my order A101?", "and is the camera in stock?"], (*CUSTOMER, *CATALOG)),
-        (["Is the blue mug in stock?"], (*CUSTOMER, *CATALOG)),  # asked for an order: whose
+        (["Where is my order A101?"], (*IDENTIFY, "track_order", "get_order_details")),
+        (["A101はいつ届きますか？"], (*IDENTIFY, "track_order", "get_order_details")),
+        (["Can I talk to a human?"], (HAND_OVER, *HELP)),  # the help centre says how
+        (["It's under haruki.sato@example.com"], (*IDENTIFY, "get_user_details", ORDER)),
+        (["Please cancel B200"], (*IDENTIFY, ORDER, "cancel_pending_order", HAND_OVER)),
+        (
+            ["Can I change the mug in B200 to the blue one?"],
+            (*IDENTIFY, ORDER, *SWAPS, HAND_OVER),
+        ),
+        (
+            ["Where is my order A101?", "and is the camera in stock?"],
+            (*IDENTIFY, "track_order", ORDER, *CATALOG),
+        ),
+        (["Is the blue mug in stock?"], CATALOG),
     ],
 )
 def test_a_question_is_offered_the_tools_it_needs(
     texts: list[str], desk_tools_offered: tuple[str, ...]
 ) -> None:
-    names = ("lookup_order", "refund_policy", "crm.lookup", *CUSTOMER, *CATALOG)
+    names = ("lookup_order", "refund_policy", "crm.lookup", *DESK)
     offered = needed_tools(texts, names)
     assert offered[:3] == ("lookup_order", "refund_policy", "crm.lookup")  # always
     assert set(offered[3:]) == set(desk_tools_offered)

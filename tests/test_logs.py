@@ -19,6 +19,7 @@ from agent_cli.commands.logs import parse_since
 from agent_cli.core.decisions import Usage
 from agent_cli.core.events import RunFinished, RunStarted
 from agent_cli.errors import UsageError
+from agent_cli.evaluation.cases import builtin_cases
 from agent_cli.record.recorder import RunRecorder
 from agent_cli.record.runlog import _MIGRATIONS, SCHEMA_VERSION, RunFilter, RunLog
 
@@ -227,7 +228,7 @@ def test_every_eval_case_is_logged_under_one_id_even_from_threads() -> None:
     cases = [json.loads(line) for line in result.stdout.splitlines() if '"case"' in line]
     assert logged() == []  # kept apart from the operators' runs
     runs = logged("--kind", "eval")
-    assert len(runs) == len(cases) == 34
+    assert len(runs) == len(cases) == len(builtin_cases())
     assert {r["kind"] for r in runs} == {"eval"} and len({r["session_id"] for r in runs}) == 1
     assert {r["run_id"] for r in runs} == {c["run_id"] for c in cases}
 

@@ -28,9 +28,8 @@ RuleStatus = Literal[
     "RETURN_REQUESTED",
     "EXCHANGE_REQUESTED",
 ]
-# The actions a rule may decide: the seed's refund and the desk's seven writes.
-RuleTool = Literal[
-    "issue_refund",
+# The desk's seven writes, and the actions a rule may decide: the seed's refund and those.
+WriteTool = Literal[
     "cancel_pending_order",
     "modify_pending_order_address",
     "modify_pending_order_payment",
@@ -39,7 +38,8 @@ RuleTool = Literal[
     "return_delivered_order_items",
     "exchange_delivered_order_items",
 ]
-WRITE_TOOLS: tuple[str, ...] = get_args(RuleTool)[1:]  # the desk's writes (store/desk_changes.py)
+RuleTool = Literal["issue_refund", WriteTool]
+WRITE_TOOLS: tuple[str, ...] = get_args(WriteTool)  # the desk's writes (store/desk_changes.py)
 MOVES_NO_MONEY = frozenset({"modify_pending_order_address", "modify_user_address"})
 REFUND_ONLY = ("reasons", "max_refunds_before", "max_auto_per_day")  # what a write has none of
 MAX_AMOUNT = 2**63 - 1  # what the store holds (BIGINT)

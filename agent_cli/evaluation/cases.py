@@ -25,8 +25,11 @@ from pydantic import (
     field_validator,
 )
 
+from agent_cli.config.rules import WriteTool
 from agent_cli.errors import CaseFileError
+from agent_cli.evaluation.intents import Intent
 from agent_cli.policy.verdicts import Verdict
+from agent_cli.store.help_articles import ARTICLE_ID
 from agent_cli.store.models import ORDER_CODE_PATTERN, Order
 from agent_cli.store.order_files import OrderRecord
 from agent_cli.text import read_text_file
@@ -37,6 +40,20 @@ NEEDS_INPUT = "needs_input"
 MAX_CASES = 10_000
 MAX_FILE_BYTES = 10 * 2**20
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # also a file name under --record
+
+
+class OrderAfter(BaseModel):
+    """What an order must hold in the case's store once the run is over (each field given is
+    compared; the rest is not)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    status: str | None = None
+    items: list[str] | None = None  # the item ids, in order, duplicates kept
+    zip: str | None = None  # of the address it ships to
+    cancel_reason: str | None = None
+    returned: list[str] | None = None  # the item ids of its return request
+    exchanged: list[str] | None = None  # the item ids of its exchange request (the old ones)
 
 
 class _CaseRecord(BaseModel):
@@ -54,6 +71,22 @@ class _CaseRecord(BaseModel):
     )
     max_steps: int | None = Field(default=None, ge=1, le=100)
     replies: list[Annotated[str, StringConstraints(min_length=1)]] = Field(default_factory=list)
+    intent: Intent | None = None
+    writes: list[WriteTool] | None = Field(default=None, max_length=20)
+    handover: bool | None = None
+    cited: list[Annotated[str, StringConstraints(pattern=ARTICLE_ID)]] = Field(
+        default_factory=list, max_length=20
+    )
+    orders_after: dict[str, OrderAfter] = Field(default_factory=dict, max_length=50)
+    approve: bool = False
+
+    @field_validator("orders_after")
+    @classmethod
+    def _after_codes(cls, value: dict[str, OrderAfter]) -> dict[str, OrderAfter]:
+        for code in value:
+            if not re.fullmatch(ORDER_CODE_PATTERN, code):
+                raise ValueError(f"{code!r} is not an order code (letters and digits)")
+        return {code.upper(): after for code, after in value.items()}
 
     @field_validator("verdict", mode="before")
     @classmethod
@@ -84,6 +117,19 @@ class _CaseRecord(BaseModel):
 
 
 @dataclass(frozen=True, slots=True)
+class DeskExpectations:
+    """What a desk answer must be besides its verdicts (issue 41): the intent it worked on, the
+    writes committed (None: not judged; empty: none), a ticket opened or not, the articles it
+    cites, and the orders after the run."""
+
+    intent: Intent | None = None
+    writes: tuple[str, ...] | None = None
+    handover: bool | None = None
+    cited: tuple[str, ...] = ()
+    orders_after: tuple[tuple[str, OrderAfter], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class EvalCase:
     """One validated case; `verdicts` maps order codes to the verdict the answer must give."""
 
@@ -98,6 +144,8 @@ class EvalCase:
     must_not_call: tuple[str, ...] = ()
     max_steps: int | None = None
     replies: tuple[str, ...] = ()  # answers to the model's clarifying questions, in order
+    desk: DeskExpectations = DeskExpectations()
+    approve: bool = False  # approvals are given (as by the operator), not denied
 
 
 def load_cases(path: Path) -> tuple[EvalCase, ...]:
@@ -176,4 +224,12 @@ def _case(item: dict[str, Any], where: str, number: int) -> EvalCase:
         must_not_call=tuple(record.must_not_call),
         max_steps=record.max_steps,
         replies=tuple(record.replies),
+        desk=DeskExpectations(
+            record.intent,
+            None if record.writes is None else tuple(record.writes),
+            record.handover,
+            tuple(record.cited),
+            tuple(record.orders_after.items()),
+        ),
+        approve=record.approve,
     )

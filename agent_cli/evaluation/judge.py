@@ -5,11 +5,11 @@ lookup of that order, NOT_FOUND for not_found.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from agent_cli.core.events import Event
-from agent_cli.evaluation import matching
-from agent_cli.evaluation.cases import EvalCase
+from agent_cli.evaluation import intents, matching
+from agent_cli.evaluation.cases import EvalCase, OrderAfter
 from agent_cli.policy.verdicts import Verdict, stated_verdicts
 from agent_cli.record.outcomes import Failure, RunRecord, ToolRun
 
@@ -21,12 +21,17 @@ def record_of(events: Iterable[Event]) -> RunRecord:
     return record
 
 
-def judge(case: EvalCase, run: RunRecord) -> tuple[Failure, ...]:
-    """Every way the run falls short of the case; empty when it passes."""
+def judge(
+    case: EvalCase, run: RunRecord, after: Mapping[str, Mapping[str, object] | None] | None = None
+) -> tuple[Failure, ...]:
+    """Every way the run falls short of the case; empty when it passes. `after`: the case's
+    `orders_after` orders as the store holds them once the run is over."""
     failures = list(_status(case, run))
-    if run.status == "answered" and run.answer is not None:
+    if run.status in ("answered", "handed_over") and run.answer is not None:
         failures += _verdicts(case, run)
         failures += _matches(case, run.answer)
+        failures += _cited(case, run.answer)
+    failures += _desk(case, run, after or {})
     called = {tool.tool for tool in run.tools}
     failures += [
         Failure("must_call", f"{name} was never called")
@@ -41,6 +46,49 @@ def judge(case: EvalCase, run: RunRecord) -> tuple[Failure, ...]:
     if case.max_steps is not None and run.steps > case.max_steps:
         failures.append(Failure("steps", f"{run.steps} steps; the case allows {case.max_steps}"))
     return tuple(failures)
+
+
+def _cited(case: EvalCase, answer: str) -> list[Failure]:
+    return [
+        Failure("cited", f"the answer does not cite [{article}]")
+        for article in case.desk.cited
+        if f"[{article}]" not in answer
+    ]
+
+
+def _desk(
+    case: EvalCase, run: RunRecord, after: Mapping[str, Mapping[str, object] | None]
+) -> list[Failure]:
+    """The desk's expectations: the intent, the writes committed, a ticket, the orders after."""
+    desk, failures = case.desk, []
+    if desk.intent is not None and (problem := intents.intent_problem(desk.intent, run.tools)):
+        failures.append(Failure("intent", problem))
+    if desk.writes is not None and (made := intents.committed(run.tools)) != list(desk.writes):
+        failures.append(
+            Failure("writes", f"committed {_listed(made)}; expected {_listed(desk.writes)}")
+        )
+    if desk.handover is not None and intents.ticket_opened(run.tools) != desk.handover:
+        said = "no ticket was opened" if desk.handover else "a ticket was opened"
+        failures.append(Failure("handover", f"{said}; expected the opposite"))
+    for code, expected in desk.orders_after:
+        failures += _order_after(code, expected, after.get(code))
+    return failures
+
+
+def _order_after(
+    code: str, expected: OrderAfter, actual: Mapping[str, object] | None
+) -> list[Failure]:
+    if actual is None:
+        return [Failure("orders_after", f"{code}: no such order in the store after the run")]
+    return [
+        Failure("orders_after", f"{code}: {field} is {actual.get(field)!r}, expected {want!r}")
+        for field, want in expected.model_dump(exclude_none=True).items()
+        if actual.get(field) != want
+    ]
+
+
+def _listed(names: Iterable[str]) -> str:
+    return "[" + ", ".join(names) + "]"
 
 
 def _matches(case: EvalCase, answer: str) -> list[Failure]:
@@ -63,6 +111,8 @@ def _matches(case: EvalCase, answer: str) -> list[Failure]:
 
 def _status(case: EvalCase, run: RunRecord) -> list[Failure]:
     expected = "needs_input" if case.needs_input else "answered"
+    if case.desk.handover:
+        expected = "handed_over"  # answered, with a ticket opened
     if run.status == expected:
         return []
     detail = f": {run.error}" if run.error else ""

@@ -20,9 +20,10 @@ from pathlib import Path
 from agent_cli.config import Settings
 from agent_cli.core.budget import RefundCounter
 from agent_cli.core.decisions import ASK_USER_TOOL
-from agent_cli.core.events import Event, RunStarted
-from agent_cli.core.seams import ReasoningModel
+from agent_cli.core.events import ApprovalRequested, Event, RunStarted
+from agent_cli.core.seams import ReasoningModel, Verdict
 from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
+from agent_cli.evaluation import intents
 from agent_cli.evaluation.cases import EvalCase
 from agent_cli.evaluation.judge import judge
 from agent_cli.providers.scripted import ScriptedModel
@@ -200,13 +201,14 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
                 trace.parent.mkdir(parents=True, exist_ok=True)
                 sinks.insert(0, TraceWriter(stack.enter_context(open_trace_file(trace))).write)
             _drive(runtime, case, [_with_case_orders(sink, case) for sink in sinks])
+            after = intents.order_state(store, [code for code, _ in case.desk.orders_after])
     except Interrupted:
         raise
     except Exception as exc:  # the case crashed: a failed case, and the others go on
         record.status, record.error = "error", f"{type(exc).__name__}: {exc}"
         record.elapsed_ms = record.elapsed_ms or (time.perf_counter() - started) * 1000
         return _result(job, (Failure("error", record.error),), record, trace)
-    return _result(job, judge(case, record), record, trace)
+    return _result(job, judge(case, record, after), record, trace)
 
 
 def _result(
@@ -222,11 +224,12 @@ def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
     case, settings = job.case, job.contender.settings
     today = case.today or SAMPLE_DAY  # the day the eval store's samples are dated for
     counter = RefundCounter()
-    dry_run = job.contender.options.dry_run
     as_of = AsOf()
     identity = CustomerSession()  # a case is one customer conversation
+    # The store is the case's own throwaway copy: writes, tickets and refunds land there and
+    # are judged there (--dry-run picks the offline model; it cannot make a case's writes vanish).
     tools = build_tools(
-        settings, lambda: store, counter, dry_run=dry_run, as_of=as_of, identity=identity
+        settings, lambda: store, counter, dry_run=False, as_of=as_of, identity=identity
     )
     limits = limits_for(settings, model.model)
     if case.max_steps is not None:
@@ -254,12 +257,17 @@ def _drive(runtime: Runtime, case: EvalCase, sinks: list[Callable[[Event], None]
             runtime.events(case.question),
             sinks,
             respond=lambda question: next(replies, None),
-            approve=refuse,  # nobody approves a refund during an eval
+            approve=_as_operator if case.approve else refuse,  # as the case says; else nobody
         )
     except Interrupted:
         raise
     except AgentError:
         pass  # the run's end (a limit, a question, a provider error) is in its record
+
+
+def _as_operator(request: ApprovalRequested) -> Verdict:
+    """A case with `approve = true`: every approval given, as by the operator at a terminal."""
+    return Verdict(True, "operator", "the case approves")
 
 
 def _stop_when(cancel: threading.Event) -> Callable[[Event], None]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -20,7 +21,7 @@ from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.language import language_of
 from agent_cli.policy.verdicts import find_order_codes, is_japanese, suspect_codes
-from agent_cli.providers import playbook_desk
+from agent_cli.providers import playbook_desk, playbook_who, playbook_writes
 
 _FIELD = re.compile(r"(\w+)=(\S+)")
 
@@ -32,10 +33,48 @@ class PlaybookModel:
     model = "playbook"
 
     def decide(self, request: ModelRequest) -> ModelReply:
+        return ModelReply(_in_english_said(self._decide(request), request.goal))
+
+    def _decide(self, request: ModelRequest) -> Decision:
+        heard = _Heard.of(request)
+        desk = _desk_step(request, heard)
+        if desk is not None:
+            return desk
+        writer = _JAPANESE if heard.japanese else _ENGLISH
+        codes, typos, lookups = heard.codes, heard.typos, heard.lookups
+        if not request.final:  # at a step limit, answer from what is known
+            action = typos.next_action(lookups, heard.replies, writer) or _next_action(
+                codes, heard.replies, lookups, heard.policy, writer
+            )
+            if action is not None:
+                return action
+        codes = [code for code in codes if code not in typos.replaced]
+        facts = [_assess(code, lookups.get(code), heard.policy, request.today) for code in codes]
+        words = playbook_desk.JAPANESE if heard.japanese else playbook_desk.ENGLISH
+        said = playbook_desk.refund_status(request.goal, codes, lookups, words)
+        return FinalAnswer(answer=said or writer.answer(facts, heard.policy))
+
+
+@dataclass(frozen=True, slots=True)
+class _Heard:
+    """What the run so far holds: the calls made, the customer's replies and words, the orders
+    named (or remembered from earlier chat turns), the lookups, the policy, the typos."""
+
+    made: list[tuple[CallTool, Step]]
+    replies: list[str]
+    codes: list[str]
+    texts: str  # every word of the customer's: earlier turns, the question, the replies
+    japanese: bool
+    lookups: dict[str, Step]
+    policy: Step | None
+    typos: _Typos
+
+    @classmethod
+    def of(cls, request: ModelRequest) -> _Heard:
         made = [(step.call, step) for step in request.history if step.call is not None]
         replies = [step.observation for call, step in made if call.tool == ASK_USER_TOOL]
-        codes = find_order_codes(" ".join([request.goal, *replies]))
-        writer = _JAPANESE if is_japanese(request.goal) else _ENGLISH
+        codes = find_order_codes(" ".join([request.goal, *replies])) or _remembered(request)
+        earlier = [turn.question for turn in request.conversation]
         lookups = {
             str(call.args.get("order_code", "")).upper(): step
             for call, step in made
@@ -43,32 +82,45 @@ class PlaybookModel:
         }
         policy = next((step for call, step in made if call.tool == "refund_policy"), None)
         typos = _Typos.of(request.goal, codes, lookups)
-        words = playbook_desk.JAPANESE if writer is _JAPANESE else playbook_desk.ENGLISH
-        if (handed := playbook_desk.hand_over(request, made, words)) is not None:
-            return ModelReply(_in_english_said(handed, request.goal))
-        if not codes and not typos.cleaned and not replies:  # no order: the help centre
-            helped = _help(request, made)
-            if helped is not None:
-                return ModelReply(_in_english_said(helped, request.goal))
         if typos.meant and replies and explicit_yes(replies[-1]):
             codes = [*codes, typos.meant[0]]  # "Did you mean A100?" "Yes"
         codes = [code for code in codes if code not in typos.replaced or not replies]
-        tracked = (
-            None if typos.meant else playbook_desk.tracking(request, made, codes, replies, words)
-        )
-        if tracked is not None:
-            return ModelReply(_in_english_said(tracked, request.goal))
-        if not request.final:  # at a step limit, answer from what is known
-            action = typos.next_action(lookups, replies, writer) or _next_action(
-                codes, replies, lookups, policy, writer
-            )
-            if action is not None:
-                return ModelReply(_in_english_said(action, request.goal))
-        codes = [code for code in codes if code not in typos.replaced]
-        facts = [_assess(code, lookups.get(code), policy, request.today) for code in codes]
-        said = playbook_desk.refund_status(request.goal, codes, lookups, words)
-        answer = FinalAnswer(answer=said or writer.answer(facts, policy))
-        return ModelReply(_in_english_said(answer, request.goal))
+        texts = "\n".join([*earlier, request.goal, *replies])
+        japanese = is_japanese(request.goal)
+        return cls(made, replies, codes, texts, japanese, lookups, policy, typos)
+
+
+def _desk_step(request: ModelRequest, heard: _Heard) -> Decision | None:
+    """The next step of a desk intent (a hand-over, the customer's orders, a change, a help
+    question, tracking), or None when the question is the refund flow's."""
+    words = playbook_desk.JAPANESE if heard.japanese else playbook_desk.ENGLISH
+    who = playbook_who.JAPANESE if heard.japanese else playbook_who.ENGLISH
+    changes = playbook_writes.JAPANESE if heard.japanese else playbook_writes.ENGLISH
+    made, typos = heard.made, heard.typos
+    steps: list[Callable[[], Decision | None]] = [
+        lambda: playbook_desk.hand_over(request, made, words),
+        lambda: playbook_who.orders_of(request, made, heard.texts, who),
+        lambda: (
+            None
+            if typos.cleaned and not typos.meant  # a mistyped code is asked about first
+            else playbook_writes.change(request, made, heard.codes, heard.texts, (changes, who))
+        ),
+        lambda: None if heard.codes or typos.cleaned or heard.replies else _help(request, made),
+        lambda: (
+            None
+            if typos.meant
+            else playbook_desk.tracking(request, made, heard.codes, heard.texts, words)
+        ),
+    ]
+    return next((d for step in steps if (d := step()) is not None), None)
+
+
+def _remembered(request: ModelRequest) -> list[str]:
+    """In a chat, the orders of the latest earlier turn that named any ("and where is it?")."""
+    for turn in reversed(request.conversation):
+        if codes := find_order_codes(turn.question):
+            return codes
+    return []
 
 
 def _next_action(

@@ -8,15 +8,16 @@ import json
 import re
 from dataclasses import dataclass
 
-from agent_cli.core.decisions import AskUser, CallTool, Decision, FinalAnswer, Step
+from agent_cli.core.decisions import CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelRequest
+from agent_cli.providers import playbook_who
+from agent_cli.providers.playbook_who import identify
 
 _TRACKING = re.compile(
     r"(?i)\b(?:where(?:'s| is)|track\w*|when will .* (?:arrive|come|get here)|"
     r"delivery date|shipped yet)\b|どこ|いつ届|届きますか|追跡|配送状況"
 )
 _REFUND = re.compile(r"(?i)\b(?:refund\w*|return\w*)\b|返金|返品")  # the refund flow's, not this
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _CARRIER = re.compile(r'^carrier=("(?:[^"\\]|\\.)*") tracking=(\S+) estimated_delivery=(\S+)', re.M)
 _EVENT = re.compile(r'^- (\S+) ("(?:[^"\\]|\\.)*"): ("(?:[^"\\]|\\.)*")$', re.M)
 
@@ -36,8 +37,6 @@ _FIELD = re.compile(r"(\w+)=(\S+)")
 
 @dataclass(frozen=True, slots=True)
 class _Words:
-    email_please: str
-    not_found: str
     moving: str
     last_event: str
     eta: str
@@ -51,8 +50,6 @@ class _Words:
 
 
 ENGLISH = _Words(
-    email_please="To look up your order, what is the email address on your account?",
-    not_found="I could not find an account with that email address; please check it.",
     moving="Order {code} is on its way with {carrier} (tracking number {tracking}).",
     last_event=" Latest update, {at}: {description} ({place}).",
     eta=" Estimated delivery: {eta}.",
@@ -66,8 +63,6 @@ ENGLISH = _Words(
     not_refunded="Order {code} has had no refund yet; its total is {total}.",
 )
 JAPANESE = _Words(
-    email_please="ご注文を確認しますので、アカウントのメールアドレスを教えてください。",
-    not_found="そのメールアドレスのアカウントが見つかりませんでした。ご確認ください。",
     moving="注文{code}は{carrier}で配送中です（追跡番号{tracking}）。",
     last_event="最新の状況（{at}）：{description}（{place}）。",
     eta="お届け予定日は{eta}です。",
@@ -86,21 +81,18 @@ def tracking(
     request: ModelRequest,
     made: list[tuple[CallTool, Step]],
     codes: list[str],
-    replies: list[str],
+    texts: str,
     words: _Words,
 ) -> Decision | None:
     """The next step of "where is my order?", or None when the question is not that (or the
     tools are not offered): find the customer, track each order, answer from the records."""
     if not _is_tracking(request, codes):
         return None
-    found = next((s for c, s in made if c.tool == "find_user_id_by_email"), None)
-    if found is None:
-        email = _EMAIL.search(" ".join([request.goal, *replies]))
-        if email is not None:
-            return CallTool(tool="find_user_id_by_email", args={"email": email.group(0)})
-        return None if replies else AskUser(question=words.email_please)
-    if found.is_error:
-        return FinalAnswer(answer=words.not_found)
+    user = identify(
+        request, made, texts, playbook_who.JAPANESE if words.japanese else playbook_who.ENGLISH
+    )
+    if not isinstance(user, str):
+        return user
     tracked = {
         str(c.args.get("order_id", "")).upper(): s for c, s in made if c.tool == "track_order"
     }

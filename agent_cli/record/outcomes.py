@@ -27,6 +27,11 @@ FailureKind = Literal[
     "steps",  # more steps than the case allows
     "status",  # the run did not end as expected (an error, a limit, a question)
     "error",  # the case itself crashed
+    "intent",  # the run worked on another intent, or on more than one
+    "writes",  # the writes committed are not the ones expected
+    "handover",  # a ticket opened when none should be, or none when one should
+    "cited",  # the answer does not cite an article it should
+    "orders_after",  # an order holds something else after the run
 ]
 
 

@@ -1,0 +1,99 @@
+"""What a desk run worked on, read from the tools it called (any model's run, live or from a
+trace): a case's `intent` is judged against it, and its `writes`, `handover` and
+`orders_after` against what the run left behind (evaluation/judge.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Literal
+
+from agent_cli.record.outcomes import ToolRun
+from agent_cli.store import desk_reads
+from agent_cli.store.desk import DeskOrder
+from agent_cli.store.sqlite import OrderStore
+
+Intent = Literal[
+    "refund",  # is it refundable? (and a refund made)
+    "refund_status",  # where is my refund, how much is left
+    "status",  # where is my order
+    "orders",  # which orders do I have
+    "cancel",
+    "address",
+    "payment",
+    "items",  # items of a pending order swapped
+    "return",
+    "exchange",
+    "help",  # a help-centre question
+    "handover",
+]
+
+INTENT_TOOLS: Mapping[Intent, frozenset[str]] = {
+    "refund": frozenset({"lookup_order", "refund_policy", "issue_refund"}),
+    "refund_status": frozenset({"lookup_order", "get_order_details"}),
+    "status": frozenset({"track_order"}),
+    "orders": frozenset({"get_user_details"}),
+    "cancel": frozenset({"cancel_pending_order"}),
+    "address": frozenset({"modify_pending_order_address", "modify_user_address"}),
+    "payment": frozenset({"modify_pending_order_payment"}),
+    "items": frozenset({"modify_pending_order_items"}),
+    "return": frozenset({"return_delivered_order_items"}),
+    "exchange": frozenset({"exchange_delivered_order_items"}),
+    "help": frozenset({"search_help", "get_article"}),
+    "handover": frozenset({"transfer_to_human_agents"}),
+}
+# The intents that act: a run may look things up on its way, but acts on one intent only.
+ACTING: frozenset[Intent] = frozenset(
+    {"cancel", "address", "payment", "items", "return", "exchange", "handover"}
+)
+
+
+def intents_of(tools: Iterable[ToolRun]) -> set[Intent]:
+    """Every intent whose tools the run called (a proposal or a refusal counts: it tried)."""
+    called = {tool.tool for tool in tools}
+    return {intent for intent, names in INTENT_TOOLS.items() if called & names}
+
+
+def intent_problem(expected: Intent, tools: Iterable[ToolRun]) -> str | None:
+    """Why the run did not work on `expected` alone; None when it did."""
+    shown = intents_of(tools)
+    if expected not in shown:
+        names = ", ".join(sorted(INTENT_TOOLS[expected]))
+        return f"the run never worked on {expected} (it called none of {names})"
+    others = sorted((shown & ACTING) - {expected})
+    if others:
+        return f"the run worked on {expected} but also on {', '.join(others)}"
+    return None
+
+
+def committed(tools: Iterable[ToolRun]) -> list[str]:
+    """The writes the run made, in order: each call the desk answered CHANGED."""
+    return [t.tool for t in tools if not t.is_error and t.observation.startswith("CHANGED:")]
+
+
+def ticket_opened(tools: Iterable[ToolRun]) -> bool:
+    """Whether the run handed over with a ticket (a dry run's hand-over opens none)."""
+    return any(
+        t.tool == "transfer_to_human_agents"
+        and not t.is_error
+        and t.observation.startswith("TRANSFERRED:")
+        for t in tools
+    )
+
+
+def order_state(store: OrderStore, codes: Iterable[str]) -> dict[str, dict[str, object] | None]:
+    """What each order holds after a run, as a case's `orders_after` names it (None: no such
+    order in the store)."""
+    return {code: _state(desk_reads.desk_order(store, code)) for code in codes}
+
+
+def _state(order: DeskOrder | None) -> dict[str, object] | None:
+    if order is None:
+        return None
+    return {
+        "status": order.order.status,
+        "items": [item.item_id for item in order.items],
+        "zip": order.address.zip if order.address else None,
+        "cancel_reason": order.cancel_reason,
+        "returned": list(order.returned.items) if order.returned else None,
+        "exchanged": list(order.exchange.items) if order.exchange else None,
+    }

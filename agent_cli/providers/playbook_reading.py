@@ -1,0 +1,111 @@
+"""What the customer named, read from their words against the desk's records: the items of an
+order (by product name, in English or Japanese), the variant they want instead (by its option
+values), a new address (`street, city, state zip, country`). The offline playbook's reading;
+nothing here is guessed: what cannot be read is None, and the playbook asks."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from agent_cli.providers.playbook_who import EMAIL
+
+# The names Japanese customers use for the sample shop's products, and its options' values.
+_JA_NAMES = {
+    "mug": "マグ", "t-shirt": "Tシャツ", "hoodie": "パーカー", "espresso": "エスプレッソ",
+    "rice cooker": "炊飯器", "camera": "カメラ", "lamp": "ランプ", "earbuds": "イヤホン",
+    "watch": "時計", "shoes": "靴", "backpack": "リュック",
+}  # fmt: skip
+_JA_VALUES = {
+    "white": "白", "blue": "青", "black": "黒", "green": "緑", "silver": "銀", "navy": "紺",
+    "grey": "グレー", "red": "赤",
+}  # fmt: skip
+ITEM = re.compile(
+    r'^- item_id=(\S+) product_id=(\S+) name=("(?:[^"\\]|\\.)*") price=\S+ options: (.*)$', re.M
+)
+VARIANT = re.compile(r"^- item_id=(\S+) available=(yes|no) .*options: (.*)$", re.M)
+_OPTION = re.compile(r'("(?:[^"\\]|\\.)*")=("(?:[^"\\]|\\.)*")')
+_ALL = re.compile(r"(?i)\b(?:all|everything|whole order|entire order)\b|全部|すべて")
+_ONE = re.compile(r"(?i)\b(?:one|a single|just one)\b|1つ|一つ|1個")
+
+Item = tuple[str, str, str]  # item id, product id, name
+
+
+def named_items(texts: str, order: str) -> tuple[list[Item], list[Item]]:
+    """The order's items the customer named (all of them when they named none but said "all",
+    or the order holds one product), and every item of the order."""
+    items = [(i, p, unquote(n)) for i, p, n, _ in ITEM.findall(order)]
+    named = [item for item in items if _names(texts, item[2])]
+    if not named and (_ALL.search(texts) or len({p for _, p, _ in items}) == 1):
+        named = items
+    if _ONE.search(texts) and named:
+        named = named[:1]
+    return named, items
+
+
+def _names(text: str, name: str) -> bool:
+    lowered = text.lower()
+    for key, japanese in _JA_NAMES.items():
+        if key in name.lower() and (key in lowered or japanese in text):
+            return True
+    return any(
+        len(w) > 3 and re.search(rf"\b{re.escape(w)}s?\b", lowered) for w in name.lower().split()
+    )
+
+
+def variant(text: str, product: str, current: set[str]) -> str | None:
+    """The variant whose option values the customer named most of (an unavailable one too:
+    the tool then says it is not available)."""
+    best, score = None, 0
+    for item_id, free, listed in VARIANT.findall(product):
+        if item_id in current:
+            continue
+        values = [unquote(v) for _, v in _OPTION.findall(listed)]
+        named = sum(_said(text, value) for value in values) * 2 + (free == "yes")
+        if named > 1 and named > score:
+            best, score = item_id, named
+    return best
+
+
+def _said(text: str, value: str) -> bool:
+    japanese = _JA_VALUES.get(value.lower())
+    if japanese and japanese in text:
+        return True
+    flags = 0 if len(value) <= 2 else re.I  # "L" is a size; "l" is not
+    # ASCII edges: "Lサイズ" names size L (\w would count the kana as part of the word)
+    edge = "A-Za-z0-9-"
+    return re.search(rf"(?<![{edge}]){re.escape(value)}(?![{edge}])", text, flags) is not None
+
+
+def options(options: str) -> str:
+    return ", ".join(f"{unquote(k)} {unquote(v)}" for k, v in _OPTION.findall(options))
+
+
+def unquote(text: str) -> str:
+    """A quoted value of a tool's record (JSON string syntax)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, str) else text
+
+
+def parsed_address(text: str) -> dict[str, str] | None:
+    text = EMAIL.sub("", text)
+    parts = [p.strip() for p in re.split(r"[,、，]", text) if p.strip()]
+    if parts:  # the country ends the address: what follows it is another sentence
+        parts[-1] = re.split(r"[.。!?！？](?:\s|$)", parts[-1])[0].strip()
+    if len(parts) not in (4, 5):
+        return None
+    state_zip = re.fullmatch(r"(.*?)\s*〒?([A-Za-z0-9-]*\d[A-Za-z0-9-]*)", parts[-2])
+    if state_zip is None:
+        return None
+    state = state_zip[1] or parts[-3]
+    return {
+        "address1": parts[0],
+        "address2": parts[1] if len(parts) == 5 else "",
+        "city": parts[-3],
+        "state": state,
+        "country": parts[-1],
+        "zip": state_zip[2],
+    }

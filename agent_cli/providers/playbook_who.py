@@ -1,0 +1,130 @@
+"""The offline playbook's "who is this?": the customer identified from their email, or their
+name and zip code, as they wrote them (in the question, a reply, or an earlier chat turn),
+asked for once when neither is there; and "I don't have my order number": the identified
+customer's orders listed from their record."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer, Step
+from agent_cli.core.seams import ModelRequest
+
+EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+_NAME_ZIP = re.compile(
+    r"\b([A-Z][a-z]+) ([A-Z][a-z]+)\b.{0,40}?(?<![\w-])(\d{3}-\d{4}|\d{5})(?![\w-])", re.S
+)
+_NO_NUMBER = re.compile(
+    r"(?i)\b(?:(?:don'?t|do not|didn'?t) (?:have|know|remember) "
+    r"(?:my|the) order (?:number|code|id)|"
+    r"(?:lost|forgot) (?:my|the) order (?:number|code|id)|what are my orders|"
+    r"(?:list|show) (?:me )?my orders|which orders do I have)\b|"
+    r"注文番号(?:が|を)?(?:わから|わかり|分から|分かり|知ら|忘れ|ありません|不明)|注文(?:の)?一覧"
+)
+_ORDERS = re.compile(r"^orders: (.*)$", re.M)
+
+
+@dataclass(frozen=True, slots=True)
+class Who:
+    email_please: str
+    not_found: str
+    no_email: str  # asked, and still neither an email nor a name and zip code
+    orders: str  # the customer's orders, listed
+    no_orders: str
+    order_line: str
+    joiner: str
+
+
+ENGLISH = Who(
+    email_please="To look up your order, what is the email address on your account? (Or your "
+    "first and last name and zip code.)",
+    not_found="I could not find an account with that email address; please check it.",
+    no_email="I need the email address on your account (or your name and zip code) to look up "
+    "your orders.",
+    orders="These are the orders on your account:\n{lines}\nWhich one is your question about?",
+    no_orders="There are no orders on your account.",
+    order_line="- {code}: {status} ({items})",
+    joiner="\n",
+)
+JAPANESE = Who(
+    email_please="ご注文を確認しますので、アカウントのメールアドレス（またはお名前と郵便番号）を"
+    "教えてください。",
+    not_found="そのメールアドレスのアカウントが見つかりませんでした。ご確認ください。",
+    no_email="ご注文を確認するには、アカウントのメールアドレス（またはお名前と郵便番号）が必要です。",
+    orders="ご登録のアカウントのご注文は次のとおりです：{lines}。どのご注文についてでしょうか？",
+    no_orders="ご登録のアカウントにご注文はありません。",
+    order_line="{code}（{status}、{items}）",
+    joiner="、",
+)
+
+
+def identify(
+    request: ModelRequest, made: list[tuple[CallTool, Step]], texts: str, words: Who
+) -> str | Decision:
+    """The identified customer's user id, or the step that identifies them: a lookup by the
+    email (or name and zip) they wrote, else a question (once); a failed lookup is said."""
+    found = next(
+        (s for c, s in made if c.tool in ("find_user_id_by_email", "find_user_id_by_name_zip")),
+        None,
+    )
+    if found is not None:
+        if found.is_error:
+            return FinalAnswer(answer=words.not_found)
+        return found.observation.strip()
+    if (email := EMAIL.search(texts)) is not None:
+        return CallTool(tool="find_user_id_by_email", args={"email": email.group(0)})
+    if (named := _NAME_ZIP.search(texts)) is not None:
+        args = {"first_name": named[1], "last_name": named[2], "zip": named[3]}
+        return CallTool(tool="find_user_id_by_name_zip", args=args)
+    if any(c.tool == ASK_USER_TOOL for c, _ in made):
+        return FinalAnswer(answer=words.no_email)
+    return AskUser(question=words.email_please)
+
+
+def asks_for_orders(goal: str) -> bool:
+    """The customer has no order number, or asks which orders they have."""
+    return _NO_NUMBER.search(goal) is not None
+
+
+def orders_of(
+    request: ModelRequest, made: list[tuple[CallTool, Step]], texts: str, words: Who
+) -> Decision | None:
+    """ "I don't have my order number": identify the customer, list their orders from their
+    record with each one's status (looked up), and ask which one; None when not asked."""
+    offered = {spec.name for spec in request.tools}
+    if not asks_for_orders(request.goal) or "get_user_details" not in offered:
+        return None
+    user = identify(request, made, texts, words)
+    if not isinstance(user, str):
+        return user
+    details = next((s for c, s in made if c.tool == "get_user_details"), None)
+    if details is None:
+        return CallTool(tool="get_user_details", args={"user_id": user})
+    listed = _ORDERS.search(details.observation)
+    codes = [c.strip() for c in listed.group(1).split(",")] if listed else []
+    codes = [c for c in codes if c and c != "none"]
+    if not codes:
+        return FinalAnswer(answer=words.no_orders)
+    read = {str(c.args.get("order_id")): s for c, s in made if c.tool == "get_order_details"}
+    for code in codes:
+        if code not in read:
+            return CallTool(tool="get_order_details", args={"order_id": code})
+    lines = words.joiner.join(
+        words.order_line.format(code=code, status=_status(read[code]), items=_items(read[code]))
+        for code in codes
+    )
+    return FinalAnswer(answer=words.orders.format(lines=lines))
+
+
+def _items(step: Step) -> str:
+    names = re.findall(
+        r'^- item_id=\S+ product_id=\S+ name=("(?:[^"\\]|\\.)*")', step.observation, re.M
+    )
+    return ", ".join(dict.fromkeys(json.loads(name) for name in names)) or "?"
+
+
+def _status(step: Step) -> str:
+    found = re.search(r"\bstatus=(\S+)", step.observation)
+    return found.group(1) if found and not step.is_error else "?"

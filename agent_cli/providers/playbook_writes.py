@@ -1,0 +1,363 @@
+"""The offline playbook's changes: cancel, a new address, another payment method, items swapped,
+returned or exchanged, as a careful agent makes them (desk.md, rules 1-3): the customer
+identified, the order read, the write tool called once (it proposes, changing nothing), its
+exact proposal put to the customer, and only after their yes the same call again (the shop's
+approval path then decides). A refusal names the rule the tool gave; nothing is guessed: an
+item or an address the customer did not name is asked for, or the change is not made."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer, Step
+from agent_cli.core.seams import ModelRequest
+from agent_cli.policy.consent import explicit_yes
+from agent_cli.providers.playbook_reading import (
+    VARIANT,
+    Item,
+    named_items,
+    options,
+    parsed_address,
+    variant,
+)
+from agent_cli.providers.playbook_who import Who, identify
+
+_CANCEL = re.compile(r"(?i)\bcancel\w*|キャンセル")
+_USER_ADDRESS = re.compile(r"(?i)\b(?:default|account|home|registered) address\b|登録(?:の)?住所")
+_ADDRESS = re.compile(r"(?i)\baddress\b|\b(?:ship|deliver) (?:\S+ ){0,3}to\b|住所|届け先|配送先")
+_PAYMENT = re.compile(
+    r"(?i)\bpay(?:ment)?\b.*\b(?:with|by|using|to)\b.*\b(?:gift card|paypal|card)\b|"
+    r"\b(?:use|switch to) (?:my |the )?(?:gift card|paypal|credit card)\b|支払(?:い)?方法|で支払"
+)
+_RETURN = re.compile(
+    r"(?i)\breturn (?:the|my|these|those|this|it|them|both|all|one|everything|order)\b|"
+    r"\b(?:want|like|need|wish|going) to return\b|\bplease return\b|"
+    r"\bsend (?:\w+ ){0,3}back\b|返品(?:したい|して|を|します|お願い)"
+)
+_MAY_I = re.compile(
+    r"(?i)\b(?:can|could|may) I return\b|\bam I able to return\b|\bis it possible to return\b|"
+    r"返品できますか|返品は可能"
+)
+_SWAP = re.compile(r"(?i)\b(?:exchange|swap|switch|change)\b|交換|変更|替え")
+_MISTAKE = re.compile(r"(?i)\bmistake|by accident|accidentally|wrong order\b|間違")
+_METHODS = (
+    (re.compile(r"(?i)gift card|ギフト"), "gift_card"),
+    (re.compile(r"(?i)paypal"), "paypal"),
+    (re.compile(r"(?i)credit card|\bcard\b|クレジット|カード"), "credit_card"),
+)
+_PAID = re.compile(r"payment \S+ via ([A-Za-z0-9_.-]+)")
+_STATUS = re.compile(r"\bstatus=(\S+)")
+_USER = re.compile(r"^payment_methods: (.*)$", re.M)
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    confirm: str  # the proposal put to the customer
+    not_changed: str  # they did not say yes
+    refused: str  # the tool refused: the rule it named
+    changed: str
+    queued: str
+    dry_run: str
+    denied: str
+    address_please: str
+    which_items: str
+    which_variant: str
+    japanese: bool = False
+
+
+ENGLISH = Words(
+    confirm="Here is the change, exactly: {summary}. Shall I go ahead? Please answer yes or no.",
+    not_changed="All right: I have not changed anything on {what}.",
+    refused="I can't make that change to {what}: {rule}. Nothing was changed.",
+    changed="Done (change #{number}): {summary}.",
+    queued="Your change is waiting for a person's approval (#{number}); nothing is changed "
+    "yet: {summary}.",
+    dry_run="This is a dry run, so nothing was changed; the change would be: {summary}.",
+    denied="The change to {what} was not made: {reason}. Nothing was changed.",
+    address_please="What is the new address? Please write it as: street, city, state zip, "
+    "country (for example: 4-5-6 Umeda, Kita-ku, Osaka 530-0001, Japan).",
+    which_items="Which items of order {code} do you mean? It has: {items}.",
+    which_variant="Which {name} would you like instead? Available: {variants}.",
+)
+JAPANESE = Words(
+    confirm="次の変更を行います：{summary}。よろしいですか？「はい」か「いいえ」でお答えください。",
+    not_changed="承知しました。{what}は何も変更していません。",
+    refused="{what}のその変更はできません：{rule}。何も変更していません。",
+    changed="変更しました（変更番号{number}）：{summary}。",
+    queued="変更は担当者の承認待ちです（#{number}）。まだ何も変更されていません：{summary}。",
+    dry_run="ドライランのため何も変更していません。変更内容：{summary}。",
+    denied="{what}を変更できませんでした：{reason}。何も変更していません。",
+    address_please="新しい住所を「番地, 市区町村, 都道府県 郵便番号, 国」の形で教えてください"
+    "（例：4-5-6 Umeda, Kita-ku, Osaka 530-0001, Japan）。",
+    which_items="注文{code}のどの商品でしょうか？注文内容：{items}。",
+    which_variant="{name}はどれに交換しますか？在庫があるもの：{variants}。",
+    japanese=True,
+)
+
+_INTENTS = (  # the first that matches: "cancel ... and refund" is a cancel
+    (_CANCEL, "cancel"),
+    (_USER_ADDRESS, "user_address"),
+    (_ADDRESS, "address"),
+    (_PAYMENT, "payment"),
+    (_RETURN, "return"),
+    (_SWAP, "items"),
+)
+_WRITES = (
+    "cancel_pending_order",
+    "modify_pending_order_address",
+    "modify_user_address",
+    "modify_pending_order_payment",
+    "modify_pending_order_items",
+    "exchange_delivered_order_items",
+    "return_delivered_order_items",
+)
+
+
+def wanted(goal: str) -> str | None:
+    """The change a customer's message asks for, as an intent; None when it asks for none.
+    "Can I return it?" asks whether it may be refunded: the refund flow's verdict answers."""
+    intent = next((intent for pattern, intent in _INTENTS if pattern.search(goal)), None)
+    return None if intent == "return" and _MAY_I.search(goal) else intent
+
+
+def _still_wanted(request: ModelRequest) -> str | None:
+    """In a chat, the change of the turn before when the desk's answer to it was a question
+    ("Which items?" "The mugs.")."""
+    if not request.conversation:
+        return None
+    last = request.conversation[-1]
+    return wanted(last.question) if last.answer.rstrip().endswith(("?", "？")) else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Talk:
+    """What the playbook knows of the conversation: its texts, the calls made and the replies."""
+
+    request: ModelRequest
+    made: list[tuple[CallTool, Step]]
+    texts: str  # the customer's words: the question, replies, earlier turns
+    words: Words
+    about: str  # the order (or the customer's account) the change is to
+
+    @property
+    def offered(self) -> list[str]:
+        return [spec.name for spec in self.request.tools]
+
+    def ask_once(self, question: str) -> Decision:
+        """`question` to the customer; asked already, the change is not made."""
+        if any(
+            c.tool == ASK_USER_TOOL and c.args.get("question") == question for c, _ in self.made
+        ):
+            return FinalAnswer(answer=self.words.not_changed.format(what=self.about))
+        return AskUser(question=question)
+
+    def step(self, tool: str, **args: object) -> Step | None:
+        return next(
+            (
+                s
+                for c, s in self.made
+                if c.tool == tool and all(c.args.get(k) == v for k, v in args.items())
+            ),
+            None,
+        )
+
+
+def change(
+    request: ModelRequest,
+    made: list[tuple[CallTool, Step]],
+    codes: list[str],
+    texts: str,
+    said: tuple[Words, Who],
+) -> Decision | None:
+    """The next step of a change the customer asked for, or None when they asked for none (or
+    the write tools are not offered)."""
+    intent = wanted(request.goal) or _still_wanted(request)
+    offered = {spec.name for spec in request.tools}
+    no_order = not codes and intent != "user_address"  # asked for as any question's is
+    if intent is None or not offered & set(_WRITES) or no_order:
+        return None
+    words, who_words = said
+    user = identify(request, made, texts, who_words)
+    if not isinstance(user, str):
+        return user
+    talk = _Talk(request, made, texts, words, codes[0] if codes else user)
+    if intent == "user_address":
+        return _user_address(talk, user)
+    details = talk.step("get_order_details", order_id=codes[0])
+    if details is None:
+        return CallTool(tool="get_order_details", args={"order_id": codes[0]})
+    if details.is_error:
+        return _outcome(details, talk)
+    return _on_order(talk, intent, codes[0], details.observation, user)
+
+
+def _on_order(talk: _Talk, intent: str, code: str, order: str, user: str) -> Decision:
+    """The change `intent` to the order read: its write call (proposed, then confirmed), or
+    the question or the read it still needs."""
+    if intent == "cancel":
+        reason = "ordered by mistake" if _MISTAKE.search(talk.texts) else "no longer needed"
+        call = CallTool(tool="cancel_pending_order", args={"order_id": code, "reason": reason})
+        return _confirmed(talk, call)
+    if intent == "address":
+        address = _address(talk)
+        if not isinstance(address, dict):
+            return address
+        args = {"order_id": code, **address}
+        return _confirmed(talk, CallTool(tool="modify_pending_order_address", args=args))
+    if intent == "payment":
+        return _payment(talk, code, user)
+    return _items_changed(talk, intent, code, order)
+
+
+def _items_changed(talk: _Talk, intent: str, code: str, order: str) -> Decision:
+    """Items returned, or swapped for another variant: the items named, the original method."""
+    paid = _PAID.search(order)
+    original = paid.group(1) if paid else ""
+    items = _items_named(talk, code, order)
+    if not isinstance(items, list):
+        return items
+    if intent == "return":
+        ids = [item for item, _, _ in items]
+        args = {"order_id": code, "item_ids": ids, "payment_method_id": original}
+        return _confirmed(talk, CallTool(tool="return_delivered_order_items", args=args))
+    return _swap(talk, code, order, items, original)
+
+
+def _confirmed(talk: _Talk, planned: CallTool) -> Decision:
+    """Propose, put the proposal to the customer, and after their yes make the same call again."""
+    tries = [
+        (i, s)
+        for i, (c, s) in enumerate(talk.made)
+        if (c.tool, c.args) == (planned.tool, planned.args)
+    ]
+    if not tries:
+        return planned
+    first_index, first = tries[0]
+    if len(tries) > 1 or not first.observation.startswith("PROPOSED"):
+        return _outcome(tries[-1][1], talk)
+    answer = next((s for c, s in talk.made[first_index:] if c.tool == ASK_USER_TOOL), None)
+    if answer is None:
+        return AskUser(question=talk.words.confirm.format(summary=_summary(first.observation)))
+    if not explicit_yes(_customer_said(answer.observation)):
+        return FinalAnswer(answer=talk.words.not_changed.format(what=talk.about))
+    return CallTool(tool=planned.tool, args=dict(planned.args), thought="The customer said yes.")
+
+
+def _customer_said(reply: str) -> str:
+    """A reply without the note the desk's code adds below it (policy/consent.py)."""
+    said, _, note = reply.rpartition("\n")
+    return said if said and note.startswith("(desk: ") else reply
+
+
+def _outcome(step: Step, talk: _Talk) -> FinalAnswer:
+    """What became of a write (or of the read before it), in the customer's words: a refusal
+    names the rule the tool gave."""
+    said, words = step.observation, talk.words
+    if said.startswith("ERROR: "):
+        return FinalAnswer(
+            answer=words.refused.format(what=talk.about, rule=_rule(said, talk.offered))
+        )
+    if found := re.match(r"CHANGED: change #(\d+): (.*)", said, re.S):
+        return FinalAnswer(answer=words.changed.format(number=found[1], summary=found[2]))
+    if found := re.match(r"QUEUED: (.*) awaits a person's approval as #(\d+)", said, re.S):
+        return FinalAnswer(answer=words.queued.format(number=found[2], summary=found[1]))
+    if found := re.match(r"DRY RUN: would (.*); nothing was written", said, re.S):
+        return FinalAnswer(answer=words.dry_run.format(summary=found[1]))
+    reason = re.sub(r"^(?:DENIED|ERROR): ", "", said).split("\n")[0].rstrip(".")
+    return FinalAnswer(answer=words.denied.format(what=talk.about, reason=reason))
+
+
+def _summary(proposed: str) -> str:
+    """The exact change of a PROPOSED observation, without the note to the agent."""
+    text = proposed.removeprefix("PROPOSED (nothing is changed yet): ")
+    return text.split(". Tell the customer exactly this", 1)[0]
+
+
+def _rule(error: str, tools: Iterable[str]) -> str:
+    """The rule a refusal names, and what the customer can do instead: the clauses of
+    `ERROR: <rule>; <advice>; nothing was changed` meant for them (not those naming a tool)."""
+    clauses = [c.strip() for c in error.removeprefix("ERROR: ").split(";")]
+    kept = [
+        clause.rstrip(".")
+        for clause in clauses
+        if clause and clause != "nothing was changed" and not any(t in clause for t in tools)
+    ]
+    return "; ".join(kept or clauses[:1])
+
+
+def _user_address(talk: _Talk, user: str) -> Decision:
+    address = _address(talk)
+    if not isinstance(address, dict):
+        return address
+    return _confirmed(talk, CallTool(tool="modify_user_address", args={"user_id": user, **address}))
+
+
+def _address(talk: _Talk) -> dict[str, str] | Decision:
+    """The new address the customer wrote ("... to 4-5-6 Umeda, Kita-ku, Osaka 530-0001,
+    Japan"), asked for once when there is none."""
+    for text in reversed(talk.texts.split("\n")):
+        after = re.search(r"(?i)(?:\bto|:|：)\s*(.+)$", text)
+        parsed = parsed_address(after.group(1) if after else text)
+        if parsed is not None:
+            return parsed
+    if any(c.tool == ASK_USER_TOOL for c, _ in talk.made):
+        return FinalAnswer(answer=talk.words.not_changed.format(what=talk.about))
+    return AskUser(question=talk.words.address_please)
+
+
+def _payment(talk: _Talk, code: str, user: str) -> Decision:
+    """The customer's own method of the kind they named (gift card, PayPal, card)."""
+    details = talk.step("get_user_details", user_id=user)
+    if details is None:
+        return CallTool(tool="get_user_details", args={"user_id": user})
+    methods = _USER.search(details.observation)
+    owned = re.findall(r"(\w+_\w+?)(?: \(|,|$)", methods.group(1)) if methods else []
+    kind = next((k for pattern, k in _METHODS if pattern.search(talk.request.goal)), "")
+    chosen = next((m for m in owned if m.startswith(kind)), None) if kind else None
+    if chosen is None:
+        named = {"gift_card": "gift card", "paypal": "PayPal", "credit_card": "credit card"}
+        rule = f"you have no {named.get(kind, 'such payment method')} on your account"
+        return FinalAnswer(answer=talk.words.refused.format(what=talk.about, rule=rule))
+    call = CallTool(
+        tool="modify_pending_order_payment", args={"order_id": code, "payment_method_id": chosen}
+    )
+    return _confirmed(talk, call)
+
+
+def _items_named(talk: _Talk, code: str, order: str) -> list[Item] | Decision:
+    """The order's items the customer named; asked once when it cannot tell."""
+    named, items = named_items(talk.texts, order)
+    if named:
+        return named
+    listed = ", ".join(dict.fromkeys(name for _, _, name in items))
+    return talk.ask_once(talk.words.which_items.format(code=code, items=listed))
+
+
+def _swap(talk: _Talk, code: str, order: str, items: list[Item], original: str) -> Decision:
+    """Items swapped for the variant of the same product whose options the customer named:
+    before delivery a change of the order, after it an exchange."""
+    product = items[0][1]
+    details = talk.step("get_product_details", product_id=product)
+    if details is None:
+        return CallTool(tool="get_product_details", args={"product_id": product})
+    chosen = variant(talk.texts, details.observation, {i for i, _, _ in items})
+    if chosen is None:
+        choices = [
+            options(opts) for _, free, opts in VARIANT.findall(details.observation) if free == "yes"
+        ]
+        return talk.ask_once(
+            talk.words.which_variant.format(name=items[0][2], variants="; ".join(choices))
+        )
+    same = [i for i, p, _ in items if p == product]
+    status = _STATUS.search(order)
+    pending = status is not None and status.group(1) == "PENDING"
+    tool = "modify_pending_order_items" if pending else "exchange_delivered_order_items"
+    args = {
+        "order_id": code,
+        "item_ids": same,
+        "new_item_ids": [chosen] * len(same),
+        "payment_method_id": original,
+    }
+    return _confirmed(talk, CallTool(tool=tool, args=args))

@@ -1,0 +1,297 @@
+"""The offline playbook's changes (issue 41, point 1): cancel, a new address, another payment
+method, items swapped, returned or exchanged, each as a careful agent makes them: the customer
+identified, the exact change proposed, their yes, then the shop's approval; a refusal names the
+rule. Also "I don't have my order number" and a chat that remembers the order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agent_cli.config import Settings
+from agent_cli.core.budget import RefundCounter
+from agent_cli.core.events import Event, RunFinished, ToolObserved
+from agent_cli.core.seams import Exchange, Verdict
+from agent_cli.providers.playbook import PlaybookModel
+from agent_cli.runtime.answerers import refuse
+from agent_cli.runtime.assemble import Runtime, build_tools, limits_for
+from agent_cli.runtime.drive import drive
+from agent_cli.store import desk_reads
+from agent_cli.store.samples import SAMPLE_DAY
+from agent_cli.store.sqlite import OrderStore
+from agent_cli.tools.desk import CustomerSession
+from agent_cli.tools.orders import AsOf
+
+KAITO = "kaito.yamamoto@example.com"  # B200, pending: a ceramic mug, blue, by credit card
+HARUKI = "haruki.sato@example.com"  # A100 (espresso machine, two mugs) and A106, delivered
+MEI = "mei.watanabe@example.com"  # A105, delivered: a T-shirt (M, navy) and a hoodie
+
+
+class Desk:
+    """One customer conversation over a fresh sample store, the way `agent chat` runs it."""
+
+    def __init__(self, *, approve: bool = True, dry_run: bool = False) -> None:
+        self.store = OrderStore.in_memory()
+        settings = Settings()
+        session = CustomerSession()
+        tools = build_tools(
+            settings,
+            lambda: self.store,
+            RefundCounter(),
+            dry_run=dry_run,
+            as_of=AsOf(),
+            identity=session,
+        )
+        model = PlaybookModel()
+        self.runtime = Runtime(
+            settings,
+            model,
+            tools,
+            limits_for(settings, model.model),
+            SAMPLE_DAY,
+            RefundCounter(),
+            None,
+            AsOf(),
+            "",
+            session,
+        )
+        self.approve = (lambda _: Verdict(True, "operator")) if approve else refuse
+        self.turns: tuple[Exchange, ...] = ()
+        self.events: list[Event] = []
+
+    def say(self, question: str, *replies: str) -> str:
+        answers: Iterator[str] = iter(replies)
+        events: list[Event] = []
+        drive(
+            self.runtime.events(question, self.turns),
+            [events.append],
+            respond=lambda _: next(answers, None),
+            approve=self.approve,
+        )
+        self.events = events
+        (finished,) = [e for e in events if isinstance(e, RunFinished)]
+        assert finished.status == "answered", finished.error
+        assert finished.answer is not None
+        self.turns = (*self.turns, Exchange(question, finished.answer))
+        return finished.answer
+
+    def tools(self) -> list[str]:
+        return [e.tool for e in self.events if isinstance(e, ToolObserved)]
+
+    def asked(self) -> list[str]:
+        return [
+            str(e.args["question"])
+            for e in self.events
+            if isinstance(e, ToolObserved) and e.tool == "ask_user"
+        ]
+
+    def order(self, code: str) -> Any:
+        found = desk_reads.desk_order(self.store, code)
+        assert found is not None
+        return found
+
+
+def test_a_cancel_is_proposed_confirmed_approved_and_made() -> None:
+    desk = Desk()
+    answer = desk.say(f"Please cancel my order B200. {KAITO}", "yes")
+    assert desk.tools() == [
+        "find_user_id_by_email",
+        "get_order_details",
+        "cancel_pending_order",
+        "ask_user",
+        "cancel_pending_order",
+    ]
+    (asked,) = desk.asked()
+    assert "cancel B200 (1 item; reason: no longer needed): refund 5,400 JPY" in asked
+    assert asked.endswith("Shall I go ahead? Please answer yes or no.")
+    assert answer.startswith("Done (change #1): cancel B200")
+    order = desk.order("B200")
+    assert order.order.status == "CANCELLED" and order.cancel_reason == "no longer needed"
+
+
+def test_a_cancel_in_japanese_by_mistake() -> None:
+    desk = Desk()
+    answer = desk.say(f"B200を間違えて注文したのでキャンセルしてください。{KAITO}", "はい")
+    assert desk.asked()[0].startswith("次の変更を行います：cancel B200")
+    assert answer.startswith("変更しました（変更番号1）")
+    assert desk.order("B200").cancel_reason == "ordered by mistake"
+
+
+@pytest.mark.parametrize("reply", ["no", "yes, but ship it to my office", "いいえ", "maybe"])
+def test_no_yes_changes_nothing(reply: str) -> None:
+    desk = Desk()
+    answer = desk.say(f"Please cancel B200, {KAITO}", reply)
+    assert desk.tools().count("cancel_pending_order") == 1  # proposed only
+    assert "B200" in answer and (
+        "not changed anything" in answer or "何も変更していません" in answer
+    )
+    assert desk.order("B200").order.status == "PENDING"
+
+
+def test_no_approval_no_change_and_the_answer_says_so() -> None:
+    desk = Desk(approve=False)
+    answer = desk.say(f"Please cancel B200, {KAITO}", "yes")
+    assert answer.startswith("The change to B200 was not made:") and "not approved" in answer
+    assert desk.order("B200").order.status == "PENDING"
+
+
+def test_a_dry_run_says_what_would_change_and_changes_nothing() -> None:
+    desk = Desk(dry_run=True)
+    answer = desk.say(f"Please cancel B200, {KAITO}", "yes")
+    assert answer.startswith("This is a dry run, so nothing was changed; the change would be:")
+    assert desk.order("B200").order.status == "PENDING"
+
+
+def test_without_an_email_it_asks_who_first_and_proposes_nothing() -> None:
+    desk = Desk()
+    answer = desk.say("Please cancel B200", "I'd rather not say")
+    assert desk.tools() == ["ask_user"]
+    assert "email address on your account" in answer
+    assert desk.order("B200").order.status == "PENDING"
+
+
+def test_another_customers_order_is_refused_as_missing() -> None:
+    desk = Desk()
+    answer = desk.say(f"Please cancel A100, {KAITO}")
+    assert answer.startswith("I can't make that change to A100: order A100 is not the identified")
+    assert "cancel_pending_order" not in desk.tools()
+
+
+def test_a_new_shipping_address_written_in_the_question() -> None:
+    desk = Desk()
+    address = "4-5-6 Umeda, Kita-ku, Osaka 530-0001, Japan"
+    answer = desk.say(f"Please ship B200 to {address}. {KAITO}", "yes")
+    assert f"ship B200 to {address} instead of 6-1 Minatomirai" in answer
+    shipped = desk.order("B200").address
+    assert (shipped.address1, shipped.city, shipped.state, shipped.zip) == (
+        "4-5-6 Umeda",
+        "Kita-ku",
+        "Osaka",
+        "530-0001",
+    )
+
+
+def test_the_new_address_is_asked_for_in_japanese() -> None:
+    desk = Desk()
+    answer = desk.say(
+        f"B200の住所を変更したいです。{KAITO}", "7-8 Sakae, Naka-ku, Aichi 460-0008, Japan", "はい"
+    )
+    assert desk.asked()[0].startswith("新しい住所を")
+    assert answer.startswith("変更しました") and desk.order("B200").address.city == "Naka-ku"
+
+
+def test_the_default_address_of_the_account() -> None:
+    desk = Desk()
+    new = "1-1 Marunouchi, Chiyoda-ku, Tokyo 100-0005, Japan"
+    answer = desk.say(f"Please change my default address to {new}. alex.morgan@example.com", "y")
+    assert "modify_user_address" in desk.tools() and answer.startswith("Done (change #1)")
+    customer = desk_reads.customer(desk.store, "alex_morgan_2001")
+    assert customer is not None and customer.address.zip == "100-0005"
+
+
+def test_a_payment_method_the_customer_does_not_have_is_refused_by_rule() -> None:
+    desk = Desk()
+    answer = desk.say(f"Can I pay for B200 with my gift card instead? {KAITO}")
+    assert answer == (
+        "I can't make that change to B200: you have no gift card on your account. "
+        "Nothing was changed."
+    )
+
+
+def test_items_swapped_before_delivery_for_the_variant_named() -> None:
+    desk = Desk()
+    answer = desk.say(f"Please change the mug in B200 to white. {KAITO}", "yes")
+    assert "change Ceramic Mug 1002002 (5,400 JPY) -> 1002001 (5,000 JPY) on B200" in answer
+    assert "refund 400 JPY" in answer
+    assert [item.item_id for item in desk.order("B200").items] == ["1002001"]
+
+
+def test_an_unavailable_variant_is_refused_naming_the_rule() -> None:
+    desk = Desk()
+    answer = desk.say(f"Please change the mug in B200 to green. {KAITO}")
+    assert answer.startswith("I can't make that change to B200: item 1002003 is not an available")
+    assert [item.item_id for item in desk.order("B200").items] == ["1002002"]
+
+
+def test_an_exchange_after_delivery_of_the_item_named() -> None:
+    desk = Desk()
+    answer = desk.say(f"I'd like to exchange the T-shirt in A105 for size L. {MEI}", "yes")
+    assert "exchange_delivered_order_items" in desk.tools()
+    assert "exchange T-Shirt 1008001 (4,900 JPY) -> 1008002 (4,900 JPY) on A105" in answer
+    order = desk.order("A105")
+    assert order.order.status == "EXCHANGE_REQUESTED" and order.exchange is not None
+
+
+def test_a_return_of_the_items_named_only() -> None:
+    desk = Desk()
+    answer = desk.say(f"I want to return the mugs from A100. {HARUKI}", "yes")
+    assert (
+        "return 2 items of A100 (1002001, 1002001): 10,000 JPY back to credit_card_1001" in answer
+    )
+    returned = desk.order("A100").returned
+    assert returned is not None and list(returned.items) == ["1002001", "1002001"]
+
+
+def test_a_return_in_japanese_of_one_item() -> None:
+    desk = Desk()
+    answer = desk.say(f"A100のマグを1つ返品したいです。{HARUKI}", "はい")
+    assert "return 1 item of A100 (1002001): 5,000 JPY" in answer and answer.startswith(
+        "変更しました"
+    )
+
+
+def test_which_items_is_asked_when_none_is_named() -> None:
+    desk = Desk()
+    answer = desk.say(
+        f"I want to return something from A100. {HARUKI}", "the espresso machine", "yes"
+    )
+    assert desk.asked()[0] == (
+        "Which items of order A100 do you mean? It has: Espresso Machine, Ceramic Mug."
+    )
+    assert "return 1 item of A100 (1001001): 240,000 JPY" in answer
+
+
+def test_can_i_return_it_is_still_a_verdict() -> None:
+    desk = Desk()
+    answer = desk.say("My order A105 arrived last week. Can I return it for a refund?")
+    assert answer.startswith("Order A105 is refundable")
+    assert not [t for t in desk.tools() if t.endswith("_items")]
+
+
+@pytest.mark.parametrize(
+    ("question", "listed"),
+    [
+        (f"I don't have my order number. My email is {HARUKI}", "- A100: DELIVERED (Espresso"),
+        ("I forgot my order number. I'm Kaito Yamamoto, zip 220-0012", "- B200: PENDING (Ceramic"),
+        (f"注文番号がわかりません。{MEI}", "A105（DELIVERED、T-Shirt, Hoodie）"),
+    ],
+)
+def test_no_order_number_lists_the_customers_orders(question: str, listed: str) -> None:
+    desk = Desk()
+    answer = desk.say(question)
+    assert listed in answer
+    assert "get_user_details" in desk.tools()
+
+
+def test_no_order_number_asks_for_the_email_or_name_and_zip() -> None:
+    desk = Desk()
+    answer = desk.say("I don't know my order number", "sorry, no idea")
+    assert "(Or your first and last name and zip code.)" in desk.asked()[0]
+    assert answer.startswith("I need the email address on your account")
+
+
+def test_a_chat_remembers_the_order_and_the_customer() -> None:
+    desk = Desk()
+    first = desk.say(f"Where is my order A101? {'aoi.suzuki@example.com'}")
+    again = desk.say("and when will it arrive?")
+    assert first.startswith("Order A101 is on its way") and again == first
+    assert desk.tools() == ["find_user_id_by_email", "track_order"]
+
+
+def test_a_chat_carries_a_change_across_the_question_it_asked() -> None:
+    desk = Desk()
+    desk.say(f"I forgot my order number. {HARUKI}")
+    answer = desk.say("Please return the rice cooker from A106", "yes")
+    assert answer.startswith("Done (change #1): return 1 item of A106")
