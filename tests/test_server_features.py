@@ -143,12 +143,15 @@ def test_the_schema_names_each_tool_and_ties_its_arguments_to_it(fake_llm: FakeL
     argv += [fake_llm.url, "--mode", "json", "--no-grounding"]
     assert runner.invoke(app, argv, env={"OPENAI_API_KEY": KEY}).exit_code == 0
     first = schemas(fake_llm)[0]
-    # A100 is named and not looked up yet: look it up (or read the policy), not answer or ask
-    assert offered(first) == ["lookup_order", "refund_policy"]
+    # A100 is named and not looked up yet: look it up first (as tools mode forces it), and the
+    # prompt lists that tool alone
+    assert offered(first) == ["lookup_order"]
+    assert "- refund_policy:" not in fake_llm.bodies()[0]["messages"][0]["content"]
+    assert "- refund_policy:" in fake_llm.bodies()[1]["messages"][0]["content"]
     valid = jsonschema.Draft202012Validator(first)
     assert valid.is_valid(json.loads(LOOKUP))
-    assert valid.is_valid({"type": "tool", "tool": "refund_policy", "args": {}})
     for wrong in (
+        {"type": "tool", "tool": "refund_policy", "args": {}},  # after the lookup
         {"type": "tool", "tool": "lookup_orders", "args": {"order_code": "A100"}},  # no such tool
         {"type": "tool", "tool": "refund_policy", "args": {"order_code": "A100"}},  # not its args
         {"type": "tool", "tool": "lookup_order", "args": {}},  # its argument missing
@@ -201,8 +204,8 @@ def test_a_tool_that_takes_nothing_is_not_offered_again_once_it_answered(
     fake_llm.queue(openai_text(policy), openai_text(LOOKUP), openai_text(ANSWER))
     assert ask(fake_llm, "openai", "--mode", "json").exit_code == 0
     assert [offered(s) for s in schemas(fake_llm)] == [
-        ["lookup_order", "refund_policy"],  # A100 is named: no question can help, nor an answer
-        ["lookup_order"],  # the policy is known: asking again cannot help
+        ["lookup_order"],  # A100 is named: look it up; no question can help, nor an answer
+        ["lookup_order"],  # a server that ignored it read the policy: asking again cannot help
         ["final"],  # and so is A100, the one order the question names
     ]
 
@@ -224,7 +227,7 @@ def test_at_the_step_limit_the_schema_allows_only_the_answer(fake_llm: FakeLLM) 
     result = ask(fake_llm, "openai", "--mode", "json", "--max-steps", "1")
     assert result.exit_code in (0, 3), result.stderr
     assert [offered(s) for s in schemas(fake_llm)] == [
-        ["lookup_order", "refund_policy"],
+        ["lookup_order"],
         ["final"],
     ]
 
@@ -338,7 +341,7 @@ def test_a_servers_own_schema_field_when_configured_and_json_object_if_refused(
     assert result.exit_code == 0, result.stderr
     first, second = fake_llm.bodies()
     schema = first[field]["json"] if field == "structured_outputs" else first[field]
-    assert offered(schema) == ["lookup_order", "refund_policy"]
+    assert offered(schema) == ["lookup_order"]
     assert "response_format" not in first
     assert "must match this JSON schema" not in first["messages"][0]["content"]
     assert offered(second[field]["json"] if field == "structured_outputs" else second[field])
@@ -502,7 +505,7 @@ def test_json_mode_offers_the_refund_after_the_lookup_for_the_orders_named(
     result = ask(fake_llm, "openai", "--mode", "json", "--config", str(refunds_config(tmp_path)))
     assert result.exit_code == 0, result.stderr
     first, second = schemas(fake_llm)
-    assert offered(first) == ["lookup_order", "refund_policy", "issue_refund"]
+    assert offered(first) == ["lookup_order"]  # as tools mode forces it
     assert offered(second) == ["refund_policy", "issue_refund", "final"]
     valid = jsonschema.Draft202012Validator(second)
     refund = {"order_code": "A100", "amount": 1000, "reason": "damaged"}

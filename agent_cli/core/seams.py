@@ -21,6 +21,10 @@ class ToolSpec:
     name: str
     description: str
     parameters: Mapping[str, Any]
+    # Offered only once one of these tools has answered (an order's details once the customer
+    # is identified, an article once searched): before that a call could only fail, and the
+    # tool costs its bytes in the request and a small model's attention. Empty: always.
+    after: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from agent_cli.providers.base import (
     tool_call,
     turns,
 )
-from agent_cli.providers.decision_schema import tools_offered
+from agent_cli.providers.decision_schema import step_tools, tools_offered
 from agent_cli.providers.http import Channel
 from agent_cli.providers.prompts import (
     Mode,
@@ -89,7 +89,11 @@ class AnthropicMessages(HttpAdapter):
             "model": options.model,
             "max_tokens": options.max_output_tokens,
             "system": system_prompt(
-                request.today, request.tools, options.mode, instructions=request.instructions
+                request.today,
+                request.tools,
+                options.mode,
+                instructions=request.instructions,
+                listed=step_tools(request) if options.mode == "json" else None,
             ),
             "messages": messages,
             "temperature": options.temperature,

@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from agent_cli.core.decisions import ASK_USER_TOOL, Step
 from agent_cli.core.seams import ModelRequest, ToolSpec
 from agent_cli.policy.grounding import LOOKUP_TOOL, computed_verdicts
 from agent_cli.policy.verdicts import find_order_codes, is_japanese, opening, read_amount
-from agent_cli.providers.prompts import tool_specs
+from agent_cli.providers.prompts import ASK_USER_SPEC
 
 ORDER_CODE = "order_code"  # the argument of the order tools
 _READING = {LOOKUP_TOOL, "refund_policy", ASK_USER_TOOL}  # tools that change nothing
@@ -75,13 +76,25 @@ def step_schema(request: ModelRequest) -> dict[str, Any]:
         return final
     named = _named_codes(request)
     codes = _codes_to_look_up(request, named)
-    tools = useful_tools(request, codes, named)
+    tools = step_tools(request)
     branches = [_call_branch(spec) for spec in tools]
     if codes is None:  # a question helps only while no order is named
         branches.append(_QUESTION)
     if not _answer_waits(request, codes, tools):
         branches.append(final)
     return {"type": "object", "anyOf": branches}
+
+
+def step_tools(request: ModelRequest) -> tuple[ToolSpec, ...]:
+    """The tools this step may call, as JSON mode's schema offers them and its prompt lists
+    them: the lookup alone while a named order waits for it (as tools mode forces it), else
+    the useful ones; at a step limit, the run's (no call is offered, the prompt stays)."""
+    if request.final:
+        return request.tools
+    named = _named_codes(request)
+    codes = _codes_to_look_up(request, named)
+    forced = _forced_lookup(request, codes, named)
+    return (forced,) if forced is not None else useful_tools(request, codes, named)
 
 
 def _forced_lookup(
@@ -110,9 +123,10 @@ def tools_offered(request: ModelRequest, *, force: bool) -> tuple[tuple[ToolSpec
     read a code in a form that `find_order_codes` misses."""
     named = _named_codes(request)
     codes = _codes_to_look_up(request, named)
-    specs = tool_specs(request)
+    ready = ready_tools(request)
+    specs = (*ready, ASK_USER_SPEC)
     if codes is not None:  # never no tools: a history of calls may need them (Anthropic does)
-        specs = _fitted(request.tools, codes, named) or specs
+        specs = _fitted(ready, codes, named) or specs
     forced = _forced_lookup(request, codes, named) if force else None
     if forced is not None:
         return (forced,), forced.name
@@ -137,6 +151,16 @@ def _answer_waits(
     if codes is None:  # an unusable reply observed nothing: it does not open the answer
         return not _observed(request) and bool(tools)
     return bool(codes) and any(spec.name == LOOKUP_TOOL for spec in tools)
+
+
+def ready_tools(request: ModelRequest) -> tuple[ToolSpec, ...]:
+    """The run's tools whose prerequisites have answered (`ToolSpec.after`): an order's details
+    once the customer is identified, an article once searched. In a chat's later turns every
+    tool is ready: what an earlier turn found (who the customer is) is not in this history."""
+    if request.conversation:
+        return request.tools
+    answered = {s.call.tool for s in request.history if s.call is not None and not s.is_error}
+    return tuple(t for t in request.tools if not t.after or answered.intersection(t.after))
 
 
 def _observed(request: ModelRequest) -> bool:
@@ -209,7 +233,7 @@ def useful_tools(
     answered = {_key(step) for step in history if step.call is not None and not step.is_error}
     unanswered = [
         spec
-        for spec in request.tools
+        for spec in ready_tools(request)
         if not (_takes_nothing(spec) and (spec.name, "{}") in answered)
     ]
     if codes is None:  # no order is named: a code would be a guess
@@ -256,7 +280,7 @@ def _named_codes(request: ModelRequest) -> list[str]:
 def _narrowed(spec: ToolSpec, codes: list[str]) -> ToolSpec:
     parameters = dict(spec.parameters)
     parameters["properties"] = {**parameters["properties"], ORDER_CODE: {"enum": codes}}
-    return ToolSpec(spec.name, spec.description, parameters)
+    return replace(spec, parameters=parameters)
 
 
 def _is_reply(step: Step) -> bool:

@@ -33,7 +33,7 @@ from agent_cli.providers.base import (
     tool_call,
     turns,
 )
-from agent_cli.providers.decision_schema import step_schema, tools_offered
+from agent_cli.providers.decision_schema import step_schema, step_tools, tools_offered
 from agent_cli.providers.http import Channel
 from agent_cli.providers.prompts import (
     Mode,
@@ -126,6 +126,7 @@ class OpenAIChat(HttpAdapter):
             options.mode,
             with_schema=with_schema,
             instructions=request.instructions,
+            listed=step_tools(request) if options.mode == "json" else None,
         )
         messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
         messages += [

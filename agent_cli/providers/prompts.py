@@ -82,10 +82,12 @@ def system_prompt(
     *,
     with_schema: bool = False,
     instructions: str = "",
+    listed: tuple[ToolSpec, ...] | None = None,
 ) -> str:
     """Who the agent is, the shop's own instructions (if any), then our rules, last, so no
     instruction can set them aside; JSON mode adds the reply shapes and the tools, and the
-    decision schema itself when the server will not be given it as `response_format`."""
+    decision schema itself when the server will not be given it as `response_format`. JSON
+    mode lists `listed` (default: `tools`): the tools this step may call."""
     text = _INTRODUCTION.format(today=today.isoformat())
     if instructions:
         text += _SHOP.format(instructions=instructions.replace("</shop", "<\\/shop"))
@@ -96,7 +98,7 @@ def system_prompt(
         listing = "\n".join(
             f"- {t.name}: {t.description} Arguments (JSON schema): "
             f"{json.dumps(wire_schema(t.parameters), separators=(',', ':'))}"
-            for t in tools
+            for t in (tools if listed is None else listed)
         )
         text += _JSON_FORMAT.format(tools=listing)
         if with_schema:

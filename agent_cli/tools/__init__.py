@@ -79,9 +79,11 @@ class Tool(Generic[A]):
     description: str
     args_model: type[A]
     execute: Callable[[A], str | Observation | ApprovalNeeded]
+    after: tuple[str, ...] = ()  # offered once one of these has answered (see ToolSpec)
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, copy.deepcopy(_schema(self.args_model)))
+        schema = copy.deepcopy(_schema(self.args_model))
+        return ToolSpec(self.name, self.description, schema, self.after)
 
     def signature(self) -> str:
         return signature(self.name, _schema(self.args_model))

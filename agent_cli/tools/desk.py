@@ -73,6 +73,8 @@ class CustomerSession:
 
 
 Result = str | Observation | ApprovalNeeded
+IDENTIFY = ("find_user_id_by_email", "find_user_id_by_name_zip")  # what the others come after
+_PRODUCT_IDS = ("get_order_details", "get_user_details", "list_all_product_types")
 _ID = r"^[A-Za-z0-9_.-]{1,64}$"
 _ORDER_ID = r"^#?[A-Za-z0-9]{1,16}$"
 
@@ -324,7 +326,7 @@ class _Reads:
 def desk_tools(open_store: Callable[[], OrderStore], session: CustomerSession) -> list[Tool[Any]]:
     """The read tools over the store `open_store()` opens, with identity kept in `session`."""
     return [
-        Tool(t.name, t.description, t.args_model, _reporting(t.execute))
+        Tool(t.name, t.description, t.args_model, _reporting(t.execute), t.after)
         for t in _tools(_Reads(open_store, session))
     ]
 
@@ -346,52 +348,60 @@ def _tools(reads: _Reads) -> list[Tool[Any]]:
     return [
         Tool(
             "find_user_id_by_email",
-            "Find the customer's user id by their email; identifies the customer for this "
-            "conversation.",
+            "Identify the customer by the email they give: call it before any account, order "
+            "or change tool. Returns their user id.",
             EmailArgs,
             reads.find_by_email,
         ),
         Tool(
             "find_user_id_by_name_zip",
-            "Find the customer's user id by first name, last name and zip code, when the email "
-            "is not known; identifies the customer for this conversation.",
+            "Identify the customer by first name, last name and zip code, when they cannot give "
+            "their email. Returns their user id.",
             NameZipArgs,
             reads.find_by_name_zip,
         ),
         Tool(
             "get_user_details",
-            "The identified customer's details: name, email, address, payment methods, orders.",
+            "The identified customer's account: address, payment method ids, order ids. Use it "
+            "to list their orders or to find a payment method.",
             UserArgs,
             reads.user_details,
+            after=IDENTIFY,
         ),
         Tool(
             "get_order_details",
-            "An order of the identified customer: status, items, payments, shipments.",
+            "One of the identified customer's orders: status, items (item ids), payments, where "
+            "it ships. Read it before any change to the order.",
             OrderArgs,
             reads.order_details,
+            after=IDENTIFY,
         ),
         Tool(
             "track_order",
-            "Where an order of the identified customer is: carrier, tracking number, the last "
-            "events, the estimated delivery.",
+            "Where one of the identified customer's orders is (where is my order?): carrier, "
+            "tracking number, the latest events, the estimated delivery.",
             OrderArgs,
             reads.track,
+            after=IDENTIFY,
         ),
         Tool(
             "get_product_details",
-            "A product and its variants (item ids, options, availability, prices).",
+            "A product's variants (item ids, options, availability, prices): to find the item id "
+            "of the variant the customer wants instead.",
             ProductArgs,
             reads.product_details,
+            after=_PRODUCT_IDS,
         ),
         Tool(
             "get_item_details",
             "One item (a product's variant): options, availability, price.",
             ItemArgs,
             reads.item_details,
+            after=("get_order_details", "get_product_details"),
         ),
         Tool(
             "list_all_product_types",
-            "Every product's name and product id, as JSON.",
+            "Every product's name and product id, as JSON: for a product named by its name.",
             NoArgs,
             reads.product_types,
         ),

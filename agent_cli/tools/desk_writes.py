@@ -33,7 +33,7 @@ from agent_cli.store.desk_changes import Plan, Refused
 from agent_cli.store.desk_writes import Target, commit, propose
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import Tool, ToolArgs, ToolFailure
-from agent_cli.tools.desk import CustomerSession
+from agent_cli.tools.desk import IDENTIFY, CustomerSession
 
 _ID = r"^[A-Za-z0-9_.-]{1,64}$"
 _ORDER_ID = r"^#?[A-Za-z0-9]{1,16}$"
@@ -201,19 +201,20 @@ _WHEN = (
 
 def write_tools(desk: WriteDesk) -> list[Tool[Any]]:
     def tool(name: str, args: type[ToolArgs], what: str) -> Tool[Any]:
-        return Tool(name, what + _WHEN, args, lambda a: desk.call(name, a))
+        after = IDENTIFY if args is UserAddressArgs else ("get_order_details",)  # its ids
+        return Tool(name, what + _WHEN, args, lambda a: desk.call(name, a), after)
 
     return [
         tool(
             "cancel_pending_order",
             CancelArgs,
-            "Cancel a whole pending order; what was paid is refunded (a gift card at once, "
-            "other methods in 5-7 business days).",
+            "Cancel a whole pending order the customer no longer wants; what was paid is "
+            "refunded (a gift card at once, other methods in 5-7 business days).",
         ),
         tool(
             "modify_pending_order_address",
             OrderAddressArgs,
-            "Change where a pending order ships.",
+            "Change where a pending order ships (not yet shipped).",
         ),
         tool(
             "modify_pending_order_payment",
@@ -223,13 +224,14 @@ def write_tools(desk: WriteDesk) -> list[Tool[Any]]:
         tool(
             "modify_pending_order_items",
             ItemsArgs,
-            "Swap items of a pending order for other available variants of the same products, "
-            "once per order; the difference is paid or refunded with payment_method_id.",
+            "Before it ships, swap items of a pending order for other available variants of the "
+            "same products (another size or colour), once per order; the difference is paid or "
+            "refunded with payment_method_id.",
         ),
         tool(
             "modify_user_address",
             UserAddressArgs,
-            "Change the customer's default address (orders placed keep theirs).",
+            "Change the customer's default address on their account (orders placed keep theirs).",
         ),
         tool(
             "return_delivered_order_items",
@@ -241,6 +243,7 @@ def write_tools(desk: WriteDesk) -> list[Tool[Any]]:
             "exchange_delivered_order_items",
             ItemsArgs,
             "Request an exchange of items of a delivered order for other available variants of "
-            "the same products; the difference is paid or refunded with payment_method_id.",
+            "the same products (another size or colour); the difference is paid or refunded "
+            "with payment_method_id.",
         ),
     ]

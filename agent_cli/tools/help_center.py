@@ -62,5 +62,6 @@ def help_tools(open_store: Callable[[], OrderStore]) -> list[Tool[Any]]:
             "One help-centre article whole, by the id search_help gave.",
             ArticleArgs,
             read,
+            after=("search_help",),
         ),
     ]

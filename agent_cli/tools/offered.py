@@ -13,10 +13,10 @@ import re
 from collections.abc import Iterable
 
 from agent_cli.store.desk_changes import WRITE_TOOLS
+from agent_cli.tools.desk import IDENTIFY
 from agent_cli.tools.help_center import HELP
 
 SEED = ("lookup_order", "refund_policy", "issue_refund")
-IDENTIFY = ("find_user_id_by_email", "find_user_id_by_name_zip")
 HAND_OVER = "transfer_to_human_agents"
 CUSTOMER = (*IDENTIFY, "get_user_details", "get_order_details", "track_order", HAND_OVER)
 CATALOG = ("get_product_details", "get_item_details", "list_all_product_types", "calculate")

@@ -1,0 +1,133 @@
+"""What a real model is sent for a desk question (issue 41, point 6): the tools its intents use,
+each offered once what it needs has answered (an order's details once the customer is
+identified, an article once searched), so a desk question's first request stays small; JSON
+mode's schema and prompt list the step's own tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_cli.cli import app
+
+from .fakellm import FakeLLM, openai_calls, openai_text
+from .test_providers import KEY
+
+runner = CliRunner()
+
+DESK_QUESTIONS = (  # one per intent of desk.md, both languages
+    "A101はいつ届きますか？メールはaoi.suzuki@example.comです",
+    "Cancel B200 please, kaito.yamamoto@example.com",
+    "Please ship B200 to 4-5-6 Umeda, Kita-ku, Osaka 530-0001, Japan. kaito.yamamoto@example.com",
+    "Can I pay for B200 with PayPal? kaito.yamamoto@example.com",
+    "I'd like to exchange the T-shirt in A105 for size L. mei.watanabe@example.com",
+    "A100のマグを返品したいです。haruki.sato@example.com",
+    "Where is my refund for A106?",
+    "注文番号がわかりません。mei.watanabe@example.com",
+    "What does the warranty cover?",
+    "I want to talk to a person",
+)
+
+
+def ask(fake: FakeLLM, question: str, *more: str) -> Any:
+    argv = ["ask", question, "--provider", "openai", "--base-url", fake.url, "--no-stream"]
+    argv += ["--today", "2026-10-13", "--no-grounding", *more]
+    return runner.invoke(app, argv, env={"OPENAI_API_KEY": KEY})
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [tool["function"]["name"] for tool in body.get("tools", [])]
+
+
+def size(body: dict[str, Any]) -> int:
+    return len(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+@pytest.mark.parametrize("mode", ["tools", "json"])
+def test_the_seed_question_is_sent_what_it_was_before_the_desk(
+    fake_llm: FakeLLM, mode: str
+) -> None:
+    fake_llm.queue(openai_text("Fine."))
+    ask(fake_llm, "Is order A100 refundable?", "--mode", mode, "--max-steps", "1")
+    first = fake_llm.bodies()[0]
+    assert size(first) <= (1000 if mode == "tools" else 1700)
+    prompt = first["messages"][0]["content"]
+    assert "find_user_id_by_email" not in json.dumps(first) and "search_help" not in prompt
+
+
+@pytest.mark.parametrize("question", DESK_QUESTIONS)
+def test_a_desk_questions_first_request_is_under_2500_bytes(
+    fake_llm: FakeLLM, question: str
+) -> None:
+    fake_llm.queue(openai_text("Fine."))
+    ask(fake_llm, question, "--max-steps", "1")
+    first = fake_llm.bodies()[0]
+    assert size(first) <= 2500, (size(first), tool_names(first))
+
+
+def test_the_customers_records_are_offered_once_they_are_identified(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(
+        openai_calls(("find_user_id_by_email", {"email": "haruki.sato@example.com"})),
+        openai_text("These are your orders."),
+    )
+    ask(fake_llm, "I don't have my order number. My email is haruki.sato@example.com")
+    first, second = fake_llm.bodies()
+    assert tool_names(first) == [
+        "lookup_order",
+        "refund_policy",
+        "find_user_id_by_email",
+        "find_user_id_by_name_zip",
+        "ask_user",
+    ]
+    assert {"get_user_details", "get_order_details"} <= set(tool_names(second))
+
+
+def test_a_failed_identification_opens_nothing(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(
+        openai_calls(("find_user_id_by_email", {"email": "nobody@example.com"})),
+        openai_text("I could not find you."),
+    )
+    ask(fake_llm, "I don't have my order number. My email is nobody@example.com")
+    second = fake_llm.bodies()[1]
+    assert "get_user_details" not in tool_names(second)
+
+
+def test_an_order_write_is_offered_once_the_order_was_read(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(
+        openai_calls(("lookup_order", {"order_code": "B200"})),
+        openai_calls(("find_user_id_by_email", {"email": "kaito.yamamoto@example.com"})),
+        openai_calls(("get_order_details", {"order_id": "B200"})),
+        openai_text("Shall I cancel B200?"),
+    )
+    ask(fake_llm, "Please cancel my order B200. My email is kaito.yamamoto@example.com")
+    offered = [tool_names(body) for body in fake_llm.bodies()]
+    assert offered[0] == ["lookup_order"]  # the named order's lookup comes first
+    assert "get_order_details" not in offered[1] and "cancel_pending_order" not in offered[1]
+    assert "get_order_details" in offered[2] and "cancel_pending_order" not in offered[2]
+    assert "cancel_pending_order" in offered[3]
+    every = set().union(*offered)
+    assert not every & {"return_delivered_order_items", "modify_pending_order_items"}
+
+
+def test_an_article_is_offered_once_searched(fake_llm: FakeLLM) -> None:
+    query = {"query": "shipping to Osaka"}
+    fake_llm.queue(openai_calls(("search_help", query)), openai_text("2-3 days [shipping-times]"))
+    ask(fake_llm, "How long does shipping take to Osaka?")
+    first, second = fake_llm.bodies()
+    assert "get_article" not in tool_names(first) and "get_article" in tool_names(second)
+
+
+def test_json_mode_lists_the_steps_own_tools(fake_llm: FakeLLM) -> None:
+    fake_llm.queue(
+        openai_text(
+            json.dumps({"type": "tool", "tool": "search_help", "args": {"query": "shipping"}})
+        ),
+        openai_text(json.dumps({"type": "final", "answer": "2-3 days [shipping-times]"})),
+    )
+    ask(fake_llm, "How long does shipping take to Osaka?", "--mode", "json")
+    first, second = (body["messages"][0]["content"] for body in fake_llm.bodies())
+    assert "- search_help:" in first and "- get_article:" not in first
+    assert "- get_article:" in second
