@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 
@@ -21,7 +21,8 @@ from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.language import language_of
 from agent_cli.policy.verdicts import find_order_codes, is_japanese, suspect_codes
-from agent_cli.providers import playbook_desk, playbook_who, playbook_writes
+from agent_cli.providers import playbook_desk, playbook_intents, playbook_who, playbook_writes
+from agent_cli.providers.playbook_writes import customer_said
 
 _FIELD = re.compile(r"(\w+)=(\S+)")
 
@@ -36,6 +37,20 @@ class PlaybookModel:
         return ModelReply(_in_english_said(self._decide(request), request.goal))
 
     def _decide(self, request: ModelRequest) -> Decision:
+        """Each question of the message in turn: the next step of the first not yet answered,
+        else every answer, in the order asked."""
+        asked = playbook_intents.parts(request.goal)
+        if len(asked) == 1:
+            return self._decide_one(request)
+        answers = []
+        for part in asked:
+            decision = self._decide_one(replace(request, goal=part))
+            if not isinstance(decision, FinalAnswer):
+                return decision
+            answers.append(decision.answer)
+        return FinalAnswer(answer=("" if is_japanese(request.goal) else "\n").join(answers))
+
+    def _decide_one(self, request: ModelRequest) -> Decision:
         heard = _Heard.of(request)
         desk = _desk_step(request, heard)
         if desk is not None:
@@ -72,7 +87,7 @@ class _Heard:
     @classmethod
     def of(cls, request: ModelRequest) -> _Heard:
         made = [(step.call, step) for step in request.history if step.call is not None]
-        replies = [step.observation for call, step in made if call.tool == ASK_USER_TOOL]
+        replies = [customer_said(s.observation) for call, s in made if call.tool == ASK_USER_TOOL]
         codes = find_order_codes(" ".join([request.goal, *replies])) or _remembered(request)
         earlier = [turn.question for turn in request.conversation]
         lookups = {
@@ -105,7 +120,9 @@ def _desk_step(request: ModelRequest, heard: _Heard) -> Decision | None:
             if typos.cleaned and not typos.meant  # a mistyped code is asked about first
             else playbook_writes.change(request, made, heard.codes, heard.texts, (changes, who))
         ),
-        lambda: None if heard.codes or typos.cleaned or heard.replies else _help(request, made),
+        lambda: (
+            None if heard.codes or typos.cleaned or _asked_which(made) else _help(request, made)
+        ),
         lambda: (
             None
             if typos.meant
@@ -113,6 +130,12 @@ def _desk_step(request: ModelRequest, heard: _Heard) -> Decision | None:
         ),
     ]
     return next((d for step in steps if (d := step()) is not None), None)
+
+
+def _asked_which(made: list[tuple[CallTool, Step]]) -> bool:
+    """The customer was asked which order this is about (so their reply is not a help question)."""
+    which = (_ENGLISH.which_order, _JAPANESE.which_order)
+    return any(c.tool == ASK_USER_TOOL and c.args.get("question") in which for c, _ in made)
 
 
 def _remembered(request: ModelRequest) -> list[str]:

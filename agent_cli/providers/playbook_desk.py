@@ -106,9 +106,22 @@ def tracking(
 def _is_tracking(request: ModelRequest, codes: list[str]) -> bool:
     """A question of where named orders are (not of refunding them), with the tool offered."""
     offered = {spec.name for spec in request.tools}
-    goal = request.goal
-    asks = _TRACKING.search(goal) is not None and _REFUND.search(goal) is None
-    return bool(codes) and asks and "track_order" in offered
+    return bool(codes) and asks_where(request.goal) and "track_order" in offered
+
+
+def asks_where(text: str) -> bool:
+    """Where is my order? (Not a question of refunding or returning it.)"""
+    return _TRACKING.search(text) is not None and _REFUND.search(text) is None
+
+
+def asks_refund_status(text: str) -> bool:
+    """Where is my refund? How much is left?"""
+    return _REFUND_STATUS.search(text) is not None
+
+
+def hands_over(text: str) -> bool:
+    """What the desk cannot do (a double charge, a complaint), or a person asked for."""
+    return _HAND_OVER.search(text) is not None
 
 
 def _said(code: str, step: Step, words: _Words) -> str:
@@ -137,7 +150,7 @@ def refund_status(
 ) -> str | None:
     """ "Where is my refund?": what each order's lookup says was refunded and is left, or None
     when the question is not that (or an order was not read)."""
-    if not codes or _REFUND_STATUS.search(goal) is None:
+    if not codes or not asks_refund_status(goal):
         return None
     said = []
     for code in codes:
@@ -168,7 +181,7 @@ def hand_over(
     opened with `transfer_to_human_agents`, then the customer told; None when it is not that
     (or the tool is not offered)."""
     offered = {spec.name for spec in request.tools}
-    if "transfer_to_human_agents" not in offered or not _HAND_OVER.search(request.goal):
+    if "transfer_to_human_agents" not in offered or not hands_over(request.goal):
         return None
     done = next((s for c, s in made if c.tool == "transfer_to_human_agents"), None)
     if done is None:

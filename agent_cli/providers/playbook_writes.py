@@ -240,12 +240,12 @@ def _confirmed(talk: _Talk, planned: CallTool) -> Decision:
     answer = next((s for c, s in talk.made[first_index:] if c.tool == ASK_USER_TOOL), None)
     if answer is None:
         return AskUser(question=talk.words.confirm.format(summary=_summary(first.observation)))
-    if not explicit_yes(_customer_said(answer.observation)):
+    if not explicit_yes(customer_said(answer.observation)):
         return FinalAnswer(answer=talk.words.not_changed.format(what=talk.about))
     return CallTool(tool=planned.tool, args=dict(planned.args), thought="The customer said yes.")
 
 
-def _customer_said(reply: str) -> str:
+def customer_said(reply: str) -> str:
     """A reply without the note the desk's code adds below it (policy/consent.py)."""
     said, _, note = reply.rpartition("\n")
     return said if said and note.startswith("(desk: ") else reply

@@ -1,0 +1,67 @@
+"""Two questions in one message ("Where is A101, and how long does shipping take to Osaka?"):
+the offline playbook splits the message into its sentences and clauses, reads each one's
+intent, and when there are two or more, answers each part in turn (its own lookups, its own
+answer), the parts' answers joined in the order they were asked. A sentence of no intent of
+its own ("My email is ...") is context: it goes with every part that may need it."""
+
+from __future__ import annotations
+
+import re
+
+from agent_cli.policy.verdicts import find_order_codes
+from agent_cli.providers import playbook_desk, playbook_who, playbook_writes
+
+_SPLIT = re.compile(
+    r"(?<=[.?!])\s+|(?<=[。？！])\s*(?:(?:それと|あと|また)、?)?|"  # a full stop ends at a space
+    r"\s*(?:,\s*|\s)(?:and|also|plus)\s+(?:also\s+)?"
+    r"(?=(?:how|what|when|where|why|is|are|can|could|please|i|i'd|i'm|tell|do|does|has|have)\b)|"
+    r"、(?:それと|あと|また)、?",
+    re.IGNORECASE,
+)
+_HELP = re.compile(
+    r"(?i)\b(?:how long|how many days|warranty|guarantee|payment methods|opened|contact|"
+    r"do you (?:accept|ship|deliver))\b|送料|何日|保証|開封|支払い方法"
+)
+_REFUND = re.compile(r"(?i)\brefund\w*|返金")
+
+
+def intent_of(text: str) -> str | None:
+    """What one sentence or clause asks for; None when it asks for nothing (context)."""
+    named = bool(find_order_codes(text))
+    checks = (
+        ("handover", playbook_desk.hands_over(text)),
+        ("orders", playbook_who.asks_for_orders(text)),
+        ("change", playbook_writes.wanted(text) is not None),
+        ("refund_status", playbook_desk.asks_refund_status(text)),
+        ("status", playbook_desk.asks_where(text)),
+        ("help", _HELP.search(text) is not None and not named),
+        ("refund", _REFUND.search(text) is not None or named),
+    )
+    found = next((intent for intent, holds in checks if holds), None)
+    return playbook_writes.wanted(text) if found == "change" else found
+
+
+def parts(goal: str) -> list[str]:
+    """The message as one question per intent, in the order asked; one part (the message
+    whole) when it asks one thing. A part naming no order gets the orders named elsewhere,
+    and every part but a help question the sentences of no intent (an email, a name)."""
+    pieces = [p.strip() for p in _SPLIT.split(goal) if p and p.strip()]
+    grouped: dict[str, list[str]] = {}
+    context: list[str] = []
+    for piece in pieces:
+        intent = intent_of(piece)
+        if intent is None:
+            context.append(piece)
+        else:
+            grouped.setdefault(intent, []).append(piece)
+    if len(grouped) < 2:
+        return [goal]
+    codes = find_order_codes(goal)
+    said = []
+    for intent, asked in grouped.items():
+        text = " ".join(asked)
+        if intent != "help":
+            named = "" if find_order_codes(text) else " ".join(codes)
+            text = " ".join(piece for piece in (text, named, *context) if piece)
+        said.append(text)
+    return said
