@@ -131,3 +131,33 @@ def test_json_mode_lists_the_steps_own_tools(fake_llm: FakeLLM) -> None:
     first, second = (body["messages"][0]["content"] for body in fake_llm.bodies())
     assert "- search_help:" in first and "- get_article:" not in first
     assert "- get_article:" in second
+
+
+def test_json_modes_tool_branches_carry_no_pattern_or_length(fake_llm: FakeLLM) -> None:
+    """A grammar converter reads its own subset of regular expressions (llama.cpp's rejects
+    `\\s` in a class and `(?:`) and spells lengths out as repetitions (a 2,000-character
+    summary is more than llama.cpp builds), and its server then crashed: the arguments'
+    patterns and lengths stay in our own check, not in the decision schema."""
+    fake_llm.queue(
+        openai_text(
+            json.dumps(
+                {"type": "tool", "tool": "find_user_id_by_email", "args": {"email": "a@b.c"}}
+            )
+        ),
+        openai_text(json.dumps({"type": "final", "answer": "No such account."})),
+    )
+    ask(
+        fake_llm,
+        "I forgot my order number; a@b.c; and how long does shipping take?",
+        "--mode",
+        "json",
+    )
+    for body in fake_llm.bodies():
+        schema = body["response_format"]["json_schema"]["schema"]
+        for branch in schema["anyOf"]:
+            if branch["properties"]["type"] == {"enum": ["tool"]}:
+                args = json.dumps(branch["properties"]["args"])
+                assert "pattern" not in args and "maxLength" not in args, branch
+    first = fake_llm.bodies()[0]["response_format"]["json_schema"]["schema"]["anyOf"]
+    offered = [b["properties"]["tool"]["enum"][0] for b in first if "tool" in b["properties"]]
+    assert {"find_user_id_by_email", "search_help"} <= set(offered)  # patterned arguments

@@ -277,7 +277,7 @@ def test_bad_paths_and_options_are_usage_errors(tmp_path: Path) -> None:
         ([str(good), "--builtin", "--dry-run"], "Give one of: a case file, --builtin"),
         ([str(good), "--dry-run", "--model", "m"], "--model picks provider models"),
         ([str(good), "--dry-run", "--concurrency", "0"], "--concurrency must be 1-64"),
-        ([str(good), "--dry-run", "--repeat", "0"], "--repeat must be 1-100"),
+        ([str(good), "--dry-run", "--repeat", "0"], "--trials must be 1-100"),
         ([str(good), "--dry-run", "--min-pass", "1.5"], "--min-pass is a fraction"),
         (
             [str(good), "--dry-run", "--report", str(tmp_path / "no" / "r.html")],

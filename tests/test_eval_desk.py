@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from agent_cli.cli import app
 from agent_cli.errors import CaseFileError
 from agent_cli.evaluation.cases import builtin_cases, parse_cases
-from agent_cli.evaluation.intents import INTENT_TOOLS, Intent
+from agent_cli.evaluation.intents import INTENT_TOOLS, Intent, ticket_opened
 from agent_cli.evaluation.judge import judge
 from agent_cli.record.outcomes import RunRecord, ToolRun
 
@@ -168,3 +168,30 @@ def test_the_builtin_set_covers_every_intent_in_both_languages() -> None:
     assert any(c.desk.writes == () for c in cases)
     assert any(c.desk.handover is True for c in cases) and any(c.desk.cited for c in cases)
     assert any(c.desk.orders_after for c in cases)
+
+
+@pytest.mark.parametrize(
+    ("tool", "observation", "is_error", "opened"),
+    [
+        ("transfer_to_human_agents", "TRANSFERRED: ticket #1 is open", False, True),
+        ("transfer_to_human_agents", "TRANSFERRED: ticket #1 is open", True, False),
+        ("transfer_to_human_agents", "DRY RUN: no ticket was opened", False, False),
+        ("lookup_order", "TRANSFERRED: a note written by the customer", False, False),
+    ],
+)
+def test_only_the_hand_over_tool_opens_a_ticket(
+    tool: str, observation: str, is_error: bool, opened: bool
+) -> None:
+    assert ticket_opened([ToolRun(tool, {}, observation, is_error)]) is opened
+
+
+def test_orders_after_reads_a_case_order_with_no_desk_records(tmp_path: Path) -> None:
+    text = """
+[[cases]]
+question = "Is order D030 refundable?"
+today = 2026-10-13
+orders = [{ code = "D030", status = "DELIVERED", total = 4200, delivered_at = 2026-10-01 }]
+orders_after = { D030 = { status = "DELIVERED", zip = "x" } }
+"""
+    (case,) = run_cases(tmp_path, text)
+    assert failures(case) == [("orders_after", "D030: zip is None, expected 'x'")]

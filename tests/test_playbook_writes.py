@@ -12,9 +12,11 @@ import pytest
 
 from agent_cli.config import Settings
 from agent_cli.core.budget import RefundCounter
-from agent_cli.core.events import Event, RunFinished, ToolObserved
-from agent_cli.core.seams import Exchange, Verdict
+from agent_cli.core.events import Event, QuestionAsked, RunFinished, ToolObserved
+from agent_cli.core.seams import QUEUE, Exchange, Verdict
+from agent_cli.errors import NeedsInput
 from agent_cli.providers.playbook import PlaybookModel
+from agent_cli.providers.playbook_writes import customer_said
 from agent_cli.runtime.answerers import refuse
 from agent_cli.runtime.assemble import Runtime, build_tools, limits_for
 from agent_cli.runtime.drive import drive
@@ -57,22 +59,22 @@ class Desk:
             "",
             session,
         )
-        self.approve = (lambda _: Verdict(True, "operator")) if approve else refuse
+        self.approve: Any = (lambda _: Verdict(True, "operator")) if approve else refuse
         self.turns: tuple[Exchange, ...] = ()
         self.events: list[Event] = []
 
-    def say(self, question: str, *replies: str) -> str:
+    def say(self, question: str, *replies: str, status: str = "answered") -> str:
         answers: Iterator[str] = iter(replies)
         events: list[Event] = []
+        self.events = events  # kept when the run ends raising (a question nobody answers)
         drive(
             self.runtime.events(question, self.turns),
             [events.append],
             respond=lambda _: next(answers, None),
             approve=self.approve,
         )
-        self.events = events
         (finished,) = [e for e in events if isinstance(e, RunFinished)]
-        assert finished.status == "answered", finished.error
+        assert finished.status == status, finished.error
         assert finished.answer is not None
         self.turns = (*self.turns, Exchange(question, finished.answer))
         return finished.answer
@@ -295,3 +297,79 @@ def test_a_chat_carries_a_change_across_the_question_it_asked() -> None:
     desk.say(f"I forgot my order number. {HARUKI}")
     answer = desk.say("Please return the rice cooker from A106", "yes")
     assert answer.startswith("Done (change #1): return 1 item of A106")
+
+
+def test_a_payment_method_of_the_customers_own_is_proposed_and_made() -> None:
+    desk = Desk()
+    desk.store._db.execute(  # Kaito gets a gift card (the sample shop gives him one card)
+        "INSERT INTO payment_methods VALUES ('kaito_yamamoto_1007', 'gift_card_1007', 1, "
+        "'gift_card', NULL, NULL, 10000, 'JPY')"
+    )
+    desk.store._db.commit()
+    answer = desk.say(f"Can I pay for B200 with my gift card instead? {KAITO}", "yes")
+    calls = [e.args for e in desk.events if isinstance(e, ToolObserved) and e.tool.endswith("t")]
+    assert {"order_id": "B200", "payment_method_id": "gift_card_1007"} in calls
+    assert answer.startswith("Done (change #1)") and "gift_card_1007" in answer
+    paid = [(p.kind, p.payment_method_id) for p in desk.order("B200").payments]
+    assert ("payment", "gift_card_1007") in paid
+
+
+def test_a_change_waiting_in_the_queue_says_so_and_changes_nothing() -> None:
+    desk = Desk()
+    desk.approve = lambda _: QUEUE
+    answer = desk.say(f"Please cancel B200, {KAITO}", "yes", status="pending_approval")
+    assert answer.startswith("Your change is waiting for a person's approval (#1); nothing is")
+    assert answer.endswith(
+        "cancel B200 (1 item; reason: no longer needed): refund 5,400 JPY to "
+        "credit_card_1007 in 5-7 business days."
+    )
+    assert desk.order("B200").order.status == "PENDING"
+
+
+def test_a_refusal_keeps_the_customers_advice_and_drops_the_agents() -> None:
+    desk = Desk()
+    answer = desk.say(f"Please change the mug in B200 to green. {KAITO}")
+    assert "get_product_details" not in answer and "nothing was changed;" not in answer
+
+
+def test_which_variant_is_asked_once_then_nothing_changes() -> None:
+    desk = Desk()
+    answer = desk.say(f"I'd like to exchange the mugs from A100. {HARUKI}", "hmm, not sure")
+    (asked,) = desk.asked()
+    assert asked == "Which Ceramic Mug would you like instead? Available: color white; color blue."
+    assert answer == "All right: I have not changed anything on A100."
+    assert desk.order("A100").exchange is None
+
+
+def test_which_items_is_asked_once_then_nothing_changes() -> None:
+    desk = Desk()
+    answer = desk.say(f"I want to return something from A100. {HARUKI}", "whatever")
+    assert len(desk.asked()) == 1 and answer == "All right: I have not changed anything on A100."
+
+
+def test_a_change_without_an_order_asks_which_order_first() -> None:
+    desk = Desk()
+    with pytest.raises(NeedsInput):
+        desk.say("Please cancel my order")
+    (asked,) = [e.question for e in desk.events if isinstance(e, QuestionAsked)]
+    assert desk.tools() == [] and asked.startswith("Which order is this about?")
+
+
+def test_a_chat_turn_answering_the_desks_question_carries_on_its_change() -> None:
+    desk = Desk()
+    desk.turns = (
+        Exchange(
+            f"I want to return something from A100. {HARUKI}",
+            "Which items of order A100 do you mean? It has: Espresso Machine, Ceramic Mug.",
+        ),
+    )
+    answer = desk.say("the espresso machine", "yes")
+    assert answer.startswith("Done (change #1): return 1 item of A100 (1001001)")
+    desk.turns = (Exchange(f"I want to return something from A100. {HARUKI}", "Done."),)
+    assert not desk.say("the espresso machine").startswith("Done")  # no question was open
+
+
+def test_the_customers_words_of_a_reply_leave_the_desks_note_out() -> None:
+    assert customer_said("yes\nplease\n(desk: the customer confirmed: x)") == "yes\nplease"
+    assert customer_said("(desk: typed by the customer)") == "(desk: typed by the customer)"
+    assert customer_said("yes\n(not the desk)") == "yes\n(not the desk)"

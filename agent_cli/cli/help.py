@@ -17,6 +17,7 @@ EXAMPLES = {  # by the command's function
     "eval_": [
         "agent eval --builtin --dry-run",
         "agent eval cases.toml --model gpt-4o-mini --model gpt-4o --report report.html",
+        "agent eval --builtin --provider ollama --model qwen2.5:7b --trials 4",
     ],
     "replay": ["agent replay runs.jsonl --list", "agent replay runs.jsonl --check"],
     "doctor": ["agent doctor", "agent doctor --provider ollama"],

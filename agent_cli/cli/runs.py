@@ -179,7 +179,16 @@ def eval_(
         int | None,
         typer.Option(help="Cases run at once (default: 4 for HTTP providers, 1 offline)."),
     ] = None,
-    repeat: Annotated[int, typer.Option(help="Run each case this many times.")] = 1,
+    trials: Annotated[
+        int | None,
+        typer.Option(
+            help="Run each case this many times, each on a fresh copy of its store; the "
+            "summary gives pass^1..pass^k (τ²-bench's consistency measure)."
+        ),
+    ] = None,
+    repeat: Annotated[
+        int | None, typer.Option(hidden=True, help="The old name of --trials.")
+    ] = None,
     timeout: TimeoutOption = None,
     no_grounding: NoGroundingOption = False,
     no_stream: NoStreamOption = False,
@@ -234,7 +243,7 @@ def eval_(
             models=tuple(model or ()),
             run=run_options,
             concurrency=concurrency,
-            repeat=repeat,
+            repeat=_trials(trials, repeat),
             json_output=json_output,
             report=report,
             record=record,
@@ -272,3 +281,13 @@ def replay(
     from agent_cli.commands.replay import replay_command
 
     replay_command(file, run_id=run, quiet=quiet, check=check, config=config, list_runs=list_runs)
+
+
+def _trials(trials: int | None, repeat: int | None) -> int:
+    """--trials, or its old name --repeat; both, and different, is a usage error."""
+    from agent_cli.errors import UsageError
+
+    if trials is not None and repeat is not None and trials != repeat:
+        raise UsageError("--repeat is the old name of --trials: give one of them")
+    chosen = trials if trials is not None else repeat
+    return 1 if chosen is None else chosen

@@ -143,7 +143,7 @@ def _check(options: EvalOptions) -> None:
     if options.concurrency is not None and not 1 <= options.concurrency <= MAX_CONCURRENCY:
         raise UsageError(f"--concurrency must be 1-{MAX_CONCURRENCY}")
     if not 1 <= options.repeat <= MAX_REPEAT:
-        raise UsageError(f"--repeat must be 1-{MAX_REPEAT}")
+        raise UsageError(f"--trials must be 1-{MAX_REPEAT}")
     if not 0.0 <= options.min_pass <= 1.0:
         raise UsageError("--min-pass is a fraction of cases, 0-1 (e.g. 0.9)")
     offline = options.run.dry_run or options.run.script is not None

@@ -178,15 +178,18 @@ def bar_chart(
 
 
 def _summary_table(summaries: Sequence[ModelSummary]) -> str:
-    heads = ("model", "passed", "accuracy", "p50", "p95", "tokens/case", "cost/case", "failures")
+    heads: tuple[str, ...] = ("model", "passed", "accuracy", "pass^k", "p50", "p95")
+    heads += ("tokens/case", "cost/case", "failures")
     rows = []
     for s in summaries:
+        pass_hat = " ".join(f"pass^{k} {v:.1%}" for k, v in enumerate(s.pass_hat, start=1))
         failures = ", ".join(f"{kind} {n}" for kind, n in s.failures.items()) or "-"
         cost = f"{s.cost_per_case:.4f}" if s.cost_per_case is not None else "-"
         values = (
             s.model,
             f"{s.passed}/{s.cases}",
             f"{s.accuracy:.1%}",
+            pass_hat if len(s.pass_hat) > 1 else "-",
             ms(s.p50_ms),
             ms(s.p95_ms),
             f"{s.tokens_per_case:,.0f}",
@@ -194,7 +197,7 @@ def _summary_table(summaries: Sequence[ModelSummary]) -> str:
             failures,
         )
         cells = "".join(
-            _td(head, _e(value), numeric=head not in ("model", "failures"))
+            _td(head, _e(value), numeric=head not in ("model", "pass^k", "failures"))
             for head, value in zip(heads, values, strict=True)
         )
         rows.append(f"<tr>{cells}</tr>")

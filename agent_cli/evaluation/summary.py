@@ -18,6 +18,33 @@ def summarize(results: Iterable[CaseResult], models: Iterable[str]) -> list[Mode
     return [_summary(model, rows) for model, rows in by_model.items()]
 
 
+def pass_hat_k(trials: int, passed: int, k: int) -> float:
+    """τ²-bench's pass^k of one case: the chance that k trials drawn from its `trials` (of
+    which `passed` passed) all pass, C(passed, k) / C(trials, k)."""
+    return math.comb(passed, k) / math.comb(trials, k)
+
+
+def pass_hat(case_passes: dict[str, tuple[int, int]]) -> tuple[float, ...]:
+    """pass^1 .. pass^k over cases, k the fewest trials any case had: the mean over cases of
+    each case's pass^k. pass^1 is the mean pass rate; pass^k falls as consistency does."""
+    if not case_passes:
+        return ()
+    k_max = min(trials for _, trials in case_passes.values())
+    return tuple(
+        sum(pass_hat_k(trials, passed, k) for passed, trials in case_passes.values())
+        / len(case_passes)
+        for k in range(1, k_max + 1)
+    )
+
+
+def _case_passes(rows: list[CaseResult]) -> dict[str, tuple[int, int]]:
+    counts: dict[str, tuple[int, int]] = {}
+    for row in rows:
+        passed, trials = counts.get(row.case, (0, 0))
+        counts[row.case] = (passed + row.passed, trials + 1)
+    return counts
+
+
 def _summary(model: str, rows: list[CaseResult]) -> ModelSummary:
     latencies = sorted(row.record.elapsed_ms for row in rows)
     costs = [row.record.cost for row in rows]
@@ -35,6 +62,8 @@ def _summary(model: str, rows: list[CaseResult]) -> ModelSummary:
             else None
         ),
         failures=dict(sorted(kinds.items())),
+        pass_hat=pass_hat(passes := _case_passes(rows)),
+        case_passes=passes,
     )
 
 

@@ -43,7 +43,7 @@ from agent_cli.core.decisions import ASK_USER_TOOL, Step
 from agent_cli.core.seams import ModelRequest, ToolSpec
 from agent_cli.policy.grounding import LOOKUP_TOOL, computed_verdicts
 from agent_cli.policy.verdicts import find_order_codes, is_japanese, opening, read_amount
-from agent_cli.providers.prompts import ASK_USER_SPEC
+from agent_cli.providers.prompts import ASK_USER_SPEC, grammar_schema
 
 ORDER_CODE = "order_code"  # the argument of the order tools
 _READING = {LOOKUP_TOOL, "refund_policy", ASK_USER_TOOL}  # tools that change nothing
@@ -293,7 +293,7 @@ def _call_branch(spec: ToolSpec) -> dict[str, Any]:
         "properties": {
             "type": {"enum": ["tool"]},
             "tool": {"enum": [spec.name]},
-            "args": dict(spec.parameters) or {"type": "object"},
+            "args": grammar_schema(spec.parameters) or {"type": "object"},
             "thought": {"type": "string"},
         },
         "required": ["type", "tool", "args"],

@@ -128,7 +128,8 @@ def _still_wanted(request: ModelRequest) -> str | None:
     if not request.conversation:
         return None
     last = request.conversation[-1]
-    return wanted(last.question) if last.answer.rstrip().endswith(("?", "？")) else None
+    asked = "?" in last.answer or "？" in last.answer  # "Which items ...? It has: ..."
+    return wanted(last.question) if asked else None
 
 
 @dataclass(frozen=True, slots=True)

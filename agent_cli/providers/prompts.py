@@ -163,21 +163,39 @@ def conversation_turns(request: ModelRequest, mode: Mode) -> list[tuple[str, str
 _UNREAD_KEYWORDS = frozenset({"title", "additionalProperties", "pattern", "$schema"})
 
 
-def wire_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+# What a server's grammar is made of: no titles, no regular expressions, whose syntax each
+# converter reads a different subset of (llama.cpp's parser rejects `\s` in a class and `(?:`),
+# and no lengths, which a converter spells out as repetitions (a hand-over's 2,000-character
+# summary is more than llama.cpp builds): its server crashed on a grammar it could not build.
+_GRAMMAR_UNREAD = frozenset(
+    {"title", "pattern", "$schema", "maxLength", "minLength", "maxItems", "minItems"}
+)
+
+
+def wire_schema(
+    schema: Mapping[str, Any], unread: frozenset[str] = _UNREAD_KEYWORDS
+) -> dict[str, Any]:
     """A tool's argument schema as sent: without titles, patterns and additionalProperties,
-    at any depth (a property named like a keyword stays)."""
+    at any depth (a property named like a keyword stays); `unread`: the keywords left out."""
     return {
-        key: _wire_value(key, value) for key, value in schema.items() if key not in _UNREAD_KEYWORDS
+        key: _wire_value(key, value, unread) for key, value in schema.items() if key not in unread
     }
 
 
-def _wire_value(key: str, value: Any) -> Any:
+def grammar_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's argument schema in JSON mode's decision schema: without titles, patterns and
+    lengths (our code checks every argument against the full schema), additionalProperties
+    kept."""
+    return wire_schema(schema, _GRAMMAR_UNREAD)
+
+
+def _wire_value(key: str, value: Any, unread: frozenset[str]) -> Any:
     if key == "properties" and isinstance(value, Mapping):
-        return {name: _wire_value("", prop) for name, prop in value.items()}
+        return {name: _wire_value("", prop, unread) for name, prop in value.items()}
     if isinstance(value, Mapping):
-        return wire_schema(value)
+        return wire_schema(value, unread)
     if isinstance(value, list):
-        return [_wire_value("", item) for item in value]
+        return [_wire_value("", item, unread) for item in value]
     return value
 
 

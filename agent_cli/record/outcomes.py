@@ -111,6 +111,8 @@ class ModelSummary:
     tokens_per_case: float
     cost_per_case: float | None  # None unless every case has a cost
     failures: dict[str, int]  # by kind
+    pass_hat: tuple[float, ...] = ()  # pass^1 .. pass^k over the trials (see summary.pass_hat)
+    case_passes: dict[str, tuple[int, int]] = field(default_factory=dict)  # case: (passed, trials)
 
     @property
     def accuracy(self) -> float:
@@ -128,6 +130,8 @@ class ModelSummary:
             "tokens_per_case": round(self.tokens_per_case, 1),
             "cost_per_case": self.cost_per_case,
             "failures": self.failures,
+            "pass_hat_k": {str(k): round(v, 4) for k, v in enumerate(self.pass_hat, start=1)},
+            "case_passes": {case: list(passes) for case, passes in self.case_passes.items()},
         }
 
 

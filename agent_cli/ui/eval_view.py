@@ -161,6 +161,10 @@ def show_summary(
             ]
         )
     print_rows(console, table, rows)
+    for s in summaries:
+        if len(s.pass_hat) > 1:  # several trials: how consistently (τ²-bench's pass^k)
+            said = "  ".join(f"pass^{k} {v:.1%}" for k, v in enumerate(s.pass_hat, start=1))
+            console.print(f"{s.model}  {said}", soft_wrap=True, highlight=False)
 
 
 def _title_when_piped(console: Console, table: Table) -> None:
