@@ -190,7 +190,8 @@ def test_every_expectation_is_checked() -> None:
 
 
 def test_a_run_that_did_not_answer_fails_on_its_status() -> None:
-    failures = judge(case('question = "q"'), run_record("", status="timeout"))
+    timed_out = case('question = "q"\nanswer_matches = ["."]')
+    failures = judge(timed_out, run_record("", status="timeout"))
     assert [f.kind for f in failures] == ["status"]
     needs = case('question = "q"\nverdict = "needs_input"')
     assert judge(needs, run_record("", status="needs_input")) == ()
@@ -216,8 +217,14 @@ def test_a_run_that_did_not_answer_fails_on_its_status() -> None:
             "case 1 ('r'): answer_matches: item 0: not a valid regular expression",
         ),
         (
-            '[[cases]]\nid = "d"\nquestion = "q"\n[[cases]]\nid = "d"\nquestion = "q"',
+            '[[cases]]\nid = "d"\nquestion = "q"\nverdict = "needs_input"\n'
+            '[[cases]]\nid = "d"\nquestion = "q"\nverdict = "needs_input"',
             "case 2: id 'd' is already used by case 1",
+        ),
+        (
+            '[[cases]]\nid = "e"\nquestion = "q"\nmax_steps = 3',
+            "case 1 ('e'): no criteria, so any answer would pass; say what a correct run does: "
+            "verdict, answer_matches, must_call",
         ),
         ('[[cases]]\nid = "m"', "case 1 ('m'): question: Field required"),
         ('[[cases]]\nquestion = "q"\ntoday = "soon"', "case 1: today:"),
@@ -555,6 +562,7 @@ def test_an_eval_never_approves_a_refund(tmp_path: Path) -> None:
     cases = write(
         tmp_path,
         f'[[cases]]\nid = "refund"\nquestion = "Refund A100, it arrived broken"\n'
+        'must_call = ["issue_refund"]\n'
         'orders = [{ code = "A100", status = "DELIVERED", total = 9000, '
         f"delivered_at = {recent} }}]\n",
     )

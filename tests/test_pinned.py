@@ -120,8 +120,8 @@ def test_every_run_on_a_reused_channel_keeps_its_own_deadline(
     else:
         cases = tmp_path / "cases.toml"
         cases.write_text(
-            '[[cases]]\nquestion = "Is A100 refundable?"\n'
-            '[[cases]]\nquestion = "Is A101 refundable?"\n'
+            '[[cases]]\nquestion = "Is A100 refundable?"\nmust_call = ["lookup_order"]\n'
+            '[[cases]]\nquestion = "Is A101 refundable?"\nmust_call = ["lookup_order"]\n'
         )
         argv, stdin = ["eval", str(cases), *provider, "--concurrency", "1", "--json"], ""
     started = time.monotonic()

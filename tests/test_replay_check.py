@@ -52,7 +52,9 @@ def test_eval_replay_checks_a_folder_of_traces(tmp_path: Path) -> None:
     cases = tmp_path / "cases.toml"
     cases.write_text(
         '[[cases]]\nid = "one"\nquestion = "Is A100 refundable?"\ntoday = 2026-10-13\n'
-        '[[cases]]\nid = "two"\nquestion = "Is A101 refundable?"\ntoday = 2026-10-13\n',
+        'verdict = { A100 = "refundable" }\n'
+        '[[cases]]\nid = "two"\nquestion = "Is A101 refundable?"\ntoday = 2026-10-13\n'
+        'verdict = { A101 = "not_refundable" }\n',
         encoding="utf-8",
     )
     runs = tmp_path / "runs"

@@ -37,6 +37,18 @@ from agent_cli.validation_text import describe_fields_error
 
 VERDICTS: tuple[Verdict, ...] = ("refundable", "not_refundable", "not_found")
 NEEDS_INPUT = "needs_input"
+# What a case may judge a run on; a case states at least one (a gate with none passes anything).
+CRITERIA = (
+    "verdict",
+    "answer_matches",
+    "must_call",
+    "must_not_call",
+    "intent",
+    "writes",
+    "handover",
+    "cited",
+    "orders_after",
+)
 MAX_CASES = 10_000
 MAX_FILE_BYTES = 10 * 2**20
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # also a file name under --record
@@ -211,6 +223,11 @@ def _case(item: dict[str, Any], where: str, number: int) -> EvalCase:
         raise CaseFileError(f"{where}: {name}: {describe_fields_error(exc, _CaseRecord)}") from None
     except ValueError as exc:  # an order record's own rule (delivered_at for DELIVERED)
         raise CaseFileError(f"{where}: {name}: orders: {exc}") from None
+    if not any(getattr(record, field) not in (None, [], {}) for field in CRITERIA):
+        raise CaseFileError(
+            f"{where}: {name}: no criteria, so any answer would pass; say what a correct run "
+            f"does: {', '.join(CRITERIA)}"
+        )
     verdict = record.verdict
     return EvalCase(
         id=record.id or f"case-{number}",
