@@ -161,3 +161,15 @@ def test_json_modes_tool_branches_carry_no_pattern_or_length(fake_llm: FakeLLM) 
     first = fake_llm.bodies()[0]["response_format"]["json_schema"]["schema"]["anyOf"]
     offered = [b["properties"]["tool"]["enum"][0] for b in first if "tool" in b["properties"]]
     assert {"find_user_id_by_email", "search_help"} <= set(offered)  # patterned arguments
+
+
+def test_tools_mode_sends_no_pattern_or_length(fake_llm: FakeLLM) -> None:
+    """A server that makes a grammar of the tools (llama.cpp's function calling) spells a
+    length out as repetitions: the hand-over's 2,000-character summary is more than it builds."""
+    fake_llm.queue(openai_text("Fine."))
+    ask(fake_llm, "I want to talk to a person", "--max-steps", "1")
+    (body,) = fake_llm.bodies()
+    assert "transfer_to_human_agents" in tool_names(body)
+    for tool in body["tools"]:
+        sent = json.dumps(tool["function"]["parameters"])
+        assert not any(k in sent for k in ("maxLength", "minLength", "pattern", "maxItems")), sent

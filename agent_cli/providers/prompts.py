@@ -160,7 +160,12 @@ def conversation_turns(request: ModelRequest, mode: Mode) -> list[tuple[str, str
 
 
 # Keywords a model does not read: our code validates every argument against the full schema.
-_UNREAD_KEYWORDS = frozenset({"title", "additionalProperties", "pattern", "$schema"})
+# Lengths too: a server that turns the tools into a grammar (llama.cpp's function calling)
+# spells them out as repetitions, and a hand-over's 2,000 characters are more than it builds.
+_UNREAD_KEYWORDS = frozenset(
+    {"title", "additionalProperties", "pattern", "$schema", "maxLength", "minLength"}
+    | {"maxItems", "minItems"}
+)
 
 
 # What a server's grammar is made of: no titles, no regular expressions, whose syntax each
@@ -175,8 +180,9 @@ _GRAMMAR_UNREAD = frozenset(
 def wire_schema(
     schema: Mapping[str, Any], unread: frozenset[str] = _UNREAD_KEYWORDS
 ) -> dict[str, Any]:
-    """A tool's argument schema as sent: without titles, patterns and additionalProperties,
-    at any depth (a property named like a keyword stays); `unread`: the keywords left out."""
+    """A tool's argument schema as sent: without titles, patterns, lengths and
+    additionalProperties, at any depth (a property named like a keyword stays); `unread`: the
+    keywords left out."""
     return {
         key: _wire_value(key, value, unread) for key, value in schema.items() if key not in unread
     }
