@@ -81,8 +81,11 @@ class Handler(BaseHTTPRequestHandler):
                 sent += len(body[start : start + 65536])
         except OSError:  # the client went away
             if path := os.environ.get("RAW_MCP_SENT"):
-                with open(path, "w", encoding="utf-8") as record:
+                # Whole or not at all: the test polls for the file, and an empty one it
+                # caught between open() and write() read as no number (seen under load).
+                with open(f"{path}.part", "w", encoding="utf-8") as record:
                     record.write(str(sent))
+                os.replace(f"{path}.part", path)
 
     def do_GET(self) -> None:  # no stream for server-initiated messages
         self.send_response(405)
