@@ -99,3 +99,20 @@ def test_repeat_is_the_old_name_of_trials(tmp_path: Path) -> None:
     both = runner.invoke(app, ["eval", str(cases), "--dry-run", "--repeat", "2", "--trials", "3"])
     assert both.exit_code == 2
     assert "--repeat is the old name of --trials: give one of them" in both.stderr
+
+
+def test_list_prints_each_case_on_one_line_and_runs_nothing(tmp_path: Path) -> None:
+    from agent_cli.evaluation.cases import builtin_cases
+
+    listed = runner.invoke(app, ["eval", "--builtin", "--list"])
+    assert listed.exit_code == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert [line.split("\t")[0] for line in lines] == [c.id for c in builtin_cases()]
+    assert all(line.split("\t")[1] == "question" for line in lines)
+    assert "desk-cancel-en\tquestion\tPlease cancel my order B200." in listed.stdout
+    cases = tmp_path / "cases.toml"
+    cases.write_text(CASE.replace("Is order A100 refundable?", "Is order\\nA100 refundable?"))
+    one = runner.invoke(app, ["eval", str(cases), "--list"])
+    assert one.stdout == "a100\tquestion\tIs order A100 refundable?\n"
+    logged = runner.invoke(app, ["logs", "list", "--kind", "eval", "--json"])
+    assert logged.stdout == ""  # nothing ran

@@ -215,6 +215,12 @@ def eval_(
             help="The shop's instructions from this file; repeat to compare them side by side.",
         ),
     ] = None,
+    list_cases: Annotated[
+        bool,
+        typer.Option(
+            "--list", help="List the cases (id, kind, question), one per line; run nothing."
+        ),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Measure answer quality: run a case set on one or more models and judge every answer.
@@ -249,6 +255,7 @@ def eval_(
             record=record,
             min_pass=min_pass,
             instructions=tuple(instructions or ()),
+            list_cases=list_cases,
         )
     )
 

@@ -30,7 +30,7 @@ from agent_cli.runtime.options import RunOptions
 from agent_cli.store.configured import configured_path
 from agent_cli.store.samples import SAMPLE_DAY
 from agent_cli.ui.console import make_console
-from agent_cli.ui.eval_view import EvalView, show_check, show_check_summary
+from agent_cli.ui.eval_view import EvalView, show_cases, show_check, show_check_summary
 
 MAX_CONCURRENCY = 64
 MAX_REPEAT = 100
@@ -50,6 +50,7 @@ class EvalOptions:
     record: Path | None = None
     min_pass: float = 1.0
     instructions: tuple[Path, ...] = ()  # --instructions, each file side by side
+    list_cases: bool = False  # --list: the cases, one per line, nothing run
 
 
 def eval_command(options: EvalOptions) -> None:
@@ -61,6 +62,9 @@ def eval_command(options: EvalOptions) -> None:
         check_replays(paths, settings=options.run.settings(), json_output=options.json_output)
         return
     cases = _cases(options)
+    if options.list_cases:
+        show_cases(make_console(), [(case.id, "question", case.question) for case in cases])
+        return
     contenders = tuple(_contenders(options))
     check_tools(cases, contenders)
     _prepare_outputs(options)

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from agent_cli.record.outcomes import CaseResult, CheckResult, ModelSummary
 from agent_cli.ui.console import clean_text
-from agent_cli.ui.tables import print_rows
+from agent_cli.ui.tables import escaped, print_rows
 
 _CASE, _MODEL = 26, 22
 _HEADER = (
@@ -221,3 +221,13 @@ def show_check_summary(console: Console, checked: int, differing: int) -> None:
     style = "green" if not differing else "red"
     runs = "1 run" if checked == 1 else f"{checked} runs"
     console.print(Text(f"{runs} replayed, {differing} with differences", style=style))
+
+
+def show_cases(console: Console, cases: Sequence[tuple[str, str, str]]) -> None:
+    """`agent eval --list`: a case per line, tab-separated: its id, its kind, its question (on
+    one line, cleaned of terminal control characters)."""
+    out = console.file  # raw lines: Rich would expand the tabs into spaces
+    for case_id, kind, question in cases:
+        said = " ".join(clean_text(question).split())
+        out.write(f"{escaped(case_id)}\t{kind}\t{escaped(said)}\n")
+    out.flush()
