@@ -76,7 +76,7 @@ def step_schema(request: ModelRequest) -> dict[str, Any]:
         return final
     named = _named_codes(request)
     codes = _codes_to_look_up(request, named)
-    tools = step_tools(request)
+    tools = _step_tools(request, codes, named)
     branches = [_call_branch(spec) for spec in tools]
     if codes is None:  # a question helps only while no order is named
         branches.append(_QUESTION)
@@ -92,7 +92,12 @@ def step_tools(request: ModelRequest) -> tuple[ToolSpec, ...]:
     if request.final:
         return request.tools
     named = _named_codes(request)
-    codes = _codes_to_look_up(request, named)
+    return _step_tools(request, _codes_to_look_up(request, named), named)
+
+
+def _step_tools(
+    request: ModelRequest, codes: list[str] | None, named: list[str]
+) -> tuple[ToolSpec, ...]:
     forced = _forced_lookup(request, codes, named)
     return (forced,) if forced is not None else useful_tools(request, codes, named)
 

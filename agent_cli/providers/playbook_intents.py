@@ -28,17 +28,17 @@ _REFUND = re.compile(r"(?i)\brefund\w*|返金")
 def intent_of(text: str) -> str | None:
     """What one sentence or clause asks for; None when it asks for nothing (context)."""
     named = bool(find_order_codes(text))
+    change = playbook_writes.wanted(text)  # cancel, address, ...: the change's own name
     checks = (
         ("handover", playbook_desk.hands_over(text)),
         ("orders", playbook_who.asks_for_orders(text)),
-        ("change", playbook_writes.wanted(text) is not None),
+        (change, change is not None),
         ("refund_status", playbook_desk.asks_refund_status(text)),
         ("status", playbook_desk.asks_where(text)),
         ("help", _HELP.search(text) is not None and not named),
         ("refund", _REFUND.search(text) is not None or named),
     )
-    found = next((intent for intent, holds in checks if holds), None)
-    return playbook_writes.wanted(text) if found == "change" else found
+    return next((intent for intent, holds in checks if holds), None)
 
 
 def parts(goal: str) -> list[str]:
