@@ -96,6 +96,10 @@ def test_name_and_zip_find_the_customer_too(store: OrderStore) -> None:
 def test_staff_are_bound_by_no_conversation(store: OrderStore) -> None:
     tools = desk(store, staff=True)
     assert "not shipped yet" in said(tools, "track_order", order_id="B200")
+    delivered = said(tools, "track_order", order_id="a100")  # any case, as a model writes it
+    assert "delivered_at=2026-10-01: no carrier or tracking number on record" in delivered
+    assert "cancelled: it will not ship" in said(tools, "track_order", order_id="A102")
+    assert "order_id=A100 " in said(tools, "get_order_details", order_id="#A100")
     assert "- item_id=1002002 product_id=P-MUG" in said(tools, "get_order_details", order_id="B200")
     assert said(tools, "get_order_details", order_id="Z999").startswith("ERROR: no order Z999")
     assert said(tools, "get_user_details", user_id="nobody").startswith("ERROR: no user nobody")

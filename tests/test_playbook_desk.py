@@ -46,6 +46,18 @@ def ask(question: str) -> tuple[int, list[dict[str, Any]], str]:
             "Order B200 has not shipped yet (status PENDING); it has no tracking number.",
         ),
         (
+            "Where is my order A100? haruki.sato@example.com",  # no shipment on record
+            "Order A100 was delivered on 2026-10-01 (status DELIVERED).",
+        ),
+        (
+            "A100はどこですか？haruki.sato@example.com",
+            "注文A100は2026-10-01にお届け済みです（ステータスDELIVERED）。",
+        ),
+        (
+            "Where is my order A102? ren.takahashi@example.com",
+            "Order A102 was cancelled, so it will not ship.",
+        ),
+        (
             "Where is my order A100? kaito.yamamoto@example.com",  # Haruki Sato's order
             "I could not find order A100 on your account; please check the order code.",
         ),

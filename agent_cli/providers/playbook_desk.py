@@ -41,6 +41,8 @@ class _Words:
     last_event: str
     eta: str
     not_shipped: str
+    delivered: str  # with no shipment on record: the delivery date only
+    cancelled: str
     not_yours: str
     handed_over: str  # after a ticket opened for what the desk cannot do
     would_hand_over: str  # the same under --dry-run: no ticket
@@ -54,6 +56,8 @@ ENGLISH = _Words(
     last_event=" Latest update, {at}: {description} ({place}).",
     eta=" Estimated delivery: {eta}.",
     not_shipped="Order {code} has not shipped yet (status {status}); it has no tracking number.",
+    delivered="Order {code} was delivered on {date} (status {status}).",
+    cancelled="Order {code} was cancelled, so it will not ship.",
     not_yours="I could not find order {code} on your account; please check the order code.",
     handed_over="I have passed this to a person on our team: a colleague will follow up with you "
     "by email within 1 business day.",
@@ -67,6 +71,8 @@ JAPANESE = _Words(
     last_event="最新の状況（{at}）：{description}（{place}）。",
     eta="お届け予定日は{eta}です。",
     not_shipped="注文{code}はまだ発送されていません（ステータス{status}）。追跡番号はありません。",
+    delivered="注文{code}は{date}にお届け済みです（ステータス{status}）。",
+    cancelled="注文{code}はキャンセル済みのため、発送されません。",
     not_yours="ご登録のアカウントに注文{code}が見つかりませんでした。注文番号をご確認ください。",
     handed_over="担当者に引き継ぎました。担当者から1営業日以内にメールでご連絡いたします。",
     would_hand_over="担当者の対応が必要です（ドライランのため、チケットは作成していません）。",
@@ -130,8 +136,13 @@ def _said(code: str, step: Step, words: _Words) -> str:
     record = step.observation
     shipped = _CARRIER.search(record)
     if shipped is None:
-        status = re.search(r"status=(\S+)", record)
-        return words.not_shipped.format(code=code, status=status.group(1) if status else "?")
+        found = re.search(r"status=(\S+)", record)
+        status = found.group(1) if found else "?"
+        if delivered := re.search(r"delivered_at=(\S+):", record):
+            return words.delivered.format(code=code, date=delivered.group(1), status=status)
+        if status == "CANCELLED":
+            return words.cancelled.format(code=code)
+        return words.not_shipped.format(code=code, status=status)
     carrier, number, eta = json.loads(shipped.group(1)), shipped.group(2), shipped.group(3)
     said = words.moving.format(code=code, carrier=carrier, tracking=number)
     events = _EVENT.findall(record)

@@ -79,6 +79,16 @@ def desk_order(store: DeskStore, code: str) -> DeskOrder | None:
     return _desk_order(order, row, children)
 
 
+def order_named(store: DeskStore, order_id: str) -> DeskOrder | None:
+    """The order a customer or a model names, as written, in capitals, or with or without
+    τ²-bench's `#` (`W2611340` is `#W2611340`; `#B200` is `B200`)."""
+    bare = order_id.removeprefix("#")
+    for code in dict.fromkeys((order_id, order_id.upper(), f"#{bare.upper()}", bare.upper())):
+        if (found := desk_order(store, code)) is not None:
+            return found
+    return None
+
+
 def changes(
     store: DeskStore, *, order: str | None = None, run_id: str | None = None
 ) -> list[OrderChange]:

@@ -191,10 +191,23 @@ def _variant_record(v: Variant, product_id: str | None = None) -> str:
     )
 
 
+def _unshipped(o: DeskOrder) -> str:
+    """An order with no shipment on record: not shipped, cancelled, or delivered (an order
+    delivered before shipments were kept has its delivery date only)."""
+    delivered = o.order.delivered_at
+    if o.order.status == "CANCELLED":
+        return "cancelled: it will not ship"
+    if delivered is not None:
+        return f"delivered_at={delivered.isoformat()}: no carrier or tracking number on record"
+    if o.order.status.startswith("PENDING"):
+        return "not shipped yet: no carrier or tracking number"
+    return "no carrier or tracking number on record"
+
+
 def _tracking_record(o: DeskOrder) -> str:
     head = f"order_id={o.code} status={o.order.status}"
     if not o.shipments:
-        return f"{head}\nnot shipped yet: no carrier or tracking number"
+        return f"{head}\n{_unshipped(o)}"
     lines = [head]
     for s in o.shipments:
         eta = s.estimated_delivery.isoformat() if s.estimated_delivery else "unknown"
@@ -287,9 +300,7 @@ class _Reads:
         is refused alike; after it, an order that does not exist and another customer's read
         the same, so no one learns which orders exist."""
         store = self.open_store()
-        found = desk_reads.desk_order(store, args.order_id) or desk_reads.desk_order(
-            store, args.order_id.upper()
-        )
+        found = desk_reads.order_named(store, args.order_id)
         self.session.check(found.customer_id if found else None, f"order {args.order_id}")
         if found is None:  # staff only: a customer was refused just above
             raise ToolFailure(f"no order {args.order_id}; check the order id (e.g. #W0000000)")

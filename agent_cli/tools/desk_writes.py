@@ -98,9 +98,7 @@ class WriteDesk:
             return Target(args.user_id)
         order_id: str = getattr(args, "order_id")  # noqa: B009 (every other call names one)
         store = self.open_store()
-        found = desk_reads.desk_order(store, order_id) or desk_reads.desk_order(
-            store, order_id.upper()
-        )
+        found = desk_reads.order_named(store, order_id)
         owner = found.customer_id if found else None
         self.session.check(owner, f"order {order_id}")
         if found is None or owner is None:
