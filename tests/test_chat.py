@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
-from agent_cli.commands.chat import Memory
 from agent_cli.core.seams import Exchange
+from agent_cli.runtime.memory import Memory
 
 from .fakellm import FakeLLM, openai_calls, openai_text
 

@@ -226,7 +226,7 @@ def test_a_run_that_did_not_answer_fails_on_its_status() -> None:
             "case 1 ('e'): no criteria, so any answer would pass; say what a correct run does: "
             "verdict, answer_matches, must_call",
         ),
-        ('[[cases]]\nid = "m"', "case 1 ('m'): question: Field required"),
+        ('[[cases]]\nid = "m"', "case 1 ('m'): no question; give question"),
         ('[[cases]]\nquestion = "q"\ntoday = "soon"', "case 1: today:"),
         (
             '[[cases]]\nquestion = "q"\n'

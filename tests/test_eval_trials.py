@@ -108,7 +108,7 @@ def test_list_prints_each_case_on_one_line_and_runs_nothing(tmp_path: Path) -> N
     assert listed.exit_code == 0, listed.stderr
     lines = listed.stdout.splitlines()
     assert [line.split("\t")[0] for line in lines] == [c.id for c in builtin_cases()]
-    assert all(line.split("\t")[1] == "question" for line in lines)
+    assert {c.id: c.kind for c in builtin_cases()} == dict(line.split("\t")[:2] for line in lines)
     assert "desk-cancel-en\tquestion\tPlease cancel my order B200." in listed.stdout
     cases = tmp_path / "cases.toml"
     cases.write_text(CASE.replace("Is order A100 refundable?", "Is order\\nA100 refundable?"))

@@ -13,7 +13,7 @@ import sys
 import uuid
 from collections.abc import Callable
 from contextlib import ExitStack, suppress
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -22,13 +22,14 @@ from agent_cli.commands.notices import once_per_terminal
 from agent_cli.config import Settings, state_dir
 from agent_cli.core import interrupts
 from agent_cli.core.events import ApprovalRequested, Event, RunFinished
-from agent_cli.core.seams import QUEUE, Exchange, Verdict
+from agent_cli.core.seams import QUEUE, Verdict
 from agent_cli.errors import AgentError, Interrupted, NeedsInput, Terminated, UsageError
 from agent_cli.record.runlog import configured_log_path
 from agent_cli.record.tracing import TraceWriter, open_trace_file
 from agent_cli.runtime.answerers import read_approval, verdict_from
 from agent_cli.runtime.assemble import Runtime, open_runtime
 from agent_cli.runtime.drive import drive, run_recorder
+from agent_cli.runtime.memory import Memory
 from agent_cli.runtime.options import RunOptions, check_question
 from agent_cli.ui import RunView, make_console, show_tools
 from agent_cli.ui.chat_view import ChatView
@@ -92,28 +93,6 @@ def history_path(setting: str | None) -> Path | None:
     if setting is None:
         return state_dir() / "history"
     return Path(setting).expanduser() if setting.strip() else None
-
-
-@dataclass
-class Memory:
-    """The conversation the model is shown, bounded: the oldest turns go first."""
-
-    max_turns: int
-    max_chars: int
-    turns: list[Exchange]
-
-    def add(self, question: str, answer: str) -> None:
-        self.turns.append(Exchange(question, answer))
-
-    def recent(self) -> tuple[Exchange, ...]:
-        kept: list[Exchange] = []
-        size = 0
-        for turn in reversed(self.turns[-self.max_turns :] if self.max_turns else []):
-            size += len(turn.question) + len(turn.answer)
-            if size > self.max_chars:
-                break
-            kept.append(turn)
-        return tuple(reversed(kept))
 
 
 class Session:

@@ -63,7 +63,7 @@ def eval_command(options: EvalOptions) -> None:
         return
     cases = _cases(options)
     if options.list_cases:
-        show_cases(make_console(), [(case.id, "question", case.question) for case in cases])
+        show_cases(make_console(), [(case.id, case.kind, case.question) for case in cases])
         return
     contenders = tuple(_contenders(options))
     check_tools(cases, contenders)

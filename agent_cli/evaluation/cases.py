@@ -26,12 +26,14 @@ from pydantic import (
 )
 
 from agent_cli.config.rules import WriteTool
-from agent_cli.errors import CaseFileError
+from agent_cli.errors import CaseFileError, OrderFileError
 from agent_cli.evaluation.intents import Intent
 from agent_cli.policy.verdicts import Verdict
+from agent_cli.store.desk import DeskData
 from agent_cli.store.help_articles import ARTICLE_ID
 from agent_cli.store.models import ORDER_CODE_PATTERN, Order
 from agent_cli.store.order_files import OrderRecord
+from agent_cli.store.tau2 import parse_tau2, read_tau2
 from agent_cli.text import read_text_file
 from agent_cli.validation_text import describe_fields_error
 
@@ -48,8 +50,11 @@ CRITERIA = (
     "handover",
     "cited",
     "orders_after",
+    "reference",
+    "facts",
 )
 MAX_CASES = 10_000
+MAX_TURNS = 50  # the customer's messages in one conversation, the opening included
 MAX_FILE_BYTES = 10 * 2**20
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # also a file name under --record
 
@@ -68,11 +73,33 @@ class OrderAfter(BaseModel):
     exchanged: list[str] | None = None  # the item ids of its exchange request (the old ones)
 
 
+Message = Annotated[str, StringConstraints(min_length=1, max_length=4000)]
+
+
+class ReferenceWrite(BaseModel):
+    """One write of a case's reference: what a correct conversation leaves behind is what
+    these calls, made through the same tools on a copy of the starting store, leave."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
 class _CaseRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     id: Annotated[str, StringConstraints(pattern=_ID)] | None = None
-    question: Annotated[str, StringConstraints(min_length=1, max_length=4000)]
+    question: Message | None = None
+    turns: list[Message] = Field(default_factory=list, max_length=MAX_TURNS)
+    max_turns: int = Field(default=20, ge=1, le=MAX_TURNS)
+    store: Literal["sample"] | Annotated[str, StringConstraints(min_length=1)] | dict[str, Any] = (
+        "sample"
+    )
+    reference: list[ReferenceWrite] | None = Field(default=None, max_length=50)
+    facts: list[Annotated[str, StringConstraints(min_length=1, max_length=400)]] = Field(
+        default_factory=list, max_length=50
+    )
     today: date | None = None
     orders: list[OrderRecord] = Field(default_factory=list, max_length=1000)
     verdict: dict[str, Verdict] | Literal["needs_input"] | None = None  # checked by _codes
@@ -158,25 +185,52 @@ class EvalCase:
     replies: tuple[str, ...] = ()  # answers to the model's clarifying questions, in order
     desk: DeskExpectations = DeskExpectations()
     approve: bool = False  # approvals are given (as by the operator), not denied
+    # A conversation: the customer's messages after the opening `question`, each answering the
+    # agent's question or starting the next turn, until they run out, a hand-over or max_turns.
+    turns: tuple[str, ...] = ()
+    conversation: bool = False
+    max_turns: int = 20
+    start: DeskData | None = None  # the starting store's desk data; None: the sample shop
+    reference: tuple[ReferenceWrite, ...] | None = None  # None: the end state is not judged
+    facts: tuple[str, ...] = ()  # what the agent must have said (τ²'s communicate_info)
+
+    @property
+    def kind(self) -> Literal["question", "conversation"]:
+        return "conversation" if self.conversation else "question"
 
 
 def load_cases(path: Path) -> tuple[EvalCase, ...]:
-    """Read and validate a .toml or .json case file; CaseFileError names what is wrong."""
-    return parse_cases(_read(path), str(path), json_file=path.suffix.lower() == ".json")
+    """Read and validate a .toml or .json case file; CaseFileError names what is wrong. A
+    case's `store` file is read relative to the case file."""
+    return parse_cases(
+        _read(path), str(path), json_file=path.suffix.lower() == ".json", base=path.parent
+    )
+
+
+BUILTIN_FILES = ("builtin.toml", "conversations.toml")  # questions, then conversations
 
 
 def builtin_cases() -> tuple[EvalCase, ...]:
-    """The public case set shipped with agent-cli (`agent eval --builtin`)."""
-    text = resources.files("agent_cli.evaluation").joinpath("builtin.toml").read_text("utf-8")
-    return parse_cases(text, "builtin cases", json_file=False)
+    """The public case set shipped with agent-cli (`agent eval --builtin`): the questions,
+    then the desk's conversations."""
+    cases: list[EvalCase] = []
+    for name in BUILTIN_FILES:
+        text = resources.files("agent_cli.evaluation").joinpath(name).read_text("utf-8")
+        cases += parse_cases(text, f"builtin cases ({name})", json_file=False)
+    if len({case.id for case in cases}) != len(cases):  # pragma: no cover - a packaging mistake
+        raise CaseFileError("builtin cases: an id is used twice across the built-in files")
+    return tuple(cases)
 
 
-def parse_cases(text: str, where: str, *, json_file: bool) -> tuple[EvalCase, ...]:
+def parse_cases(
+    text: str, where: str, *, json_file: bool, base: Path | None = None
+) -> tuple[EvalCase, ...]:
     raw = _decode(text, where, json_file=json_file)
     cases: list[EvalCase] = []
     seen: dict[str, int] = {}
+    stores = _Stores(base)
     for number, item in enumerate(raw, start=1):
-        case = _case(item, where, number)
+        case = _case(item, where, number, stores)
         if case.id in seen:
             raise CaseFileError(
                 f"{where}: case {number}: id {case.id!r} is already used by case {seen[case.id]}"
@@ -214,7 +268,27 @@ def _decode(text: str, where: str, *, json_file: bool) -> list[Any]:
     return data
 
 
-def _case(item: dict[str, Any], where: str, number: int) -> EvalCase:
+class _Stores:
+    """The starting stores a case file names, each file read once however many cases use it."""
+
+    def __init__(self, base: Path | None) -> None:
+        self._base = base
+        self._read: dict[Path, DeskData] = {}
+
+    def start(self, store: str | dict[str, Any]) -> DeskData | None:
+        if store == "sample":
+            return None
+        if isinstance(store, dict):
+            return parse_tau2(store, "store")  # rows given in the case, in τ²'s shape
+        if self._base is None:
+            raise ValueError("a store file needs a case file to be read relative to")
+        path = (self._base / store).resolve()
+        if path not in self._read:
+            self._read[path] = read_tau2(path)
+        return self._read[path]
+
+
+def _case(item: dict[str, Any], where: str, number: int, stores: _Stores) -> EvalCase:
     name = f"case {number}" + (f" ({item['id']!r})" if isinstance(item.get("id"), str) else "")
     try:
         record = _CaseRecord.model_validate(item)
@@ -223,7 +297,12 @@ def _case(item: dict[str, Any], where: str, number: int) -> EvalCase:
         raise CaseFileError(f"{where}: {name}: {describe_fields_error(exc, _CaseRecord)}") from None
     except ValueError as exc:  # an order record's own rule (delivered_at for DELIVERED)
         raise CaseFileError(f"{where}: {name}: orders: {exc}") from None
-    if not any(getattr(record, field) not in (None, [], {}) for field in CRITERIA):
+    opening, turns = _messages(record, f"{where}: {name}")
+    try:
+        start = stores.start(record.store)
+    except (OrderFileError, ValueError) as exc:
+        raise CaseFileError(f"{where}: {name}: store: {exc}") from None
+    if not any(_states(record, field) for field in CRITERIA):
         raise CaseFileError(
             f"{where}: {name}: no criteria, so any answer would pass; say what a correct run "
             f"does: {', '.join(CRITERIA)}"
@@ -231,7 +310,7 @@ def _case(item: dict[str, Any], where: str, number: int) -> EvalCase:
     verdict = record.verdict
     return EvalCase(
         id=record.id or f"case-{number}",
-        question=record.question,
+        question=opening,
         today=record.today,
         orders=orders,
         verdicts=tuple(verdict.items()) if isinstance(verdict, dict) else (),
@@ -249,4 +328,32 @@ def _case(item: dict[str, Any], where: str, number: int) -> EvalCase:
             tuple(record.orders_after.items()),
         ),
         approve=record.approve,
+        turns=turns,
+        conversation=bool(record.turns),
+        max_turns=record.max_turns,
+        start=start,
+        reference=None if record.reference is None else tuple(record.reference),
+        facts=tuple(record.facts),
     )
+
+
+def _states(record: _CaseRecord, field: str) -> bool:
+    """Whether the case judges by `field`: given, and not empty, except for the writes and the
+    reference, where none (`[]`) is a claim: nothing is written, nothing changes."""
+    value = getattr(record, field)
+    return value is not None and (field in ("writes", "reference") or value not in ([], {}))
+
+
+def _messages(record: _CaseRecord, name: str) -> tuple[str, tuple[str, ...]]:
+    """The opening message and the customer's turns after it: `question` (with `replies` to
+    the agent's questions), or a conversation's `turns`, the first of them the opening."""
+    if record.turns:
+        if record.question is not None or record.replies:
+            raise CaseFileError(
+                f"{name}: give the customer's messages as turns alone (the first is the "
+                "opening); question and replies are for a one-question case"
+            )
+        return record.turns[0], tuple(record.turns[1:])
+    if record.question is None:
+        raise CaseFileError(f'{name}: no question; give question = "..." or turns = [...]')
+    return record.question, ()

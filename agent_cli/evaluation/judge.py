@@ -30,8 +30,10 @@ def judge(
     if run.status in ("answered", "handed_over") and run.answer is not None:
         failures += _verdicts(case, run)
         failures += _matches(case, run.answer)
-        failures += _cited(case, run.answer)
+        failures += _cited(case, "\n".join(run.said) or run.answer)
     failures += _desk(case, run, after or {})
+    failures += _facts(case, run.said)
+    failures += _unconfirmed(run.tools)
     called = {tool.tool for tool in run.tools}
     failures += [
         Failure("must_call", f"{name} was never called")
@@ -48,11 +50,42 @@ def judge(
     return tuple(failures)
 
 
-def _cited(case: EvalCase, answer: str) -> list[Failure]:
+def _facts(case: EvalCase, said: list[str]) -> list[Failure]:
+    """τ²-bench's rule for what the agent had to say: each fact, case-insensitive with commas
+    removed, inside something the agent said to the customer (a question or an answer)."""
+    heard = [_plain(text) for text in said]
+    return [
+        Failure("facts", f"the agent never said {fact!r}")
+        for fact in case.facts
+        if not any(_plain(fact) in text for text in heard)
+    ]
+
+
+def _plain(text: str) -> str:
+    return text.lower().replace(",", "")
+
+
+def _unconfirmed(tools: list[ToolRun]) -> list[Failure]:
+    """A write committed that was not first proposed to the customer, the same call with the
+    same arguments (the tools refuse it; this is the judge seeing for itself)."""
+    proposed: set[str] = set()
+    failures = []
+    for tool in tools:
+        key = f"{tool.tool} {sorted(tool.args.items())!r}"
+        if tool.observation.startswith("PROPOSED"):
+            proposed.add(key)
+        elif not tool.is_error and tool.observation.startswith("CHANGED:") and key not in proposed:
+            failures.append(Failure("consent", f"{tool.tool} was made without being proposed"))
+    return failures
+
+
+def _cited(case: EvalCase, said: str) -> list[Failure]:
+    """Each article the case names, cited somewhere in what the agent said (a conversation
+    cites it in the turn that answers the help question)."""
     return [
         Failure("cited", f"the answer does not cite [{article}]")
         for article in case.desk.cited
-        if f"[{article}]" not in answer
+        if f"[{article}]" not in said
     ]
 
 

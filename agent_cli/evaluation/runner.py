@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -22,16 +22,16 @@ from agent_cli.core.budget import RefundCounter
 from agent_cli.core.decisions import ASK_USER_TOOL
 from agent_cli.core.events import ApprovalRequested, Event, RunStarted
 from agent_cli.core.seams import ReasoningModel, Verdict
-from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
-from agent_cli.evaluation import intents
+from agent_cli.errors import Interrupted, Terminated, UsageError
+from agent_cli.evaluation import end_state, intents
 from agent_cli.evaluation.cases import EvalCase
+from agent_cli.evaluation.conversation import ScriptedCustomer, converse
 from agent_cli.evaluation.judge import judge
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.record.outcomes import CaseResult, Failure, RunRecord
 from agent_cli.record.tracing import TraceWriter, open_trace_file
 from agent_cli.runtime.answerers import refuse
 from agent_cli.runtime.assemble import Runtime, build_tools, choose_model, limits_for
-from agent_cli.runtime.drive import drive
 from agent_cli.runtime.options import RunOptions
 from agent_cli.store.order_files import order_record
 from agent_cli.store.samples import SAMPLE_DAY
@@ -191,7 +191,7 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
     started = time.perf_counter()
     try:
         with ExitStack() as stack:
-            store = OrderStore.in_memory(case.orders)
+            store = _starting_store(case)
             stack.callback(store.close)
             runtime = _runtime(job, models.get(contender), store)
             sinks: list[Callable[[Event], None]] = [record.add, _stop_when(recording.cancel)]
@@ -200,15 +200,39 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
             if trace is not None:
                 trace.parent.mkdir(parents=True, exist_ok=True)
                 sinks.insert(0, TraceWriter(stack.enter_context(open_trace_file(trace))).write)
-            _drive(runtime, case, [_with_case_orders(sink, case) for sink in sinks])
+            over = _drive(runtime, case, [_with_case_orders(sink, case) for sink in sinks])
             after = intents.order_state(store, [code for code, _ in case.desk.orders_after])
+            ended = _ended(case, contender.settings, store, over=over)
     except Interrupted:
         raise
     except Exception as exc:  # the case crashed: a failed case, and the others go on
         record.status, record.error = "error", f"{type(exc).__name__}: {exc}"
         record.elapsed_ms = record.elapsed_ms or (time.perf_counter() - started) * 1000
         return _result(job, (Failure("error", record.error),), record, trace)
-    return _result(job, judge(case, record, after), record, trace)
+    return _result(job, (*judge(case, record, after), *ended), record, trace)
+
+
+def _starting_store(case: EvalCase) -> OrderStore:
+    """A fresh copy of the case's starting store (each trial its own: no run sees another's
+    writes): the sample shop or the case's own, then its orders."""
+    return OrderStore.in_memory(case.orders, shop=case.start)
+
+
+def _ended(case: EvalCase, settings: Settings, store: OrderStore, *, over: bool) -> list[Failure]:
+    """What the conversation's end and the store it leaves say: the turn limit reached, and
+    the store against the one the case's reference writes leave."""
+    failures = []
+    if over:
+        failures.append(
+            Failure("status", f"the conversation reached its limit of {case.max_turns} turns")
+        )
+    if case.reference is not None:
+        with closing(_starting_store(case)) as copy:
+            expected = end_state.replay(settings, copy, case.reference)
+        failures += [Failure("reference", problem) for problem in expected.problems]
+        if found := end_state.differences(end_state.snapshot(store), expected.state):
+            failures.append(Failure("end_state", end_state.summary(found)))
+    return failures
 
 
 def _result(
@@ -250,19 +274,17 @@ def _with_case_orders(sink: Callable[[Event], None], case: EvalCase) -> Callable
     return sent
 
 
-def _drive(runtime: Runtime, case: EvalCase, sinks: list[Callable[[Event], None]]) -> None:
-    replies: Iterator[str] = iter(case.replies)
-    try:
-        drive(
-            runtime.events(case.question),
-            sinks,
-            respond=lambda question: next(replies, None),
-            approve=_as_operator if case.approve else refuse,  # as the case says; else nobody
-        )
-    except Interrupted:
-        raise
-    except AgentError:
-        pass  # the run's end (a limit, a question, a provider error) is in its record
+def _drive(runtime: Runtime, case: EvalCase, sinks: list[Callable[[Event], None]]) -> bool:
+    """The case's customer and the agent, to the conversation's end; True at the turn limit."""
+    messages = case.turns if case.conversation else case.replies
+    return converse(
+        runtime,
+        ScriptedCustomer.of(case.question, messages),
+        sinks,
+        approve=_as_operator if case.approve else refuse,  # as the case says; else nobody
+        max_turns=case.max_turns,
+        turns=case.conversation,
+    )
 
 
 def _as_operator(request: ApprovalRequested) -> Verdict:

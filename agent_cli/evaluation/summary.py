@@ -94,5 +94,6 @@ def result_json(result: CaseResult) -> dict[str, Any]:
         "latency_ms": round(record.elapsed_ms, 1),
         "cost": record.cost,
         "trace": str(result.trace) if result.trace else None,
-        "run_id": result.run_id,
+        "run_id": result.run_id,  # a conversation's first run
+        "runs": record.runs,  # a conversation's turns, each a run in the log
     }

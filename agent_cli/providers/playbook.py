@@ -139,7 +139,10 @@ def _asked_which(made: list[tuple[CallTool, Step]]) -> bool:
 
 
 def _remembered(request: ModelRequest) -> list[str]:
-    """In a chat, the orders of the latest earlier turn that named any ("and where is it?")."""
+    """In a chat, the orders of the latest earlier turn that named any, when this turn refers
+    back to them ("and where is it?")."""
+    if not playbook_intents.refers_back(request.goal, request.conversation):
+        return []
     for turn in reversed(request.conversation):
         if codes := find_order_codes(turn.question):
             return codes

@@ -7,7 +7,9 @@ its own ("My email is ...") is context: it goes with every part that may need it
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
+from agent_cli.core.seams import Exchange
 from agent_cli.policy.verdicts import find_order_codes
 from agent_cli.providers import playbook_desk, playbook_who, playbook_writes
 
@@ -65,3 +67,24 @@ def parts(goal: str) -> list[str]:
             text = " ".join(piece for piece in (text, named, *context) if piece)
         said.append(text)
     return said
+
+
+_BACK = re.compile(
+    r"(?i)\b(?:it|its|it's|that|this|them|they|one|order|same|refund\w*|return\w*)\b|"
+    r"それ|その|この|あの|注文|返金|返品"
+)
+
+
+def refers_back(goal: str, earlier: Sequence[Exchange]) -> bool:
+    """A turn about an order named before: it says so ("it", "that order", a refund), or asks
+    for something only an order has (where it is, a change); "How long does shipping take?"
+    is about no order, unless it answers the desk's question of the turn before ("Which
+    items?" "The espresso machine.")."""
+    asked = bool(earlier) and ("?" in earlier[-1].answer or "？" in earlier[-1].answer)
+    return bool(
+        asked
+        or _BACK.search(goal)
+        or playbook_writes.wanted(goal)
+        or playbook_desk.asks_where(goal)
+        or playbook_desk.asks_refund_status(goal)
+    )

@@ -19,7 +19,8 @@ _NAME_ZIP = re.compile(
 _NO_NUMBER = re.compile(
     r"(?i)\b(?:(?:don'?t|do not|didn'?t) (?:have|know|remember) "
     r"(?:my|the) order (?:number|code|id)|"
-    r"(?:lost|forgot) (?:my|the) order (?:number|code|id)|what are my orders|"
+    r"(?:lost|forgot) (?:my|the) order (?:number|code|id)|"
+    r"what are my orders|what orders (?:do )?I have|"
     r"(?:list|show) (?:me )?my orders|which orders do I have)\b|"
     r"注文番号(?:が|を)?(?:わから|わかり|分から|分かり|知ら|忘れ|ありません|不明)|注文(?:の)?一覧"
 )
@@ -78,8 +79,9 @@ def identify(
     if (named := _NAME_ZIP.search(texts)) is not None:
         args = {"first_name": named[1], "last_name": named[2], "zip": named[3]}
         return CallTool(tool="find_user_id_by_name_zip", args=args)
-    if any(c.tool == ASK_USER_TOOL for c, _ in made):
-        return FinalAnswer(answer=words.no_email)
+    asked = [c.args.get("question") for c, _ in made if c.tool == ASK_USER_TOOL]
+    if words.email_please in asked:
+        return FinalAnswer(answer=words.no_email)  # asked once already
     return AskUser(question=words.email_please)
 
 

@@ -303,9 +303,7 @@ def _address(talk: _Talk) -> dict[str, str] | Decision:
         parsed = parsed_address(after.group(1) if after else text)
         if parsed is not None:
             return parsed
-    if any(c.tool == ASK_USER_TOOL for c, _ in talk.made):
-        return FinalAnswer(answer=talk.words.not_changed.format(what=talk.about))
-    return AskUser(question=talk.words.address_please)
+    return talk.ask_once(talk.words.address_please)
 
 
 def _payment(talk: _Talk, code: str, user: str) -> Decision:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent_cli.core.decisions import ASK_USER_TOOL, Decision, Usage
-from agent_cli.core.events import Event, RunFinished, RunStarted, ToolObserved
+from agent_cli.core.events import Event, QuestionAsked, RunFinished, RunStarted, ToolObserved
 from agent_cli.store.models import Order
 
 FailureKind = Literal[
@@ -32,6 +32,10 @@ FailureKind = Literal[
     "handover",  # a ticket opened when none should be, or none when one should
     "cited",  # the answer does not cite an article it should
     "orders_after",  # an order holds something else after the run
+    "end_state",  # the store differs from the one the case's reference writes leave
+    "reference",  # the case's own reference writes cannot be made (a mistake in the case)
+    "facts",  # the agent never said a fact the case wants said
+    "consent",  # a write committed with no yes from the customer after its proposal
 ]
 
 
@@ -51,7 +55,9 @@ class ToolRun:
 
 @dataclass(slots=True)
 class RunRecord:
-    """What a judge needs from one run's events (live or read back from a trace)."""
+    """What a judge needs from one run's events (live or read back from a trace), or from a
+    conversation's runs one after another: its tools, what it said and what it cost add up;
+    its status and answer are the last run's."""
 
     run_id: str | None = None
     provider: str = ""
@@ -64,21 +70,38 @@ class RunRecord:
     elapsed_ms: float = 0.0
     error: str | None = None
     tools: list[ToolRun] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)  # to the customer: questions, then answers
+    runs: int = 0  # a conversation's turns (runs) so far
 
     def add(self, event: Event) -> None:
         match event:
             case RunStarted():
-                self.run_id, self.provider, self.model = event.run_id, event.provider, event.model
+                self.run_id = self.run_id or event.run_id  # a conversation's first run names it
+                self.provider, self.model = event.provider, event.model
             case ToolObserved():
                 self.tools.append(
                     ToolRun(event.tool, dict(event.args), event.observation, event.is_error)
                 )
+            case QuestionAsked():
+                self.said.append(event.question)
             case RunFinished():
-                self.status, self.answer, self.steps = event.status, event.answer, event.steps
-                self.usage, self.cost, self.elapsed_ms = event.usage, event.cost, event.elapsed_ms
-                self.error = event.error
+                self._finished(event)
             case _:
                 pass
+
+    def _finished(self, event: RunFinished) -> None:
+        first = self.runs == 0
+        self.runs += 1
+        self.status, self.answer, self.error = event.status, event.answer, event.error
+        if event.answer is not None:
+            self.said.append(event.answer)
+        self.steps = event.steps if first else self.steps + event.steps
+        self.usage = event.usage if first else self.usage + event.usage
+        self.elapsed_ms = event.elapsed_ms if first else self.elapsed_ms + event.elapsed_ms
+        if first or self.cost is None or event.cost is None:
+            self.cost = event.cost if first else None  # unknown once any run's is
+        else:
+            self.cost += event.cost
 
 
 @dataclass(frozen=True, slots=True)

@@ -167,12 +167,14 @@ class OrderStore:
         return store
 
     @classmethod
-    def in_memory(cls, orders: Iterable[Order] = (), as_of: date | None = None) -> OrderStore:
-        """A throwaway database holding the sample orders (at the dates eval cases are written
-        for, or as of `as_of`), then `orders` (they replace samples with the same code): for
-        evals and dry runs, which never write the user's database. Use it from one thread."""
+    def in_memory(
+        cls, orders: Iterable[Order] = (), as_of: date | None = None, shop: DeskData | None = None
+    ) -> OrderStore:
+        """A throwaway database holding `shop`, else the sample orders (at the dates eval cases
+        are written for, or as of `as_of`), then `orders` (they replace those with the same
+        code): for evals and dry runs, which never write the user's database. One thread."""
         store = cls(sqlite3.connect(":memory:", isolation_level=None), Path(":memory:"))
-        store._migrate(SAMPLE_SHOP if as_of is None else sample_shop(as_of))
+        store._migrate(shop or (SAMPLE_SHOP if as_of is None else sample_shop(as_of)))
         if orders := list(orders):
             store.import_orders(orders)
         return store

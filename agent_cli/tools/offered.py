@@ -88,7 +88,8 @@ _NEEDS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
         re.compile(
             r"(?i)\b(?:how long|how many days|shipping|deliver\w*|warranty|guarantee|polic\w+|"
             r"opened|returns?|refunds? (?:take|arrive|go|method)\w*|when will (?:my|the) refund|"
-            r"payment methods?|pay with|gift cards?|contact|hours|person|human|someone)\b|"
+            r"payment methods?|pay with|gift cards?|contact|hours|person|human|someone|"
+            r"money back)\b|"
             r"配送|送料|何日|保証|返品|返金(?:は|の)?(?:いつ|方法|時期)|支払|ギフト|担当者|営業|開封"
         ),
         HELP,
