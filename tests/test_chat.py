@@ -258,3 +258,22 @@ def test_an_earlier_turn_s_figures_may_be_said_again(tmp_path: Path) -> None:
     assert len(repairs) == 1 and "999,999 JPY" in repairs[0]  # said by nobody before
     answers = [r["answer"] for r in records if r["event"] == "run_finished"]
     assert answers[1] == "As I said: 250,000 JPY."  # its figure is the earlier answer's
+
+
+def test_an_answer_given_at_reply_is_remembered_with_its_turn() -> None:
+    """The email given when the agent asked for it is the customer's for the next turn: the
+    agent does not ask for it again."""
+    result = chat(
+        "Where is my order A100?\nharuki.sato@example.com\nAnd where is my order A106?\n",
+        "--dry-run",
+    )
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.count("what is the email address on your account") == 1
+    assert "Order A100 was delivered on 2026-10-01" in result.stdout
+    assert "Order A106 was delivered on 2026-10-03" in result.stdout
+
+
+def test_memory_keeps_a_turns_replies_with_its_question() -> None:
+    memory = Memory(max_turns=5, max_chars=1000)
+    memory.add("Where is A100?", "Delivered.", ["haruki.sato@example.com"])
+    assert memory.recent() == (Exchange("Where is A100?\nharuki.sato@example.com", "Delivered."),)

@@ -116,6 +116,7 @@ class Session:
         self.failed_turns = 0
         self.unknown_commands = 0  # slash commands that do not exist, typed or piped
         self.leaving = False  # /exit typed at a reply> prompt
+        self.replies: list[str] = []  # the answers to the model's questions this turn
         self.memory = Memory(settings.chat.memory_turns, settings.chat.memory_chars, [])
         self.console = make_console()
         self.lines = LineSource(history_path(settings.chat.history_file))
@@ -188,6 +189,7 @@ class Session:
         """One question: a run with the conversation so far; its answer joins the memory.
         False when the turn failed (an error, a limit, an interruption)."""
         outcome: list[RunFinished] = []
+        self.replies = []
 
         def keep(event: Event) -> None:
             if isinstance(event, RunFinished):
@@ -220,7 +222,7 @@ class Session:
             "handed_over",
         )
         if finished is not None and answered and finished.answer:
-            self.memory.add(line, finished.answer)
+            self.memory.add(line, finished.answer, self.replies)
             return True
         return False
 
@@ -247,6 +249,7 @@ class Session:
             if not line:
                 continue
             if not line.startswith("/"):
+                self.replies.append(line)
                 return line
             if self.command(line) == "exit":
                 self.leaving = True
