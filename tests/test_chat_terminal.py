@@ -274,6 +274,8 @@ def test_slash_commands_work_at_the_chat_reply_prompt() -> None:
     child.sendline("A100")
     child.expect("Order A100 is refundable")
     child.expect("agent> ")
+    child.sendline("/reset")  # else "my order" is A100, the order given at reply>
+    child.expect("agent> ")
     child.sendline("Is my order refundable?")
     child.expect("reply> ")
     child.logfile_read = io.StringIO()

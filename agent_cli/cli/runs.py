@@ -1,7 +1,7 @@
 """The commands that run the agent: ask, chat, eval and replay."""
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -25,6 +25,9 @@ from agent_cli.cli.options import (
     TodayOption,
     TraceOption,
 )
+
+if TYPE_CHECKING:
+    from agent_cli.runtime.options import ProviderOptions
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -221,6 +224,20 @@ def eval_(
             "--list", help="List the cases (id, kind, question), one per line; run nothing."
         ),
     ] = False,
+    customer_model: Annotated[
+        str | None,
+        typer.Option(
+            help="The model that plays the cases' simulated customers (τ²'s user simulator)."
+        ),
+    ] = None,
+    customer_provider: Annotated[
+        str | None,
+        typer.Option(help="The customer model's provider (default: the agent's)."),
+    ] = None,
+    customer_base_url: Annotated[
+        str | None,
+        typer.Option(help="The customer model's server (default: the agent's)."),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Measure answer quality: run a case set on one or more models and judge every answer.
@@ -256,6 +273,7 @@ def eval_(
             min_pass=min_pass,
             instructions=tuple(instructions or ()),
             list_cases=list_cases,
+            customer=_customer(customer_model, customer_provider, customer_base_url),
         )
     )
 
@@ -288,6 +306,20 @@ def replay(
     from agent_cli.commands.replay import replay_command
 
     replay_command(file, run_id=run, quiet=quiet, check=check, config=config, list_runs=list_runs)
+
+
+def _customer(
+    model: str | None, provider: str | None, base_url: str | None
+) -> "ProviderOptions | None":
+    """--customer-model and its provider and server; the others without it are a mistake."""
+    from agent_cli.errors import UsageError
+    from agent_cli.runtime.options import ProviderOptions
+
+    if model is None:
+        if provider is not None or base_url is not None:
+            raise UsageError("--customer-provider and --customer-base-url need --customer-model")
+        return None
+    return ProviderOptions(provider, model, base_url)
 
 
 def _trials(trials: int | None, repeat: int | None) -> int:

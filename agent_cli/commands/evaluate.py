@@ -16,6 +16,7 @@ from pathlib import Path
 from agent_cli.config import Settings
 from agent_cli.errors import EvalBelowTarget, Interrupted, ReplayDiffers, UsageError
 from agent_cli.evaluation.cases import EvalCase, builtin_cases, load_cases
+from agent_cli.evaluation.customer import Speaker
 from agent_cli.evaluation.regress import check_json, check_traces, traces_in
 from agent_cli.evaluation.report import ReportContext, render_report
 from agent_cli.evaluation.runner import Contender, check_tools, plan_jobs, run_jobs
@@ -26,7 +27,7 @@ from agent_cli.record.outcomes import CaseResult, ModelSummary
 from agent_cli.record.runlog import configured_log_path
 from agent_cli.runtime.assemble import choose_model
 from agent_cli.runtime.drive import run_recorder, warn
-from agent_cli.runtime.options import RunOptions
+from agent_cli.runtime.options import ProviderOptions, RunOptions
 from agent_cli.store.configured import configured_path
 from agent_cli.store.samples import SAMPLE_DAY
 from agent_cli.ui.console import make_console
@@ -51,6 +52,7 @@ class EvalOptions:
     min_pass: float = 1.0
     instructions: tuple[Path, ...] = ()  # --instructions, each file side by side
     list_cases: bool = False  # --list: the cases, one per line, nothing run
+    customer: ProviderOptions | None = None  # --customer-model: plays simulated customers
 
 
 def eval_command(options: EvalOptions) -> None:
@@ -67,8 +69,9 @@ def eval_command(options: EvalOptions) -> None:
         return
     contenders = tuple(_contenders(options))
     check_tools(cases, contenders)
+    customer = _customer_player(options, cases)
     _prepare_outputs(options)
-    jobs = plan_jobs(cases, contenders, options.repeat)
+    jobs = plan_jobs(cases, contenders, options.repeat, customer)
     order = {(j.contender.label, j.case.id, j.repeat): n for n, j in enumerate(jobs)}
     results: list[CaseResult] = []
     output = _Output(options.json_output, len(jobs))
@@ -180,6 +183,41 @@ def _contenders(options: EvalOptions) -> list[Contender]:
             named = f"{label} + {path.name}" if len(options.instructions) > 1 and path else label
             contenders.append(Contender(named, run, settings, text, base_url))
     return contenders
+
+
+def _customer_player(options: EvalOptions, cases: tuple[EvalCase, ...]) -> Contender | None:
+    """Who plays the simulated customers: --customer-model on its provider (the agent's unless
+    --customer-provider says another) and server; checked before any case runs."""
+    simulated = [case.id for case in cases if case.customer is not None]
+    if options.customer is None:
+        if simulated:
+            raise UsageError(
+                f"{len(simulated)} case(s) have a simulated customer ({simulated[0]!r}): give "
+                "--customer-model MODEL to play them"
+            )
+        return None
+    agent = options.run.provider
+    same = options.customer.provider is None
+    provider = replace(
+        agent,
+        provider=agent.provider if same else options.customer.provider,
+        model=options.customer.model,
+        base_url=options.customer.base_url or (agent.base_url if same else None),
+        stream=False,
+    )
+    run = replace(options.run, provider=provider, dry_run=False, script=None, quiet=True)
+    settings = run.settings()
+    with ExitStack() as stack:
+        offline = choose_provider(settings, os.environ).kind == "offline"
+        built = None if offline else choose_model(run, settings, stack)
+        if not isinstance(built, Speaker):
+            raise UsageError(
+                "--customer-model: the simulated customer needs a model served over HTTP (a "
+                "provider with its key, or --customer-base-url); the offline playbook cannot "
+                "play one"
+            )
+        label = f"customer {built.provider}/{built.model}"
+    return Contender(label, run, settings)
 
 
 def _default_concurrency(contenders: tuple[Contender, ...]) -> int:

@@ -27,6 +27,7 @@ from pydantic import (
 
 from agent_cli.config.rules import WriteTool
 from agent_cli.errors import CaseFileError, OrderFileError
+from agent_cli.evaluation.customer import Persona
 from agent_cli.evaluation.intents import Intent
 from agent_cli.policy.verdicts import Verdict
 from agent_cli.store.desk import DeskData
@@ -86,12 +87,23 @@ class ReferenceWrite(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
+class CustomerRecord(BaseModel):
+    """A customer to simulate (`--customer-model` plays them): τ²'s user scenario."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    instructions: Annotated[str, StringConstraints(min_length=1, max_length=8000)]
+    known: Annotated[str, StringConstraints(max_length=4000)] = ""
+    unknown: Annotated[str, StringConstraints(max_length=4000)] = ""
+
+
 class _CaseRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     id: Annotated[str, StringConstraints(pattern=_ID)] | None = None
     question: Message | None = None
     turns: list[Message] = Field(default_factory=list, max_length=MAX_TURNS)
+    customer: CustomerRecord | None = None
     max_turns: int = Field(default=20, ge=1, le=MAX_TURNS)
     store: Literal["sample"] | Annotated[str, StringConstraints(min_length=1)] | dict[str, Any] = (
         "sample"
@@ -193,6 +205,7 @@ class EvalCase:
     start: DeskData | None = None  # the starting store's desk data; None: the sample shop
     reference: tuple[ReferenceWrite, ...] | None = None  # None: the end state is not judged
     facts: tuple[str, ...] = ()  # what the agent must have said (τ²'s communicate_info)
+    customer: Persona | None = None  # a customer to simulate instead of the turns
 
     @property
     def kind(self) -> Literal["question", "conversation"]:
@@ -329,11 +342,12 @@ def _case(item: dict[str, Any], where: str, number: int, stores: _Stores) -> Eva
         ),
         approve=record.approve,
         turns=turns,
-        conversation=bool(record.turns),
+        conversation=bool(record.turns) or record.customer is not None,
         max_turns=record.max_turns,
         start=start,
         reference=None if record.reference is None else tuple(record.reference),
         facts=tuple(record.facts),
+        customer=None if record.customer is None else Persona(**record.customer.model_dump()),
     )
 
 
@@ -347,6 +361,13 @@ def _states(record: _CaseRecord, field: str) -> bool:
 def _messages(record: _CaseRecord, name: str) -> tuple[str, tuple[str, ...]]:
     """The opening message and the customer's turns after it: `question` (with `replies` to
     the agent's questions), or a conversation's `turns`, the first of them the opening."""
+    if record.customer is not None:
+        if record.question is not None or record.replies or record.turns:
+            raise CaseFileError(
+                f"{name}: a simulated customer speaks for themselves; drop question, replies "
+                "and turns (or the customer)"
+            )
+        return " ".join(record.customer.instructions.split()), ()
     if record.turns:
         if record.question is not None or record.replies:
             raise CaseFileError(

@@ -24,8 +24,8 @@ from agent_cli.runtime.memory import Memory
 class Customer(Protocol):
     """Who the agent is talking to in a case."""
 
-    def opening(self) -> str:
-        """The first message."""
+    def opening(self) -> str | None:
+        """The first message; None: the customer says nothing (their model failed)."""
         ...
 
     def answer(self, agent_said: str) -> str | None:
@@ -105,6 +105,8 @@ def converse(
     settings = runtime.settings.chat
     memory = Memory(settings.memory_turns, settings.memory_chars)
     question = customer.opening()
+    if question is None:
+        return False
     while True:
         last = _LastRun()
         limit.replies = []

@@ -25,7 +25,8 @@ from agent_cli.core.seams import ReasoningModel, Verdict
 from agent_cli.errors import Interrupted, Terminated, UsageError
 from agent_cli.evaluation import end_state, intents
 from agent_cli.evaluation.cases import EvalCase
-from agent_cli.evaluation.conversation import ScriptedCustomer, converse
+from agent_cli.evaluation.conversation import Customer, ScriptedCustomer, converse
+from agent_cli.evaluation.customer import SimulatedCustomer, Speaker
 from agent_cli.evaluation.judge import judge
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.record.outcomes import CaseResult, Failure, RunRecord
@@ -56,13 +57,17 @@ class Job:
     contender: Contender
     case: EvalCase
     repeat: int
+    customer: Contender | None = None  # who plays a case's simulated customer
 
 
 def plan_jobs(
-    cases: tuple[EvalCase, ...], contenders: tuple[Contender, ...], repeat: int
+    cases: tuple[EvalCase, ...],
+    contenders: tuple[Contender, ...],
+    repeat: int,
+    customer: Contender | None = None,
 ) -> list[Job]:
     return [
-        Job(contender, case, number)
+        Job(contender, case, number, customer)
         for contender in contenders
         for case in cases
         for number in range(1, repeat + 1)
@@ -200,9 +205,14 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
             if trace is not None:
                 trace.parent.mkdir(parents=True, exist_ok=True)
                 sinks.insert(0, TraceWriter(stack.enter_context(open_trace_file(trace))).write)
-            over = _drive(runtime, case, [_with_case_orders(sink, case) for sink in sinks])
+            customer = _customer(job, models)
+            sinks = [_with_case_orders(sink, case) for sink in sinks]
+            over = _drive(runtime, case, customer, sinks)
             after = intents.order_state(store, [code for code, _ in case.desk.orders_after])
             ended = _ended(case, contender.settings, store, over=over)
+            if isinstance(customer, SimulatedCustomer) and customer.failed:
+                # no conversation to judge the agent on: the customer's model is at fault
+                return _result(job, (Failure("customer", customer.failed),), record, trace)
     except Interrupted:
         raise
     except Exception as exc:  # the case crashed: a failed case, and the others go on
@@ -274,12 +284,28 @@ def _with_case_orders(sink: Callable[[Event], None], case: EvalCase) -> Callable
     return sent
 
 
-def _drive(runtime: Runtime, case: EvalCase, sinks: list[Callable[[Event], None]]) -> bool:
+def _customer(job: Job, models: Models) -> Customer:
+    """Who speaks for the customer: the case's own messages, or its persona played by the
+    customer model (the command made sure there is one)."""
+    case = job.case
+    if case.customer is None:
+        return ScriptedCustomer.of(case.question, case.turns if case.conversation else case.replies)
+    if job.customer is None:
+        raise UsageError(f"case {case.id!r} has a simulated customer: give --customer-model")
+    model = models.get(job.customer)
+    if not isinstance(model, Speaker):
+        raise UsageError("the simulated customer needs a model served over HTTP")
+    timeout = job.customer.settings.limits.timeout
+    return SimulatedCustomer(model, case.customer, timeout)
+
+
+def _drive(
+    runtime: Runtime, case: EvalCase, customer: Customer, sinks: list[Callable[[Event], None]]
+) -> bool:
     """The case's customer and the agent, to the conversation's end; True at the turn limit."""
-    messages = case.turns if case.conversation else case.replies
     return converse(
         runtime,
-        ScriptedCustomer.of(case.question, messages),
+        customer,
         sinks,
         approve=_as_operator if case.approve else refuse,  # as the case says; else nobody
         max_turns=case.max_turns,

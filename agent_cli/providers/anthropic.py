@@ -9,7 +9,7 @@ as assistant content (text, then `tool_use` blocks) followed by one user message
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -110,6 +110,22 @@ class AnthropicMessages(HttpAdapter):
             elif forced is not None:
                 body["tool_choice"] = {"type": "tool", "name": names.out(forced)}
         return body
+
+    def speech_body(self, persona: str, said: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        options = self._options
+        return {
+            "model": options.model,
+            "max_tokens": options.max_output_tokens,
+            "system": persona,
+            "messages": [{"role": role, "content": text} for role, text in said],
+            "temperature": options.temperature,
+        }
+
+    def speech_of(self, payload: dict[str, Any]) -> str:
+        blocks = payload["content"]
+        return "".join(
+            b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
 
     def parse(self, payload: dict[str, Any], request: ModelRequest) -> ModelReply:
         usage, step = self.usage_of(payload), next_step(request)

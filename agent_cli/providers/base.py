@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -31,7 +31,7 @@ from agent_cli.errors import FeatureRejected, InvalidProviderResponse, Malformed
 from agent_cli.providers.http import Channel
 from agent_cli.providers.prompts import Mode, tool_specs
 from agent_cli.providers.streaming import JsonAnswer, StreamReader
-from agent_cli.text import JsonTextError, non_finite_in, read_json
+from agent_cli.text import JsonTextError, non_finite_in, read_json, valid_text
 
 _WIRE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what both APIs accept as a tool's name
 _NOT_WIRE = re.compile(r"[^A-Za-z0-9_-]")
@@ -212,6 +212,39 @@ class HttpAdapter(ABC):
                 f"Invalid provider response from {self._channel.base_url}{self.path}: "
                 f"a reply of an unexpected shape ({type(exc).__name__}); check --base-url"
             ) from None
+
+    def speak(
+        self,
+        persona: str,
+        said: Sequence[tuple[str, str]],
+        *,
+        deadline: float,
+        on_call: Callable[[ModelCall], None],
+    ) -> tuple[str, Usage]:
+        """Another party's plain words (the eval's simulated customer): `persona` is the whole
+        system prompt, `said` the conversation so far as (role, text), "user" for the other
+        side; no tools, no decision format, no streaming."""
+        payload = self._channel.request_json(
+            "POST",
+            self.path,
+            self.speech_body(persona, said),
+            deadline=deadline,
+            on_call=on_call,
+            usage_of=self.usage_of,
+        )
+        try:
+            return valid_text(self.speech_of(payload)).strip(), self.usage_of(payload)
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+            raise InvalidProviderResponse(
+                f"Invalid provider response from {self._channel.base_url}{self.path}: "
+                f"a reply of an unexpected shape ({type(exc).__name__}); check --base-url"
+            ) from None
+
+    def speech_body(self, persona: str, said: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def speech_of(self, payload: dict[str, Any]) -> str:
+        raise NotImplementedError
 
     def _readers(self, request: ModelRequest) -> Callable[[], StreamReader]:
         """A new reader for each attempt; text shown by a failed one is declared void first.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,6 +161,21 @@ class OpenAIChat(HttpAdapter):
         elif self._format != "none":
             body["response_format"] = _response_format(self._format, step_schema(request))
         return body
+
+    def speech_body(self, persona: str, said: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        options = self._options
+        messages = [{"role": "system", "content": persona}]
+        messages += [{"role": role, "content": text} for role, text in said]
+        return {
+            "model": options.model,
+            "messages": messages,
+            "temperature": options.temperature,
+            options.max_tokens_param: options.max_output_tokens,
+        }
+
+    def speech_of(self, payload: dict[str, Any]) -> str:
+        message, _ = _first_choice(payload)
+        return _text(message.get("content"))
 
     def parse(self, payload: dict[str, Any], request: ModelRequest) -> ModelReply:
         usage, step = self.usage_of(payload), next_step(request)

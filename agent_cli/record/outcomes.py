@@ -36,6 +36,7 @@ FailureKind = Literal[
     "reference",  # the case's own reference writes cannot be made (a mistake in the case)
     "facts",  # the agent never said a fact the case wants said
     "consent",  # a write committed with no yes from the customer after its proposal
+    "customer",  # the simulated customer's model failed: the conversation did not happen
 ]
 
 
