@@ -124,9 +124,7 @@ reference = []
         assert first["messages"] == [{"role": "user", "content": GREETING}]
 
 
-def test_a_customer_who_never_stops_hits_the_turn_limit(
-    customer: FakeLLM, tmp_path: Path
-) -> None:
+def test_a_customer_who_never_stops_hits_the_turn_limit(customer: FakeLLM, tmp_path: Path) -> None:
     text = """
 [[cases]]
 id = "sim-chatty"

@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 
 from agent_cli.cli import app
 from agent_cli.core.budget import Limits, Price
-from agent_cli.core.events import ToolObserved
+from agent_cli.core.decisions import AskUser
+from agent_cli.core.events import RunFinished, ToolObserved
 from agent_cli.core.loop import run
 from agent_cli.core.seams import Observation, ToolSpec
 from agent_cli.errors import NoProgress
@@ -26,7 +27,7 @@ from agent_cli.store.samples import SAMPLE_ORDERS
 from agent_cli.store.sqlite import OrderStore
 
 from .fakellm import FakeLLM, Reply, anthropic_calls, anthropic_text, openai_calls, openai_text
-from .helpers import TODAY, call, collect, final, registry
+from .helpers import TODAY, call, collect, converse, final, registry
 
 runner = CliRunner()
 KEY = "sk-test-0123456789abcdef"
@@ -63,6 +64,22 @@ def test_the_same_call_three_times_is_refused_then_the_run_stops(tmp_path: Path)
 
 
 POLICY = {"type": "tool", "tool": "refund_policy", "args": {}}
+
+
+def test_a_call_made_again_after_the_customer_answered_is_not_a_loop() -> None:
+    """A change proposed, a "no", proposed again, a "yes", made: the same call three times,
+    each after the customer said something; only calls with no answer between them repeat."""
+    lookup = call("lookup_order", order_code="A100")
+    asked, again = AskUser(question="Shall I?"), AskUser(question="Then?")
+    model = ScriptedModel([lookup, asked, lookup, again, lookup, final("ok")])
+    store = OrderStore.in_memory(SAMPLE_ORDERS)
+    events = converse(
+        run("A100?", model, registry(store), limits=Limits(8), today=TODAY), "no", "yes"
+    )
+    observed = [e.observation for e in events if isinstance(e, ToolObserved)]
+    assert len(observed) == 5
+    assert not any(text.startswith("ERROR: repeated call") for text in observed), observed
+    assert [e.status for e in events if isinstance(e, RunFinished)] == ["answered"]
 
 
 def test_an_alternating_cycle_is_refused_then_the_run_stops(tmp_path: Path) -> None:

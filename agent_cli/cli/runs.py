@@ -224,6 +224,20 @@ def eval_(
             "--list", help="List the cases (id, kind, question), one per line; run nothing."
         ),
     ] = False,
+    tau2: Annotated[
+        Path | None,
+        typer.Option(
+            "--tau2",
+            help="Instead of cases: τ²-bench retail tasks (its tasks.json), each a simulated "
+            "customer, its gold actions the reference; needs --store-file.",
+        ),
+    ] = None,
+    store_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="Every case starts from this store: a τ²-bench db.json (for --tau2, its own)."
+        ),
+    ] = None,
     customer_model: Annotated[
         str | None,
         typer.Option(
@@ -274,6 +288,8 @@ def eval_(
             instructions=tuple(instructions or ()),
             list_cases=list_cases,
             customer=_customer(customer_model, customer_provider, customer_base_url),
+            tau2=tau2,
+            store_file=store_file,
         )
     )
 

@@ -17,10 +17,12 @@ from agent_cli.config import Settings
 from agent_cli.errors import EvalBelowTarget, Interrupted, ReplayDiffers, UsageError
 from agent_cli.evaluation.cases import EvalCase, builtin_cases, load_cases
 from agent_cli.evaluation.customer import Speaker
+from agent_cli.evaluation.reference import LABEL as REFERENCE_LABEL
 from agent_cli.evaluation.regress import check_json, check_traces, traces_in
 from agent_cli.evaluation.report import ReportContext, render_report
 from agent_cli.evaluation.runner import Contender, check_tools, plan_jobs, run_jobs
 from agent_cli.evaluation.summary import result_json, summarize
+from agent_cli.evaluation.tau2_tasks import load_tau2
 from agent_cli.policy.instructions import shop_instructions
 from agent_cli.providers.choice import choose_provider
 from agent_cli.record.outcomes import CaseResult, ModelSummary
@@ -30,10 +32,12 @@ from agent_cli.runtime.drive import run_recorder, warn
 from agent_cli.runtime.options import ProviderOptions, RunOptions
 from agent_cli.store.configured import configured_path
 from agent_cli.store.samples import SAMPLE_DAY
+from agent_cli.store.tau2 import read_tau2
 from agent_cli.ui.console import make_console
 from agent_cli.ui.eval_view import EvalView, show_cases, show_check, show_check_summary
 
 MAX_CONCURRENCY = 64
+REFERENCE = "reference"  # --provider reference: the cases' own references, played
 MAX_REPEAT = 100
 
 
@@ -53,12 +57,19 @@ class EvalOptions:
     instructions: tuple[Path, ...] = ()  # --instructions, each file side by side
     list_cases: bool = False  # --list: the cases, one per line, nothing run
     customer: ProviderOptions | None = None  # --customer-model: plays simulated customers
+    tau2: Path | None = None  # τ²-bench's tasks.json, as cases
+    store_file: Path | None = None  # a τ²-format db.json: every case's starting store
+    reference: bool = False  # --provider reference: each case's reference played
 
 
 def eval_command(options: EvalOptions) -> None:
     """`agent eval`: run every case on every model, show the results as they finish, then the
     summary; EvalBelowTarget (exit 3) when a model passes fewer than --min-pass of its cases."""
     _check(options)
+    if options.run.provider.provider == REFERENCE:  # not a provider of the config: ours
+        run = options.run
+        plain = replace(run, provider=replace(run.provider, provider=None), dry_run=True)
+        options = replace(options, run=plain, reference=True)
     if options.replay is not None:
         paths = traces_in(options.replay)
         check_replays(paths, settings=options.run.settings(), json_output=options.json_output)
@@ -68,6 +79,7 @@ def eval_command(options: EvalOptions) -> None:
         show_cases(make_console(), [(case.id, case.kind, case.question) for case in cases])
         return
     contenders = tuple(_contenders(options))
+    cases = _judgeable(cases, contenders)
     check_tools(cases, contenders)
     customer = _customer_player(options, cases)
     _prepare_outputs(options)
@@ -104,7 +116,7 @@ def eval_command(options: EvalOptions) -> None:
         output.close(ordered, summaries, partial=False)
     if options.report is not None:
         context = ReportContext(
-            source="built-in cases" if options.builtin else str(options.cases),
+            source="built-in cases" if options.builtin else str(options.cases or options.tau2),
             base_urls={c.label: c.base_url for c in contenders},
             ran_at=datetime.now().astimezone(),
             sample_day=SAMPLE_DAY,
@@ -142,11 +154,14 @@ def check_replays(
 
 
 def _check(options: EvalOptions) -> None:
-    sources = [options.builtin, options.cases is not None, options.replay is not None]
-    if sum(sources) != 1:
+    sources = [options.builtin, options.cases, options.replay, options.tau2]
+    if sum(source not in (None, False) for source in sources) != 1:
         raise UsageError(
-            "Give one of: a case file, --builtin, or --replay DIR; see 'agent eval --help'"
+            "Give one of: a case file, --builtin, --tau2 TASKS_JSON, or --replay DIR; see "
+            "'agent eval --help'"
         )
+    if options.tau2 is not None and options.store_file is None:
+        raise UsageError("--tau2 needs --store-file: τ²-bench's db.json the tasks run on")
     if options.concurrency is not None and not 1 <= options.concurrency <= MAX_CONCURRENCY:
         raise UsageError(f"--concurrency must be 1-{MAX_CONCURRENCY}")
     if not 1 <= options.repeat <= MAX_REPEAT:
@@ -161,13 +176,26 @@ def _check(options: EvalOptions) -> None:
 
 
 def _cases(options: EvalOptions) -> tuple[EvalCase, ...]:
-    return builtin_cases() if options.builtin else load_cases(options.cases)  # type: ignore[arg-type]
+    """The cases asked for; with --store-file, each starts from that store (read once)."""
+    shop = read_tau2(options.store_file) if options.store_file is not None else None
+    if options.tau2 is not None:
+        assert shop is not None
+        tasks = load_tau2(options.tau2, shop)
+        for skipped in tasks.skipped:
+            warn(f"τ²-bench {skipped}: skipped")
+        if not tasks.cases:
+            raise UsageError(f"{options.tau2}: every task was skipped; nothing to run")
+        return tasks.cases
+    cases = builtin_cases() if options.builtin else load_cases(options.cases)  # type: ignore[arg-type]
+    return cases if shop is None else tuple(replace(case, start=shop) for case in cases)
 
 
 def _contenders(options: EvalOptions) -> list[Contender]:
     """One per --model (or the configured model) and --instructions file (or the configured
     instructions), each checked as `agent ask` would: bad settings, unreadable instructions and
     a missing key fail here, before any case runs."""
+    if options.reference:
+        return [_reference(options)]
     contenders = []
     for model in options.models or (None,):
         provider = replace(options.run.provider, model=model or options.run.provider.model)
@@ -185,10 +213,34 @@ def _contenders(options: EvalOptions) -> list[Contender]:
     return contenders
 
 
+def _reference(options: EvalOptions) -> Contender:
+    """`--provider reference`: each case's reference played through its conversation."""
+    if options.models:
+        raise UsageError("--provider reference plays each case's own reference: drop --model")
+    run = replace(options.run, provider=replace(options.run.provider, provider=None), dry_run=True)
+    return Contender(REFERENCE_LABEL, run, run.settings(), reference=True)
+
+
+def _judgeable(
+    cases: tuple[EvalCase, ...], contenders: tuple[Contender, ...]
+) -> tuple[EvalCase, ...]:
+    """The reference contender runs the cases that have a reference; the others are skipped."""
+    if not any(c.reference for c in contenders):
+        return cases
+    kept = tuple(case for case in cases if case.reference is not None)
+    if len(kept) < len(cases):
+        warn(f"{len(cases) - len(kept)} case(s) have no reference writes: skipped")
+    if not kept:
+        raise UsageError("--provider reference: no case has reference writes to play")
+    return kept
+
+
 def _customer_player(options: EvalOptions, cases: tuple[EvalCase, ...]) -> Contender | None:
     """Who plays the simulated customers: --customer-model on its provider (the agent's unless
     --customer-provider says another) and server; checked before any case runs."""
     simulated = [case.id for case in cases if case.customer is not None]
+    if options.reference:
+        return None  # the reference's customer agrees, and needs no model
     if options.customer is None:
         if simulated:
             raise UsageError(

@@ -98,7 +98,10 @@ class RunState:
         return self.started + self.limits.timeout_s + self.waited_for_person
 
     def person_answered(self, since: float) -> None:
+        """A person's answer came: the wait is not the run's time, and a call made again after
+        it is not a loop (a change proposed, a no, proposed again, a yes: the same call thrice)."""
         self.waited_for_person += self.clock() - since
+        self._recent_calls.clear()
 
     def check_deadline(self) -> None:
         if self.clock() > self.deadline:

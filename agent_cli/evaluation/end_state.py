@@ -19,6 +19,7 @@ from agent_cli.core.budget import RefundCounter
 from agent_cli.core.seams import ApprovalNeeded, Observation
 from agent_cli.evaluation.cases import ReferenceWrite
 from agent_cli.runtime.assemble import build_tools
+from agent_cli.store.desk_changes import WRITE_TOOLS
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.desk import CustomerSession
 
@@ -61,6 +62,7 @@ TABLES: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "refunds": (("order_code", "n"), ("amount", "reason")),
 }
 _MADE = ("CHANGED:", "REFUNDED:", "TRANSFERRED:")  # what a write that was made says
+_ACTING = frozenset((*WRITE_TOOLS, "issue_refund", "transfer_to_human_agents"))
 MAX_SHOWN = 8  # differing records named in one failure; the rest are counted
 
 Row = dict[str, object]
@@ -137,7 +139,8 @@ def replay(settings: Settings, store: OrderStore, writes: Sequence[ReferenceWrit
     problems = []
     for number, write in enumerate(writes, start=1):
         outcome = _made(tools.invoke(write.tool, write.args))
-        if outcome.is_error or not outcome.text.startswith(_MADE):
+        acts = write.tool in _ACTING  # a read (τ²'s gold actions hold them) need only succeed
+        if outcome.is_error or (acts and not outcome.text.startswith(_MADE)):
             problems.append(f"reference write {number} ({write.tool}): {outcome.text}")
     return Replayed(snapshot(store), tuple(problems))
 

@@ -28,6 +28,7 @@ from agent_cli.evaluation.cases import EvalCase
 from agent_cli.evaluation.conversation import Customer, ScriptedCustomer, converse
 from agent_cli.evaluation.customer import SimulatedCustomer, Speaker
 from agent_cli.evaluation.judge import judge
+from agent_cli.evaluation.reference import JUDGED, AgreeingCustomer, ReferenceModel
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.record.outcomes import CaseResult, Failure, RunRecord
 from agent_cli.record.tracing import TraceWriter, open_trace_file
@@ -40,6 +41,8 @@ from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.desk import CustomerSession
 from agent_cli.tools.orders import AsOf
 
+REFERENCE_STEPS = 200  # a τ² task's gold actions, each write proposed and confirmed
+
 
 @dataclass(frozen=True, slots=True)
 class Contender:
@@ -50,6 +53,7 @@ class Contender:
     settings: Settings
     instructions: str = ""  # the shop's own (policy/instructions.py)
     base_url: str = ""  # the provider's, for the report; empty offline
+    reference: bool = False  # the reference contender: each case's own reference, played
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +202,8 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
         with ExitStack() as stack:
             store = _starting_store(case)
             stack.callback(store.close)
-            runtime = _runtime(job, models.get(contender), store)
+            model = ReferenceModel(case, store) if contender.reference else models.get(contender)
+            runtime = _runtime(job, model, store)
             sinks: list[Callable[[Event], None]] = [record.add, _stop_when(recording.cancel)]
             if recording.log is not None:
                 sinks.insert(0, recording.log)
@@ -219,7 +224,10 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
         record.status, record.error = "error", f"{type(exc).__name__}: {exc}"
         record.elapsed_ms = record.elapsed_ms or (time.perf_counter() - started) * 1000
         return _result(job, (Failure("error", record.error),), record, trace)
-    return _result(job, (*judge(case, record, after), *ended), record, trace)
+    failures = (*judge(case, record, after), *ended)
+    if contender.reference:  # judged on what a reference can show, not on a model's wording
+        failures = tuple(failure for failure in failures if failure.kind in JUDGED)
+    return _result(job, failures, record, trace)
 
 
 def _starting_store(case: EvalCase) -> OrderStore:
@@ -268,6 +276,8 @@ def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
     limits = limits_for(settings, model.model)
     if case.max_steps is not None:
         limits = replace(limits, max_steps=case.max_steps)
+    if job.contender.reference:  # its answer is the case's facts, verbatim; its steps many
+        limits = replace(limits, max_steps=REFERENCE_STEPS, grounding=False)
     instructions = job.contender.instructions
     return Runtime(
         settings, model, tools, limits, today, counter, None, as_of, instructions, identity
@@ -288,6 +298,8 @@ def _customer(job: Job, models: Models) -> Customer:
     """Who speaks for the customer: the case's own messages, or its persona played by the
     customer model (the command made sure there is one)."""
     case = job.case
+    if case.customer is not None and job.contender.reference:
+        return AgreeingCustomer(case)
     if case.customer is None:
         return ScriptedCustomer.of(case.question, case.turns if case.conversation else case.replies)
     if job.customer is None:

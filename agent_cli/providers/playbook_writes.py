@@ -240,7 +240,7 @@ def _confirmed(talk: _Talk, planned: CallTool) -> Decision:
         return _outcome(tries[-1][1], talk)
     answer = next((s for c, s in talk.made[first_index:] if c.tool == ASK_USER_TOOL), None)
     if answer is None:
-        return AskUser(question=talk.words.confirm.format(summary=_summary(first.observation)))
+        return AskUser(question=talk.words.confirm.format(summary=proposal_of(first.observation)))
     if not explicit_yes(customer_said(answer.observation)):
         return FinalAnswer(answer=talk.words.not_changed.format(what=talk.about))
     return CallTool(tool=planned.tool, args=dict(planned.args), thought="The customer said yes.")
@@ -270,7 +270,7 @@ def _outcome(step: Step, talk: _Talk) -> FinalAnswer:
     return FinalAnswer(answer=words.denied.format(what=talk.about, reason=reason))
 
 
-def _summary(proposed: str) -> str:
+def proposal_of(proposed: str) -> str:
     """The exact change of a PROPOSED observation, without the note to the agent."""
     text = proposed.removeprefix("PROPOSED (nothing is changed yet): ")
     return text.split(". Tell the customer exactly this", 1)[0]

@@ -1,0 +1,196 @@
+"""τ²-bench retail tasks run unchanged (issue 42, point 4): `agent eval --tau2 tasks.json
+--store-file db.json` turns each task into a case (the user scenario the simulated customer,
+the gold actions the reference, communicate_info the facts); a task naming a tool we do not
+have is reported and skipped; the reference contender (`--provider reference`) passes every
+sound task and shows a case file's own mistake; and a task runs end to end with loopback stub
+models on both sides.
+
+`tests/fixtures/tau2-tasks.json` holds seven tasks copied unchanged from tau2-bench (commit
+a2c0247) `data/tau2/domains/retail/tasks.json`; their records are the `db` of
+`tests/fixtures/tau2-gold.json` (a part of τ²'s `db.json`)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_cli.cli import app
+from agent_cli.errors import CaseFileError
+from agent_cli.evaluation.customer import STOP
+from agent_cli.evaluation.tau2_tasks import load_tau2
+from agent_cli.store.tau2 import read_tau2
+
+from .fakellm import FakeLLM, openai_calls, openai_text
+from .test_providers import KEY
+
+runner = CliRunner()
+FIXTURES = Path(__file__).parent / "fixtures"
+TASKS = FIXTURES / "tau2-tasks.json"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "db.json"
+    gold = json.loads((FIXTURES / "tau2-gold.json").read_text("utf-8"))
+    path.write_text(json.dumps(gold["db"]), encoding="utf-8")
+    return path
+
+
+def tasks() -> list[dict[str, Any]]:
+    loaded: list[dict[str, Any]] = json.loads(TASKS.read_text("utf-8"))
+    return loaded
+
+
+def test_tasks_become_cases(db: Path) -> None:
+    loaded = load_tau2(TASKS, read_tau2(db))
+    assert loaded.skipped == ()
+    by_id = {case.id: case for case in loaded.cases}
+    assert list(by_id) == [f"tau2-{t['id']}" for t in tasks()]
+    case = by_id["tau2-40"]
+    assert case.kind == "conversation" and case.approve
+    assert case.customer is not None
+    assert case.customer.instructions.startswith("You want to know how much balance")
+    assert case.customer.instructions.endswith("want to get things done quickly.")
+    assert case.customer.known.startswith("You are Isabella Lopez")
+    assert case.customer.unknown == ""
+    assert case.reference is not None
+    assert [w.tool for w in case.reference] == [
+        "find_user_id_by_email",
+        "get_user_details",
+        "get_order_details",
+        "modify_pending_order_payment",
+    ]
+    assert case.reference[3].args == {
+        "order_id": "#W4923227",
+        "payment_method_id": "credit_card_8897086",
+    }
+    assert case.facts == ("60", "mastercard")
+    assert case.start is not None and any(
+        c.id == "isabella_lopez_6490" for c in case.start.customers
+    )
+    assert by_id["tau2-50"].desk.handover is True  # its gold action hands over
+    assert by_id["tau2-57"].reference == ()  # nothing may change
+    assert by_id["tau2-16"].desk.handover is None
+
+
+def test_a_task_with_a_tool_we_do_not_have_is_skipped_and_said(db: Path, tmp_path: Path) -> None:
+    edited = tasks()
+    edited[0]["evaluation_criteria"]["actions"][0]["name"] = "refund_everything"
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(edited), encoding="utf-8")
+    loaded = load_tau2(path, read_tau2(db))
+    assert loaded.skipped == ("task 16: no tool named 'refund_everything' here",)
+    assert len(loaded.cases) == len(edited) - 1
+    result = runner.invoke(
+        app, ["eval", "--tau2", str(path), "--store-file", str(db), "--provider", "reference"]
+    )
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "τ²-bench task 16: no tool named 'refund_everything' here: skipped" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{}", "expected τ²-bench's tasks.json: a list of task objects"),
+        ("[1]", "expected τ²-bench's tasks.json: a list of task objects"),
+        ('[{"id": "9"}]', "task 1 ('9'): user_scenario"),
+        ("[", "not valid JSON"),
+        ("[]", "no tasks"),
+    ],
+)
+def test_a_malformed_tasks_file_is_named(
+    content: str, message: str, db: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "tasks.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(CaseFileError, match=re.escape(message)):
+        load_tau2(path, read_tau2(db))
+    result = runner.invoke(app, ["eval", "--tau2", str(path), "--store-file", str(db)])
+    assert result.exit_code == 2
+
+
+def test_tau2_needs_its_store_and_is_one_source(db: Path) -> None:
+    alone = runner.invoke(app, ["eval", "--tau2", str(TASKS), "--dry-run"])
+    assert alone.exit_code == 2 and "--tau2 needs --store-file" in alone.stderr
+    both = runner.invoke(app, ["eval", "--builtin", "--tau2", str(TASKS), "--store-file", str(db)])
+    assert both.exit_code == 2 and "Give one of" in both.stderr
+    no_customer = runner.invoke(
+        app, ["eval", "--tau2", str(TASKS), "--store-file", str(db), "--dry-run"]
+    )
+    assert no_customer.exit_code == 2 and "give --customer-model" in no_customer.stderr
+
+
+def reference_run(path: Path, db: Path, *extra: str) -> list[dict[str, Any]]:
+    argv = ["eval", "--tau2", str(path), "--store-file", str(db), "--provider", "reference"]
+    result = runner.invoke(app, [*argv, "--json", "--min-pass", "0", *extra])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    return [line for line in lines if line["event"] == "case"]
+
+
+def test_the_reference_contender_passes_every_sound_task(db: Path) -> None:
+    cases = reference_run(TASKS, db, "--trials", "2")
+    assert {(c["case"], c["passed"]) for c in cases} == {(f"tau2-{t['id']}", True) for t in tasks()}
+    assert {c["model"] for c in cases} == {"reference/gold"}
+
+
+def test_the_reference_contender_shows_a_tasks_own_mistake(db: Path, tmp_path: Path) -> None:
+    edited = [t for t in tasks() if t["id"] == "40"]
+    edited[0]["evaluation_criteria"]["actions"][3]["arguments"]["payment_method_id"] = "gift_card_0"
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(edited), encoding="utf-8")
+    (case,) = reference_run(path, db)
+    assert not case["passed"]
+    (failure,) = [f for f in case["failures"] if f["kind"] == "reference"]
+    assert failure["message"].startswith("reference write 4 (modify_pending_order_payment): ERROR:")
+    assert "gift_card_0" in failure["message"]
+
+
+def test_the_reference_contender_checks_the_built_in_conversations() -> None:
+    result = runner.invoke(app, ["eval", "--builtin", "--provider", "reference", "--json"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    cases = [json.loads(line) for line in result.stdout.splitlines() if '"case"' in line]
+    assert len(cases) >= 30 and all(c["passed"] for c in cases)
+    assert "case(s) have no reference writes: skipped" in result.stderr
+
+
+def test_a_tau2_task_end_to_end_with_stub_models_on_both_sides(fake_llm: FakeLLM, db: Path) -> None:
+    customer = FakeLLM().start()
+    try:
+        customer.queue(
+            openai_text("Hi. Which card did I use for my recent order? I'd like to pay with visa."),
+            openai_text("yes"),
+            openai_text(STOP),
+        )
+        order, visa = "#W4923227", "credit_card_8897086"
+        change = ("modify_pending_order_payment", {"order_id": order, "payment_method_id": visa})
+        fake_llm.queue(
+            openai_calls(("find_user_id_by_email", {"email": "isabella.lopez3271@example.com"})),
+            openai_calls(("get_order_details", {"order_id": order})),
+            openai_calls(change),
+            openai_calls(("ask_user", {"question": "Pay #W4923227 with your visa instead?"})),
+            openai_calls(change),
+            openai_text("Done: your order is now paid with your visa, not your mastercard (60)."),
+        )
+        only = [t for t in tasks() if t["id"] == "40"]
+        one = db.parent / "one.json"
+        one.write_text(json.dumps(only), encoding="utf-8")
+        argv = ["eval", "--tau2", str(one), "--store-file", str(db), "--json"]
+        argv += ["--provider", "openai", "--base-url", fake_llm.url, "--model", "agent"]
+        argv += ["--no-stream", "--no-grounding", "--customer-model", "customer"]
+        argv += ["--customer-base-url", customer.url]
+        result = runner.invoke(app, argv, env={"OPENAI_API_KEY": KEY})
+    finally:
+        customer.stop()
+    assert result.exit_code == 0, result.stdout + result.stderr
+    (case,) = [json.loads(x) for x in result.stdout.splitlines() if '"case"' in x]
+    assert case["passed"], case["failures"]
+    assert fake_llm.violations == [] and customer.violations == []
+    assert len(customer.bodies()) == 3
+    first = fake_llm.bodies()[0]["messages"]
+    assert first[-1]["content"].startswith("Hi. Which card did I use")
