@@ -88,6 +88,18 @@ def read_text_file(path: Path, *, max_bytes: int, error: type[Exception]) -> str
         raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
+def read_json_file(path: Path, *, max_bytes: int, error: type[Exception]) -> Any:
+    """A user's JSON file decoded, or `error` naming the path and the problem (the line of a
+    syntax error; nesting too deep to read)."""
+    text = read_text_file(path, max_bytes=max_bytes, error=error)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise error(f"{path}: nested too deeply to read") from None
+
+
 MAX_DEPTH = 64  # a real reply nests about 6 deep; tool arguments a few levels more
 
 

@@ -18,7 +18,6 @@ and the field (exit 2).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from agent_cli.errors import CaseFileError
 from agent_cli.evaluation.cases import MAX_FILE_BYTES, DeskExpectations, EvalCase, ReferenceWrite
 from agent_cli.evaluation.customer import Persona
 from agent_cli.store.desk import DeskData
-from agent_cli.text import read_text_file
+from agent_cli.text import read_json_file
 from agent_cli.tools.offered import DESK, SEED
 from agent_cli.validation_text import describe_fields_error
 
@@ -77,13 +76,7 @@ class Tau2Tasks:
 
 def load_tau2(path: Path, shop: DeskData) -> Tau2Tasks:
     """The tasks of τ²'s `tasks.json` at `path` as cases on `shop` (its `db.json`)."""
-    text = read_text_file(path, max_bytes=MAX_FILE_BYTES * 4, error=CaseFileError)
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CaseFileError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise CaseFileError(f"{path}: nested too deeply to read") from None
+    raw = read_json_file(path, max_bytes=MAX_FILE_BYTES * 4, error=CaseFileError)
     if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
         raise CaseFileError(f"{path}: expected τ²-bench's tasks.json: a list of task objects")
     cases, skipped = [], []

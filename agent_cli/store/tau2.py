@@ -35,7 +35,7 @@ from agent_cli.store.desk import (
     Variant,
 )
 from agent_cli.store.models import Order
-from agent_cli.text import read_text_file
+from agent_cli.text import read_json_file
 
 CURRENCY = "USD"  # τ²-bench's prices are dollars
 MAX_FILE_BYTES = 200 * 1024 * 1024
@@ -156,13 +156,7 @@ class _Db(_Model):
 
 def read_tau2(path: Path) -> DeskData:
     """The file's records, checked; OrderFileError naming the record and field otherwise."""
-    text = read_text_file(path, max_bytes=MAX_FILE_BYTES, error=OrderFileError)
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise OrderFileError(f"{path}: line {exc.lineno}: not valid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise OrderFileError(f"{path}: nested too deeply to read") from None
+    raw = read_json_file(path, max_bytes=MAX_FILE_BYTES, error=OrderFileError)
     return parse_tau2(raw, str(path))
 
 
