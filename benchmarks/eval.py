@@ -1,18 +1,27 @@
 """What `agent eval` costs. Prints figures; asserts nothing.
 
     python benchmarks/eval.py [--offline N] [--http N] [--concurrency C] [--latency S]
+                              [--conversations N] [--turns T]
 
 (a) N offline cases (the built-in set, repeated) on the playbook, in process: time per case,
     each with its own in-memory store; (b) N cases against a loopback OpenAI-compatible server
     (benchmarks/loopback_llm.py) answering after S seconds, C workers: the wall time against its
-    floor, cases x steps x latency / C; and the TCP connections the workers opened.
+    floor, cases x steps x latency / C; and the TCP connections the workers opened;
+(c) the built-in conversations (issue 42) on the playbook, repeated to N: conversations and
+    turns per second, each judged on its end state against its reference replayed on a copy;
+(d) the harness's own time per conversation turn: one conversation of T turns whose model is
+    a script answering at once (a 0 ms stub), so all the time is ours: the run, the memory,
+    the store, the judge, the reference replay and the two stores compared.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import tempfile
 import time
+from pathlib import Path
 
 from providers import Server
 
@@ -80,15 +89,59 @@ def over_http(count: int, concurrency: int, latency: float) -> None:
     )
 
 
+def conversations(count: int) -> None:
+    convs = tuple(c for c in builtin_cases() if c.kind == "conversation")
+    cases = tuple((convs * (count // len(convs) + 1))[:count])
+    options = RunOptions(dry_run=True)
+    contender = Contender("offline/playbook", options, options.settings())
+    timed(contender, cases[:10], 1)
+    elapsed, results = timed(contender, cases, 1)
+    turns = sum(r.record.runs for r in results)
+    print(
+        f"conversations offline: {count} in {elapsed:.2f} s = {count / elapsed:.0f} per second, "
+        f"{turns} turns ({turns / elapsed:.0f} per second); "
+        f"{sum(r.passed for r in results)}/{count} passed"
+    )
+
+
+def per_turn(turns: int) -> None:
+    """A conversation of `turns` turns against a script that answers each at once."""
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "answers.json"
+        script.write_text(json.dumps([{"type": "final", "answer": "ok"}] * turns))
+        messages = ", ".join(json.dumps(f"question {n}") for n in range(turns))
+        text = f'[[cases]]\nid = "t"\nturns = [{messages}]\nmax_turns = 50\nfacts = ["ok"]\n'
+        text += "reference = []\n"
+        cases = parse_cases(text, "benchmark", json_file=False)
+        options = RunOptions(script=script, grounding=False)
+        contender = Contender("script", options, options.settings())
+        timed(contender, cases, 1)
+        rounds = 20
+        started = time.perf_counter()
+        for _ in range(rounds):
+            _, results = timed(contender, cases, 1)
+        elapsed = (time.perf_counter() - started) / rounds
+    assert all(r.passed for r in results), results[0].failures
+    print(
+        f"harness per turn: a {turns}-turn conversation against a 0 ms stub takes "
+        f"{elapsed * 1000:.1f} ms = {elapsed / turns * 1000:.2f} ms per turn (the case's "
+        "store, memory, judge and end-state comparison included)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--offline", type=int, default=200)
     parser.add_argument("--http", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--conversations", type=int, default=140)
+    parser.add_argument("--turns", type=int, default=10)
     args = parser.parse_args()
     offline(args.offline)
     over_http(args.http, args.concurrency, args.latency)
+    conversations(args.conversations)
+    per_turn(args.turns)
 
 
 if __name__ == "__main__":

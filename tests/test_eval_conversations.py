@@ -203,6 +203,9 @@ reference = []
 def test_each_trial_starts_from_a_fresh_store(tmp_path: Path) -> None:
     cases = run_cases(tmp_path, CANCEL, "--trials", "3")
     assert [case["passed"] for case in cases] == [True, True, True]
+    # side by side too: a shared store would find B200 cancelled already in every trial but one
+    together = run_cases(tmp_path, CANCEL, "--trials", "6", "--concurrency", "3")
+    assert [case["passed"] for case in together] == [True] * 6
 
 
 # -- the starting store ------------------------------------------------------------------------

@@ -70,6 +70,7 @@ def test_a_simulated_customer_cancels_an_order(customer: FakeLLM, tmp_path: Path
     assert result.exit_code == 0, result.stdout + result.stderr
     (case,) = cases_of(result)
     assert case["passed"], case["failures"]
+    assert case["customer_tokens"] == 4 * 120  # the customer model's, apart from the agent's
     bodies = customer.bodies()
     assert len(bodies) == 4
     system = bodies[0]["messages"][0]

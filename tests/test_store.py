@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_cli.errors import OrderFileError, StoreError, UsageError
+from agent_cli.store import help_articles
 from agent_cli.store.models import Order
 from agent_cli.store.order_files import normalise_code, read_orders
 from agent_cli.store.samples import SAMPLE_ORDERS
@@ -191,3 +192,30 @@ def test_normalise_code() -> None:
     assert normalise_code("a100") == "A100"
     with pytest.raises(UsageError, match="is not an order code"):
         normalise_code("../etc/passwd")
+
+
+def test_throwaway_stores_are_copies_that_share_nothing() -> None:
+    """Each in-memory store is a copy of one built template: a write in one is in no other,
+    nor in the template later stores are copied from."""
+    first, second = OrderStore.in_memory(), OrderStore.in_memory()
+    first.import_orders([Order("B200", "CANCELLED", 5_400)])
+    assert _status(first, "B200") == "CANCELLED"
+    assert _status(second, "B200") == "PENDING"
+    assert _status(OrderStore.in_memory(), "B200") == "PENDING"
+    assert _status(OrderStore.in_memory([Order("Z900", "PENDING", 100)]), "Z900") == "PENDING"
+    assert OrderStore.in_memory().get("Z900") is None
+    moved = OrderStore.in_memory(as_of=date(2027, 1, 10))  # another seed, another template
+    assert _delivered(moved, "A100") != _delivered(first, "A100")
+    assert help_articles.search(moved, "shipping Osaka")  # the full-text index is copied too
+
+
+def _status(store: OrderStore, code: str) -> str:
+    order = store.get(code)
+    assert order is not None
+    return order.status
+
+
+def _delivered(store: OrderStore, code: str) -> date | None:
+    order = store.get(code)
+    assert order is not None
+    return order.delivered_at

@@ -238,6 +238,13 @@ def eval_(
             help="Every case starts from this store: a τ²-bench db.json (for --tau2, its own)."
         ),
     ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            help="Stop the eval before a model request that would bring its cost over this "
+            '(every model needs [prices."MODEL"] in the config); exit 3.'
+        ),
+    ] = None,
     customer_model: Annotated[
         str | None,
         typer.Option(
@@ -290,6 +297,7 @@ def eval_(
             customer=_customer(customer_model, customer_provider, customer_base_url),
             tau2=tau2,
             store_file=store_file,
+            max_cost=max_cost,
         )
     )
 

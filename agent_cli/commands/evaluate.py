@@ -21,6 +21,7 @@ from agent_cli.evaluation.reference import LABEL as REFERENCE_LABEL
 from agent_cli.evaluation.regress import check_json, check_traces, traces_in
 from agent_cli.evaluation.report import ReportContext, render_report
 from agent_cli.evaluation.runner import Contender, check_tools, plan_jobs, run_jobs
+from agent_cli.evaluation.spending import EvalBudget, EvalBudgetExceeded
 from agent_cli.evaluation.summary import result_json, summarize
 from agent_cli.evaluation.tau2_tasks import load_tau2
 from agent_cli.policy.instructions import shop_instructions
@@ -60,6 +61,7 @@ class EvalOptions:
     tau2: Path | None = None  # τ²-bench's tasks.json, as cases
     store_file: Path | None = None  # a τ²-format db.json: every case's starting store
     reference: bool = False  # --provider reference: each case's reference played
+    max_cost: float | None = None  # --max-cost: the whole eval's budget
 
 
 def eval_command(options: EvalOptions) -> None:
@@ -79,6 +81,7 @@ def eval_command(options: EvalOptions) -> None:
         show_cases(make_console(), [(case.id, case.kind, case.question) for case in cases])
         return
     contenders = tuple(_contenders(options))
+    _check_prices(options, contenders)
     cases = _judgeable(cases, contenders)
     check_tools(cases, contenders)
     customer = _customer_player(options, cases)
@@ -107,8 +110,9 @@ def eval_command(options: EvalOptions) -> None:
                 on_result=finished,
                 record_dir=options.record,
                 log=recorder,
+                budget=None if options.max_cost is None else EvalBudget(options.max_cost),
             )
-        except Interrupted:
+        except (Interrupted, EvalBudgetExceeded):
             output.close(_sorted(results, order), summarize(results, labels), partial=True)
             raise
         ordered = _sorted(results, order)
@@ -209,8 +213,25 @@ def _contenders(options: EvalOptions) -> list[Contender]:
         for path in options.instructions or (None,):
             text = shop_instructions(settings, path).text
             named = f"{label} + {path.name}" if len(options.instructions) > 1 and path else label
-            contenders.append(Contender(named, run, settings, text, base_url))
+            contenders.append(Contender(named, run, settings, text, base_url, model=built.model))
     return contenders
+
+
+def _check_prices(options: EvalOptions, contenders: tuple[Contender, ...]) -> None:
+    """--max-cost counts money: each model over HTTP needs its price ([prices."MODEL"])."""
+    if options.max_cost is None:
+        return
+    if not options.max_cost > 0:
+        raise UsageError("--max-cost must be above 0 (the eval's budget, in the prices' unit)")
+    for contender in contenders:
+        if contender.reference or _offline(contender):
+            continue
+        model = contender.model
+        if model not in contender.settings.prices:
+            raise UsageError(
+                f'--max-cost needs a price for model {model!r}: add [prices."{model}"] with '
+                "input and output (per million tokens) to the config"
+            )
 
 
 def _reference(options: EvalOptions) -> Contender:
@@ -272,14 +293,15 @@ def _customer_player(options: EvalOptions, cases: tuple[EvalCase, ...]) -> Conte
     return Contender(label, run, settings)
 
 
-def _default_concurrency(contenders: tuple[Contender, ...]) -> int:
-    def offline(contender: Contender) -> bool:
-        run = contender.options
-        if run.dry_run or run.script is not None:
-            return True
-        return choose_provider(contender.settings, os.environ).kind == "offline"
+def _offline(contender: Contender) -> bool:
+    run = contender.options
+    if run.dry_run or run.script is not None:
+        return True
+    return choose_provider(contender.settings, os.environ).kind == "offline"
 
-    return 1 if all(offline(c) for c in contenders) else 4
+
+def _default_concurrency(contenders: tuple[Contender, ...]) -> int:
+    return 1 if all(_offline(c) for c in contenders) else 4
 
 
 def _prepare_outputs(options: EvalOptions) -> None:

@@ -179,7 +179,7 @@ def bar_chart(
 
 def _summary_table(summaries: Sequence[ModelSummary]) -> str:
     heads: tuple[str, ...] = ("model", "passed", "accuracy", "pass^k", "p50", "p95")
-    heads += ("tokens/case", "cost/case", "failures")
+    heads += ("tokens/case", "cost/case", "tokens", "cost", "time", "failures")
     rows = []
     for s in summaries:
         pass_hat = " ".join(f"pass^{k} {v:.1%}" for k, v in enumerate(s.pass_hat, start=1))
@@ -194,6 +194,9 @@ def _summary_table(summaries: Sequence[ModelSummary]) -> str:
             ms(s.p95_ms),
             f"{s.tokens_per_case:,.0f}",
             cost,
+            f"{s.tokens:,}",
+            f"{s.cost:.4f}" if s.cost is not None else "-",
+            ms(s.wall_ms),
             failures,
         )
         cells = "".join(
@@ -258,6 +261,10 @@ def _result_cell(result: CaseResult | None, directory: Path) -> str:
     ]
     if record.cost is not None:
         facts.append(f"cost {record.cost:.4f}")
+    if record.runs > 1:
+        facts.append(f"{record.runs} turns")
+    if result.customer_usage.total:
+        facts.append(f"customer {result.customer_usage.total:,} tokens")
     if record.run_id:
         facts.append(f"run {record.run_id[:8]}")
     meta = " · ".join(_e(fact) for fact in facts)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from agent_cli.config import Settings
 from agent_cli.core.budget import RefundCounter
-from agent_cli.core.decisions import ASK_USER_TOOL
+from agent_cli.core.decisions import ASK_USER_TOOL, Usage
 from agent_cli.core.events import ApprovalRequested, Event, RunStarted
 from agent_cli.core.seams import ReasoningModel, Verdict
 from agent_cli.errors import Interrupted, Terminated, UsageError
@@ -29,6 +29,7 @@ from agent_cli.evaluation.conversation import Customer, ScriptedCustomer, conver
 from agent_cli.evaluation.customer import SimulatedCustomer, Speaker
 from agent_cli.evaluation.judge import judge
 from agent_cli.evaluation.reference import JUDGED, AgreeingCustomer, ReferenceModel
+from agent_cli.evaluation.spending import EvalBudget
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.record.outcomes import CaseResult, Failure, RunRecord
 from agent_cli.record.tracing import TraceWriter, open_trace_file
@@ -54,6 +55,7 @@ class Contender:
     instructions: str = ""  # the shop's own (policy/instructions.py)
     base_url: str = ""  # the provider's, for the report; empty offline
     reference: bool = False  # the reference contender: each case's own reference, played
+    model: str = ""  # the provider's name for the model (its price's key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,12 +135,13 @@ def run_jobs(
     record_dir: Path | None = None,
     log: Callable[[Event], None] | None = None,
     cancel: threading.Event | None = None,
+    budget: EvalBudget | None = None,
 ) -> None:
     """Run every job, handing each result to `on_result` (in this thread) as it finishes; each
     run's events also go to `log` (the run log) and, with `record_dir`, to a trace file.
     Ctrl-C (or SIGTERM) stops the workers at their next event; the results that finished are
     handed over, then Interrupted is raised."""
-    recording = Recording(record_dir, log, cancel or threading.Event())
+    recording = Recording(record_dir, log, cancel or threading.Event(), budget)
     models = Models()
     try:
         if concurrency <= 1:
@@ -190,11 +193,15 @@ class Recording:
     record_dir: Path | None
     log: Callable[[Event], None] | None
     cancel: threading.Event
+    budget: EvalBudget | None = None  # --max-cost: the eval's, shared by every case
 
 
 def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
     """One case on one model; any failure but an interruption becomes a failed result."""
     case, contender = job.case, job.contender
+    budget = recording.budget
+    if budget is not None and budget.exhausted.is_set():
+        raise budget.error()  # spent: no case starts
     record = RunRecord(provider="", model=contender.label)
     trace = _trace_path(recording.record_dir, job) if recording.record_dir else None
     started = time.perf_counter()
@@ -203,6 +210,8 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
             store = _starting_store(case)
             stack.callback(store.close)
             model = ReferenceModel(case, store) if contender.reference else models.get(contender)
+            if budget is not None:
+                model = budget.guard(model, limits_for(contender.settings, model.model).price)
             runtime = _runtime(job, model, store)
             sinks: list[Callable[[Event], None]] = [record.add, _stop_when(recording.cancel)]
             if recording.log is not None:
@@ -217,7 +226,8 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
             ended = _ended(case, contender.settings, store, over=over)
             if isinstance(customer, SimulatedCustomer) and customer.failed:
                 # no conversation to judge the agent on: the customer's model is at fault
-                return _result(job, (Failure("customer", customer.failed),), record, trace)
+                failed = (Failure("customer", customer.failed),)
+                return _result(job, failed, record, trace, customer)
     except Interrupted:
         raise
     except Exception as exc:  # the case crashed: a failed case, and the others go on
@@ -227,7 +237,7 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
     failures = (*judge(case, record, after), *ended)
     if contender.reference:  # judged on what a reference can show, not on a model's wording
         failures = tuple(failure for failure in failures if failure.kind in JUDGED)
-    return _result(job, failures, record, trace)
+    return _result(job, failures, record, trace, customer)
 
 
 def _starting_store(case: EvalCase) -> OrderStore:
@@ -254,11 +264,24 @@ def _ended(case: EvalCase, settings: Settings, store: OrderStore, *, over: bool)
 
 
 def _result(
-    job: Job, failures: tuple[Failure, ...], record: RunRecord, trace: Path | None
+    job: Job,
+    failures: tuple[Failure, ...],
+    record: RunRecord,
+    trace: Path | None,
+    customer: Customer | None = None,
 ) -> CaseResult:
     case = job.case
+    spoke = customer.usage if isinstance(customer, SimulatedCustomer) else Usage()
     return CaseResult(
-        case.id, job.contender.label, job.repeat, failures, record, trace, case.question, case.today
+        case.id,
+        job.contender.label,
+        job.repeat,
+        failures,
+        record,
+        trace,
+        case.question,
+        case.today,
+        spoke,
     )
 
 

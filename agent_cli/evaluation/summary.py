@@ -48,6 +48,9 @@ def _case_passes(rows: list[CaseResult]) -> dict[str, tuple[int, int]]:
 def _summary(model: str, rows: list[CaseResult]) -> ModelSummary:
     latencies = sorted(row.record.elapsed_ms for row in rows)
     costs = [row.record.cost for row in rows]
+    known = [c for c in costs if c is not None]
+    total = sum(known) if rows and len(known) == len(costs) else None
+    tokens = sum(row.record.usage.total for row in rows)
     kinds = Counter(failure.kind for row in rows for failure in row.failures)
     return ModelSummary(
         model=model,
@@ -55,15 +58,14 @@ def _summary(model: str, rows: list[CaseResult]) -> ModelSummary:
         passed=sum(1 for row in rows if row.passed),
         p50_ms=percentile(latencies, 50),
         p95_ms=percentile(latencies, 95),
-        tokens_per_case=sum(row.record.usage.total for row in rows) / len(rows) if rows else 0.0,
-        cost_per_case=(
-            sum(c for c in costs if c is not None) / len(rows)
-            if rows and all(c is not None for c in costs)
-            else None
-        ),
+        tokens_per_case=tokens / len(rows) if rows else 0.0,
+        cost_per_case=None if total is None else total / len(rows),
         failures=dict(sorted(kinds.items())),
         pass_hat=pass_hat(passes := _case_passes(rows)),
         case_passes=passes,
+        tokens=tokens,
+        cost=total,
+        wall_ms=sum(latencies),
     )
 
 
@@ -96,4 +98,5 @@ def result_json(result: CaseResult) -> dict[str, Any]:
         "trace": str(result.trace) if result.trace else None,
         "run_id": result.run_id,  # a conversation's first run
         "runs": record.runs,  # a conversation's turns, each a run in the log
+        "customer_tokens": result.customer_usage.total,  # a simulated customer's model's
     }

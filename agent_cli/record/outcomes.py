@@ -115,6 +115,7 @@ class CaseResult:
     trace: Path | None = None
     question: str = ""
     today: date | None = None  # the case's own day, when it sets one
+    customer_usage: Usage = field(default_factory=Usage)  # a simulated customer's model's
 
     @property
     def passed(self) -> bool:
@@ -137,6 +138,9 @@ class ModelSummary:
     failures: dict[str, int]  # by kind
     pass_hat: tuple[float, ...] = ()  # pass^1 .. pass^k over the trials (see summary.pass_hat)
     case_passes: dict[str, tuple[int, int]] = field(default_factory=dict)  # case: (passed, trials)
+    tokens: int = 0  # over every case
+    cost: float | None = None  # over every case; None unless every case has a cost
+    wall_ms: float = 0.0  # the cases' own times added up (workers run them side by side)
 
     @property
     def accuracy(self) -> float:
@@ -156,6 +160,9 @@ class ModelSummary:
             "failures": self.failures,
             "pass_hat_k": {str(k): round(v, 4) for k, v in enumerate(self.pass_hat, start=1)},
             "case_passes": {case: list(passes) for case, passes in self.case_passes.items()},
+            "tokens": self.tokens,
+            "cost": None if self.cost is None else round(self.cost, 6),
+            "wall_ms": round(self.wall_ms, 1),
         }
 
 

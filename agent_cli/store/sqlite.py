@@ -1,10 +1,7 @@
-"""The order store: a real SQLite database, created, migrated and seeded on first use.
-
-Every query is parameterised; order codes reach it only after validation. Writes happen in one
-transaction, so a failed import leaves the database exactly as it was. Refunds are recorded with
-an idempotency key, so the same refund can never be recorded twice, and the amount still
-refundable is checked again inside the transaction that records one.
-"""
+"""The order store: a real SQLite database, created, migrated and seeded on first use. Every
+query is parameterised; a write is one transaction (a failed import leaves the database as it
+was); a refund has an idempotency key (never recorded twice) and what is still refundable is
+checked again inside the transaction that records one."""
 
 from __future__ import annotations
 
@@ -22,6 +19,7 @@ from agent_cli.config.currencies import money
 from agent_cli.dates import system_today
 from agent_cli.errors import StoreBusy, StoreError
 from agent_cli.store import desk_schema as ddl  # the tables' text, shared with PostgreSQL
+from agent_cli.store import memory_copies
 from agent_cli.store.desk import DeskData
 from agent_cli.store.desk_store import write_desk
 from agent_cli.store.help_articles import write_articles
@@ -39,6 +37,7 @@ from agent_cli.store.upgrades import amounts_to_minor_units
 
 T = TypeVar("T")
 Seed = Iterable[Order] | DeskData  # what a new database starts with
+MEMORY = Path(":memory:")
 
 
 # Each entry moves the schema one version up; a new database runs them all, then is seeded.
@@ -170,11 +169,14 @@ class OrderStore:
     def in_memory(
         cls, orders: Iterable[Order] = (), as_of: date | None = None, shop: DeskData | None = None
     ) -> OrderStore:
-        """A throwaway database holding `shop`, else the sample orders (at the dates eval cases
-        are written for, or as of `as_of`), then `orders` (they replace those with the same
-        code): for evals and dry runs, which never write the user's database. One thread."""
-        store = cls(sqlite3.connect(":memory:", isolation_level=None), Path(":memory:"))
-        store._migrate(shop or (SAMPLE_SHOP if as_of is None else sample_shop(as_of)))
+        """A throwaway database (a copy of a template: memory_copies.py) holding `shop`, else the
+        sample orders (at the dates eval cases are written for, or as of `as_of`), then `orders`
+        (replacing those of the same code): for evals and dry runs. Use it from one thread."""
+        seed = shop or (SAMPLE_SHOP if as_of is None else sample_shop(as_of))
+        key = ("shop", id(shop)) if shop is not None else ("sample", as_of)
+        store = cls(
+            memory_copies.copied(key, shop, lambda db: cls(db, MEMORY)._migrate(seed)), MEMORY
+        )
         if orders := list(orders):
             store.import_orders(orders)
         return store
