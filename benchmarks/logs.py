@@ -1,13 +1,14 @@
 """What the run log costs. Prints figures; asserts nothing.
 
-    python benchmarks/logs.py [--runs 10000] [--repeat 20]
+    python benchmarks/logs.py [--runs 10000] [--repeat 20] [--report-runs 100000]
 
 Fills a fresh log (in a temporary directory) with N runs shaped like real ones (a question, an
 answer, ten trace lines), then prints: the cost of logging one run (its start and its end, two
 transactions), `RunLog.search` for a rare word, a common word, several words and a word under
 three characters (which is scanned, not indexed), each with the first 20 results as on a terminal
 and with every result, `RunLog.runs` for the newest 20, and the whole `agent logs search`
-command as a process (start-up included) against its `python -c pass` floor.
+command as a process (start-up included) against its `python -c pass` floor; then `agent logs
+report` (in all, and by intent) on a log of --report-runs runs, in process and as a process.
 """
 
 from __future__ import annotations
@@ -52,13 +53,24 @@ def logged_run(number: int) -> tuple[LoggedRun, list[str]]:
     return run, lines
 
 
+INTENTS = ("refund", "status", "cancel", "return", "help", "handover")
+
+
+def facts(number: int) -> tuple[object, ...]:
+    """Desk figures as real runs have them: an intent, now and then a write proposed."""
+    intent = INTENTS[number % len(INTENTS)]
+    wrote = intent in ("cancel", "return")
+    approved, queued = int(wrote and number % 3 == 0), int(wrote and number % 3 == 1)
+    return (intent, int(wrote), approved, 0, queued, 0)
+
+
 def fill(log: RunLog, runs: int) -> float:
     """Seconds per run logged (started + finished)."""
     began = time.perf_counter()
     for number in range(runs):
         run, lines = logged_run(number)
         log.started(run, lines[0])
-        log.finished(run, lines)
+        log.finished(run, lines, facts(number))
     return (time.perf_counter() - began) / runs
 
 
@@ -79,6 +91,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--report-runs", type=int, default=100_000)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "runs.db"
@@ -107,6 +120,29 @@ def main() -> None:
         whole = process_ms([*command, "-n", "20"], env, options.repeat)
         floor = f"python -c pass: {floor:.0f} ms"
         print(f"agent logs search -n 20, as a process: {whole:.0f} ms ({floor})")
+    report(options.report_runs, options.repeat)
+
+
+def report(runs: int, repeat: int) -> None:
+    """`agent logs report` on a log of `runs` runs: in process (the query and the figures)
+    and as the command (start-up included)."""
+    from agent_cli.commands.logs_report import KINDS, figures
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "runs.db"
+        log = RunLog.open(path, keep_runs=runs)
+        fill(log, runs)
+        tries = max(3, repeat // 4)
+        whole = median_ms(lambda: figures(log.report_rows(None, KINDS), None), tries)
+        by_intent = median_ms(lambda: figures(log.report_rows(None, KINDS), "intent"), tries)
+        log.close()
+        env = {**os.environ, "AGENT_LOG": str(path), "NO_COLOR": "1"}
+        command = [sys.executable, "-m", "agent_cli", "logs", "report", "--by", "day"]
+        process = process_ms(command, env, tries)
+    print(
+        f"agent logs report on {runs:,} runs: {whole:.0f} ms in all, {by_intent:.0f} ms by "
+        f"intent (in process); {process:.0f} ms as a process, --by day"
+    )
 
 
 if __name__ == "__main__":

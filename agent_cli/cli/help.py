@@ -43,6 +43,7 @@ EXAMPLES = {  # by the command's function
     "config_show": ["agent config show --json"],
     "config_init": ["agent config init"],
     "logs_list": ["agent logs list --status timeout --since 7d", "agent logs list --json"],
+    "logs_report": ["agent logs report --since 7d --by day", "agent logs report --html desk.html"],
     "logs_show": ["agent logs show", "agent logs show 3f2a --json > run.jsonl"],
     "logs_search": ["agent logs search A100", 'agent logs search "refund window" -n 5'],
 }

@@ -126,7 +126,7 @@ def eval_command(options: EvalOptions) -> None:
             sample_day=SAMPLE_DAY,
             directory=options.report.parent,
         )
-        _write_report(options.report, render_report(ordered, summaries, context))
+        write_page(options.report, render_report(ordered, summaries, context))
     _check_target(summaries, options.min_pass)
 
 
@@ -337,9 +337,9 @@ def _check_report_target(path: Path, settings: Settings) -> None:
             raise UsageError(f"--report {path}: that is {what}; choose another file")
 
 
-def _write_report(path: Path, html: str) -> None:
-    """Written whole or not at all: a temporary file beside it (mode 0600, like the run log
-    it comes from), then renamed over it."""
+def write_page(path: Path, html: str, option: str = "--report") -> None:
+    """An HTML page written whole or not at all: a temporary file beside it (mode 0600, like
+    the run log it comes from), then renamed over it; a failure names `option`."""
     draft: str | None = None
     try:
         with tempfile.NamedTemporaryFile(
@@ -352,7 +352,7 @@ def _write_report(path: Path, html: str) -> None:
         if draft is not None:
             with contextlib.suppress(OSError):
                 os.unlink(draft)
-        raise UsageError(f"--report {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"{option} {path}: {exc.strerror or exc}") from None
 
 
 def _check_target(summaries: list[ModelSummary], min_pass: float) -> None:

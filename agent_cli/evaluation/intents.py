@@ -1,56 +1,28 @@
 """What a desk run worked on, read from the tools it called (any model's run, live or from a
-trace): a case's `intent` is judged against it, and its `writes`, `handover` and
-`orders_after` against what the run left behind (evaluation/judge.py)."""
+trace; the table of intents is record/desk_facts.py's, shared with the run log): a case's
+`intent` is judged against it, and its `writes`, `handover` and `orders_after` against what the
+run left behind (evaluation/judge.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Literal
+from collections.abc import Iterable
 
+from agent_cli.record.desk_facts import ACTING, INTENT_TOOLS, Intent, intents_of
 from agent_cli.record.outcomes import ToolRun
 from agent_cli.store import desk_reads
 from agent_cli.store.desk import DeskOrder
 from agent_cli.store.sqlite import OrderStore
 
-Intent = Literal[
-    "refund",  # is it refundable? (and a refund made)
-    "refund_status",  # where is my refund, how much is left
-    "status",  # where is my order
-    "orders",  # which orders do I have
-    "cancel",
-    "address",
-    "payment",
-    "items",  # items of a pending order swapped
-    "return",
-    "exchange",
-    "help",  # a help-centre question
-    "handover",
+__all__ = [  # the intent table is record/desk_facts.py's, re-exported for the judge and cases
+    "ACTING",
+    "INTENT_TOOLS",
+    "Intent",
+    "committed",
+    "intent_problem",
+    "intents_of",
+    "order_state",
+    "ticket_opened",
 ]
-
-INTENT_TOOLS: Mapping[Intent, frozenset[str]] = {
-    "refund": frozenset({"lookup_order", "refund_policy", "issue_refund"}),
-    "refund_status": frozenset({"lookup_order", "get_order_details"}),
-    "status": frozenset({"track_order"}),
-    "orders": frozenset({"get_user_details"}),
-    "cancel": frozenset({"cancel_pending_order"}),
-    "address": frozenset({"modify_pending_order_address", "modify_user_address"}),
-    "payment": frozenset({"modify_pending_order_payment"}),
-    "items": frozenset({"modify_pending_order_items"}),
-    "return": frozenset({"return_delivered_order_items"}),
-    "exchange": frozenset({"exchange_delivered_order_items"}),
-    "help": frozenset({"search_help", "get_article"}),
-    "handover": frozenset({"transfer_to_human_agents"}),
-}
-# The intents that act: a run may look things up on its way, but acts on one intent only.
-ACTING: frozenset[Intent] = frozenset(
-    {"cancel", "address", "payment", "items", "return", "exchange", "handover"}
-)
-
-
-def intents_of(tools: Iterable[ToolRun]) -> set[Intent]:
-    """Every intent whose tools the run called (a proposal or a refusal counts: it tried)."""
-    called = {tool.tool for tool in tools}
-    return {intent for intent, names in INTENT_TOOLS.items() if called & names}
 
 
 def intent_problem(expected: Intent, tools: Iterable[ToolRun]) -> str | None:

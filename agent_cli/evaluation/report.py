@@ -91,6 +91,16 @@ class _CaseRow:
         return sorted({f.kind for r in self.by_model.values() for f in r.failures})
 
 
+def page(title: str, body: str) -> str:
+    """A self-contained page in the report's style (`agent logs report --html`)."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>\n"
+        f"<h1>{_e(title)}</h1>\n{body}\n</body></html>\n"
+    )
+
+
 def render_report(
     results: Sequence[CaseResult], summaries: Sequence[ModelSummary], context: ReportContext
 ) -> str:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agent_cli.core.events import Event, RunFinished, RunStarted
+from agent_cli.record.desk_facts import RunFacts
 from agent_cli.record.runlog import UNFINISHED, LoggedRun, RunLog
 from agent_cli.record.tracing import dumps_event
 from agent_cli.text import mask_secrets
@@ -38,7 +39,7 @@ class RunRecorder:
         self.kind = kind
         self.session_id = session_id
         self._warn = warn
-        self._runs: dict[str, tuple[LoggedRun, list[str]]] = {}
+        self._runs: dict[str, tuple[LoggedRun, list[str], RunFacts]] = {}
         self._lock = threading.Lock()
 
     def __call__(self, event: Event) -> None:
@@ -48,17 +49,18 @@ class RunRecorder:
         with self._lock:
             if isinstance(event, RunStarted):
                 run = self._row(event)
-                self._runs[event.run_id] = (run, [line])
+                self._runs[event.run_id] = (run, [line], RunFacts())
                 self._write(lambda log: log.started(run, line))
                 return
             entry = self._runs.get(event.run_id)
             if entry is None:
                 return
             entry[1].append(line)
+            entry[2].add(event)
             if isinstance(event, RunFinished):
                 del self._runs[event.run_id]
                 done = _finish(entry[0], event)
-                self._write(lambda log: log.finished(done, entry[1]))
+                self._write(lambda log: log.finished(done, entry[1], entry[2].row()))
 
     def close(self) -> None:
         if self._log is not None:

@@ -29,6 +29,8 @@ UNFINISHED = "unfinished"  # the status of a run whose end was never recorded
 BUSY_WAIT_S = 2.0  # another agent writing the log at the same moment
 MIN_TRIGRAM = 3  # FTS5's trigram index finds substrings of at least three characters
 
+FACTS = ("intent", "proposed", "approved", "denied", "queued", "refused")  # the desk's, per run
+
 # Each entry moves the file one version up (store/schema.py).
 _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -80,6 +82,12 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE TRIGGER traces_delete AFTER DELETE ON runs BEGIN
             DELETE FROM traces WHERE id = old.id;
         END""",
+    ),
+    # The desk's figures of each run, for `agent logs report` (record/desk_facts.py); a run
+    # logged before them has none (NULL intent: counted as "unknown").
+    (
+        "ALTER TABLE runs ADD COLUMN intent TEXT",
+        *(f"ALTER TABLE runs ADD COLUMN {name} INTEGER NOT NULL DEFAULT 0" for name in FACTS[1:]),
     ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -219,11 +227,15 @@ class RunLog:
             )
             self._db.execute("DELETE FROM runs WHERE id <= ?", (row_id - self.keep_runs,))
 
-    def finished(self, run: LoggedRun, lines: list[str]) -> None:
+    def finished(
+        self, run: LoggedRun, lines: list[str], facts: tuple[object, ...] = (None, 0, 0, 0, 0, 0)
+    ) -> None:
+        """The run's end: its figures, its desk figures (`FACTS`) and every trace line."""
         with self._lock, self._transaction():
-            assignments = ", ".join(f"{name} = ?" for name in _COLUMNS.split(", ")[1:])
+            names = [*_COLUMNS.split(", ")[1:], *FACTS]
+            assignments = ", ".join(f"{name} = ?" for name in names)
             self._db.execute(
-                f"UPDATE runs SET {assignments} WHERE run_id = ?", (*run[1:14], run.run_id)
+                f"UPDATE runs SET {assignments} WHERE run_id = ?", (*run[1:14], *facts, run.run_id)
             )
             self._db.execute(
                 "UPDATE traces SET lines = ? WHERE id = (SELECT id FROM runs WHERE run_id = ?)",
@@ -331,6 +343,23 @@ class RunLog:
             (row[0],),
         ).fetchall()
         return str(row[0]), [Exchange(question, answer) for question, answer in turns]
+
+    def report_rows(self, since: datetime | None, kinds: tuple[str, ...]) -> list[tuple[Any, ...]]:
+        """What `agent logs report` counts, oldest first, no text nor trace read: (started_at,
+        conversation: the session or the run, provider, model, status, elapsed_ms, tokens,
+        cost, *FACTS, run_id)."""
+        marks = ", ".join("?" * len(kinds))
+        where, params = f"kind IN ({marks})", list(kinds)
+        if since is not None:
+            where += " AND started_at >= ?"
+            params.append(since.astimezone(UTC).isoformat(timespec="milliseconds"))
+        return self._db.execute(
+            "SELECT started_at, COALESCE(session_id, run_id), provider, model, status, elapsed_ms,"
+            f" input_tokens + output_tokens, cost, {', '.join(FACTS)}, run_id FROM runs"
+            f" WHERE {where}"
+            " ORDER BY id",
+            params,
+        ).fetchall()
 
     def _select(self, tail: str, params: tuple[Any, ...]) -> list[LoggedRun]:
         rows = self._db.execute(f"SELECT {_COLUMNS} FROM runs {tail}", params).fetchall()

@@ -242,3 +242,10 @@ def _local(started_at: str) -> str:
         return datetime.fromisoformat(started_at).astimezone().strftime("%Y-%m-%d %H:%M")
     except ValueError:
         return started_at
+
+
+def show_desk_report(console: Console, rows: Sequence[Sequence[str]], by: str) -> None:
+    """`agent logs report`: a row per group (a day, a model, an intent, or all)."""
+    figures = ("conversations", "resolved", "handed over", "refused", "at a limit", "writes")
+    table = whole_table(by, *figures, "p50/p95", "tokens", "cost", title="the desk's numbers")
+    print_rows(console, table, [[Text(cell) for cell in row] for row in rows], narrow=110)
