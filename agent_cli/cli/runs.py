@@ -238,6 +238,13 @@ def eval_(
             help="Every case starts from this store: a τ²-bench db.json (for --tau2, its own)."
         ),
     ] = None,
+    store_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Run every case on this PostgreSQL server, each in a schema of its own, "
+            "dropped after it (default: an in-memory SQLite store per case)."
+        ),
+    ] = None,
     max_cost: Annotated[
         float | None,
         typer.Option(
@@ -298,6 +305,7 @@ def eval_(
             tau2=tau2,
             store_file=store_file,
             max_cost=max_cost,
+            store_url=store_url,
         )
     )
 

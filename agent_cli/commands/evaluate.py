@@ -62,6 +62,7 @@ class EvalOptions:
     store_file: Path | None = None  # a τ²-format db.json: every case's starting store
     reference: bool = False  # --provider reference: each case's reference played
     max_cost: float | None = None  # --max-cost: the whole eval's budget
+    store_url: str | None = None  # --store-url: a PostgreSQL server, a schema per case
 
 
 def eval_command(options: EvalOptions) -> None:
@@ -111,6 +112,7 @@ def eval_command(options: EvalOptions) -> None:
                 record_dir=options.record,
                 log=recorder,
                 budget=None if options.max_cost is None else EvalBudget(options.max_cost),
+                store_url=options.store_url,
             )
         except (Interrupted, EvalBudgetExceeded):
             output.close(_sorted(results, order), summarize(results, labels), partial=True)
@@ -164,6 +166,8 @@ def _check(options: EvalOptions) -> None:
             "Give one of: a case file, --builtin, --tau2 TASKS_JSON, or --replay DIR; see "
             "'agent eval --help'"
         )
+    if options.store_url is not None:
+        _check_server(options.store_url)
     if options.tau2 is not None and options.store_file is None:
         raise UsageError("--tau2 needs --store-file: τ²-bench's db.json the tasks run on")
     if options.concurrency is not None and not 1 <= options.concurrency <= MAX_CONCURRENCY:
@@ -177,6 +181,14 @@ def _check(options: EvalOptions) -> None:
         raise UsageError("--model picks provider models; it does not go with --dry-run or --script")
     if len(set(options.models)) != len(options.models):
         raise UsageError("--model names a model twice; give each once")
+
+
+def _check_server(url: str) -> None:
+    """--store-url before any case: psycopg installed, and the server takes a scratch schema."""
+    from agent_cli.store.scratch import scratch_store
+
+    with scratch_store(url, ()):
+        pass
 
 
 def _cases(options: EvalOptions) -> tuple[EvalCase, ...]:

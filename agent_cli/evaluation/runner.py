@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from contextlib import ExitStack, closing
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -37,7 +37,8 @@ from agent_cli.runtime.answerers import refuse
 from agent_cli.runtime.assemble import Runtime, build_tools, choose_model, limits_for
 from agent_cli.runtime.options import RunOptions
 from agent_cli.store.order_files import order_record
-from agent_cli.store.samples import SAMPLE_DAY
+from agent_cli.store.samples import SAMPLE_DAY, SAMPLE_SHOP
+from agent_cli.store.scratch import scratch_store
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.desk import CustomerSession
 from agent_cli.tools.orders import AsOf
@@ -136,12 +137,13 @@ def run_jobs(
     log: Callable[[Event], None] | None = None,
     cancel: threading.Event | None = None,
     budget: EvalBudget | None = None,
+    store_url: str | None = None,
 ) -> None:
     """Run every job, handing each result to `on_result` (in this thread) as it finishes; each
     run's events also go to `log` (the run log) and, with `record_dir`, to a trace file.
     Ctrl-C (or SIGTERM) stops the workers at their next event; the results that finished are
     handed over, then Interrupted is raised."""
-    recording = Recording(record_dir, log, cancel or threading.Event(), budget)
+    recording = Recording(record_dir, log, cancel or threading.Event(), budget, store_url)
     models = Models()
     try:
         if concurrency <= 1:
@@ -194,6 +196,7 @@ class Recording:
     log: Callable[[Event], None] | None
     cancel: threading.Event
     budget: EvalBudget | None = None  # --max-cost: the eval's, shared by every case
+    store_url: str | None = None  # --store-url: each case's store a schema on that server
 
 
 def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
@@ -207,8 +210,7 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
     started = time.perf_counter()
     try:
         with ExitStack() as stack:
-            store = _starting_store(case)
-            stack.callback(store.close)
+            store = stack.enter_context(_fresh_store(case, recording.store_url))
             model = ReferenceModel(case, store) if contender.reference else models.get(contender)
             if budget is not None:
                 model = budget.guard(model, limits_for(contender.settings, model.model).price)
@@ -223,7 +225,7 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
             sinks = [_with_case_orders(sink, case) for sink in sinks]
             over = _drive(runtime, case, customer, sinks)
             after = intents.order_state(store, [code for code, _ in case.desk.orders_after])
-            ended = _ended(case, contender.settings, store, over=over)
+            ended = _ended(case, contender.settings, (store, recording.store_url), over=over)
             if isinstance(customer, SimulatedCustomer) and customer.failed:
                 # no conversation to judge the agent on: the customer's model is at fault
                 failed = (Failure("customer", customer.failed),)
@@ -240,13 +242,25 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
     return _result(job, failures, record, trace, customer)
 
 
-def _starting_store(case: EvalCase) -> OrderStore:
+@contextmanager
+def _fresh_store(case: EvalCase, url: str | None) -> Iterator[OrderStore]:
     """A fresh copy of the case's starting store (each trial its own: no run sees another's
-    writes): the sample shop or the case's own, then its orders."""
-    return OrderStore.in_memory(case.orders, shop=case.start)
+    writes): the sample shop or the case's own, then its orders; in memory, or with
+    `--store-url` in a schema of its own on that PostgreSQL server, dropped afterwards."""
+    if url is not None:
+        with scratch_store(url, case.start or SAMPLE_SHOP, case.orders) as scratch:
+            yield scratch
+        return
+    store = OrderStore.in_memory(case.orders, shop=case.start)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
-def _ended(case: EvalCase, settings: Settings, store: OrderStore, *, over: bool) -> list[Failure]:
+def _ended(
+    case: EvalCase, settings: Settings, stores: tuple[OrderStore, str | None], *, over: bool
+) -> list[Failure]:
     """What the conversation's end and the store it leaves say: the turn limit reached, and
     the store against the one the case's reference writes leave."""
     failures = []
@@ -254,8 +268,9 @@ def _ended(case: EvalCase, settings: Settings, store: OrderStore, *, over: bool)
         failures.append(
             Failure("status", f"the conversation reached its limit of {case.max_turns} turns")
         )
+    store, url = stores
     if case.reference is not None:
-        with closing(_starting_store(case)) as copy:
+        with _fresh_store(case, url) as copy:
             expected = end_state.replay(settings, copy, case.reference)
         failures += [Failure("reference", problem) for problem in expected.problems]
         if found := end_state.differences(end_state.snapshot(store), expected.state):

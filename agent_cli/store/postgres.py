@@ -137,13 +137,19 @@ class PostgresStore(OrderStore):
         self.url = masked(url)
 
     @classmethod
-    def connect(cls, url: str, *, seed: Seed | None = None) -> PostgresStore:
+    def connect(
+        cls, url: str, *, seed: Seed | None = None, schema: str | None = None
+    ) -> PostgresStore:
         """Connect and migrate; a new database gets `seed` (default: none, a team's data is
-        its own). StoreError, naming the URL without its password, when the server cannot be
-        reached or the login is refused."""
+        its own); `schema`: everything in that schema (an eval's scratch copy, scratch.py).
+        StoreError, naming the URL without its password, when the server cannot be reached
+        or the login is refused."""
         try:
             connection = psycopg.connect(
-                expanded(url), autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
+                expanded(url),
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                options=f"-c search_path={schema}" if schema else "",
             )
         except psycopg.Error as exc:
             raise StoreError(
@@ -311,4 +317,20 @@ def _errors(url: str) -> Iterator[None]:
         raise StoreError(
             f"The order database {url} refused: {_first_line(exc)}; grant the agent's user the "
             "privileges `agent doctor` lists"
+        ) from None
+
+
+def scratch_schema(url: str, name: str, *, drop: bool = False) -> None:
+    """Make (or drop, with everything in it) the schema `name` on the server at `url`: an eval
+    case's scratch copy (scratch.py). `name` is ours: letters, digits and underscores."""
+    statement = f"DROP SCHEMA IF EXISTS {name} CASCADE" if drop else f"CREATE SCHEMA {name}"
+    try:
+        with psycopg.connect(
+            expanded(url), autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
+        ) as db:
+            db.execute(statement)  # a name we made: letters, digits, _
+    except psycopg.Error as exc:
+        what = "drop" if drop else "make"
+        raise StoreError(
+            f"--store-url {masked(url)}: cannot {what} a schema: {_first_line(exc)}"
         ) from None
