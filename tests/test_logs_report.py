@@ -123,9 +123,10 @@ def test_bad_input_is_one_line_and_exit_2() -> None:
     assert when.exit_code == 2
 
 
-def test_no_log_yet_says_so() -> None:
-    result = agent("logs", "report")
-    assert result.exit_code != 0 and "No runs logged yet" in result.stderr
+def test_no_log_yet_says_so_and_every_figure_is_zero() -> None:
+    result = agent("logs", "report", "--json")
+    assert result.exit_code == 0 and "No runs logged yet" in result.stderr
+    assert json.loads(result.stdout)["conversations"] == 0
 
 
 def test_a_log_from_before_the_desk_figures_is_upgraded(tmp_path: Path) -> None:

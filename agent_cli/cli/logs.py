@@ -58,7 +58,9 @@ def logs_report(
     html: Annotated[
         Path | None, typer.Option(help="Write the report as a self-contained HTML page (0600).")
     ] = None,
-    json_output: LogsJsonOption = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="One JSON object per row (JSON Lines).")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """The desk's numbers from the run log: conversations, resolved without a person, handed

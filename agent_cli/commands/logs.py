@@ -96,7 +96,7 @@ def list_logs(
     limit = _limit(limit, default=console.is_terminal and not json_output)
     only = options.filter()
     settings = load_settings(config)
-    if not _has_log(settings):
+    if not has_log(settings):
         return
     with opened_log(settings) as log:
         runs = log.runs(limit=limit, only=only)
@@ -104,7 +104,7 @@ def list_logs(
     _show(runs, total, json_output=json_output, none="No logged runs match")
 
 
-def _has_log(settings: Settings) -> bool:
+def has_log(settings: Settings) -> bool:
     """Whether there is a log to read; a missing one is said in a dim line, not an error
     (and so is a log that is off)."""
     path = configured_log_path(settings.log.path)
@@ -128,7 +128,7 @@ def search_logs(
     console = make_console()
     limit = _limit(limit, default=console.is_terminal and not json_output)
     settings = load_settings(config)
-    if not _has_log(settings):
+    if not has_log(settings):
         return
     with opened_log(settings) as log:
         runs = log.search(text, limit=None if limit is None else limit + 1)

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_cli.commands.logs import opened_log
+from agent_cli.commands.logs import has_log, opened_log
 from agent_cli.config import Settings, load_settings
 from agent_cli.errors import AgentError
 from agent_cli.evaluation.report import ms, page
@@ -78,8 +78,10 @@ def desk_report(
     config: Path | None,
 ) -> None:
     settings = load_settings(config)
-    with opened_log(settings) as log:
-        rows = log.report_rows(since, KINDS)
+    rows: list[tuple[Any, ...]] = []
+    if has_log(settings):  # none yet: said in a dim line, and every figure is 0
+        with opened_log(settings) as log:
+            rows = log.report_rows(since, KINDS)
     groups = figures(rows, by)
     if by is None:  # the queue knows the run, not the group: said of the whole report
         groups[0].later = _queue_outcomes(settings, rows)
