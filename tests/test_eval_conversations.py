@@ -18,9 +18,10 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
+from agent_cli.config import load_settings
 from agent_cli.errors import CaseFileError
-from agent_cli.evaluation import intents
-from agent_cli.evaluation.cases import builtin_cases, load_cases, parse_cases
+from agent_cli.evaluation import end_state, intents
+from agent_cli.evaluation.cases import ReferenceWrite, builtin_cases, load_cases, parse_cases
 from agent_cli.evaluation.judge import judge
 from agent_cli.providers import (
     playbook,
@@ -31,6 +32,7 @@ from agent_cli.providers import (
     playbook_writes,
 )
 from agent_cli.record.outcomes import RunRecord, ToolRun
+from agent_cli.store.sqlite import OrderStore
 
 runner = CliRunner()
 
@@ -579,3 +581,62 @@ def test_a_broken_playbook_fails_the_conversations_about_it(
     breaks(monkeypatch)
     failed = {r["case"] for r in run_file(path) if r["event"] == "case" and not r["passed"]}
     assert about - failed == set(), f"passed though broken: {sorted(about - failed)}"
+
+
+# -- the end state's parts -----------------------------------------------------------------------
+
+
+def test_the_seeds_refunds_are_compared_as_each_orders_nth() -> None:
+    store = OrderStore.in_memory()
+    before = end_state.snapshot(store)
+    assert before["refunds"] == {("A106", 1): {"amount": 20_000, "reason": "lid cracked"}}
+    store.record_refund("A106", 1_500, "scratched", key="key-1")
+    after = end_state.snapshot(store)
+    assert after["refunds"][("A106", 2)] == {"amount": 1_500, "reason": "scratched"}
+    assert end_state.differences(after, before) == [  # the order's payment history too
+        'payments A106/2: a record the reference does not make ({"kind": "refund", "amount": '
+        '1500, "payment_method_id": "credit_card_1001"})',
+        'refunds A106/2: a record the reference does not make ({"amount": 1500, "reason": '
+        '"scratched"})',
+    ]
+
+
+def test_differences_name_missing_and_extra_records_and_are_cut_in_a_summary() -> None:
+    state = end_state.snapshot(OrderStore.in_memory())
+    orders = len(state["orders"])
+    missing = end_state.differences({}, state)
+    assert sum(line.startswith("orders ") and ": missing;" in line for line in missing) == orders
+    extra = end_state.differences(state, {})
+    assert all("a record the reference does not make" in line for line in extra)
+    assert end_state.differences(state, state) == []
+    lines = [f"d{n}" for n in range(10)]
+    assert end_state.summary(lines) == "; ".join(lines[:8]) + "; and 2 more"
+    assert end_state.summary(lines[:8]) == "; ".join(lines[:8])
+
+
+def test_a_reference_write_the_shops_rules_deny_is_the_cases_mistake(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[[refunds.rules]]\nname = "no-cancels"\ndecision = "deny"\n'
+        'tools = ["cancel_pending_order"]\n',
+        encoding="utf-8",
+    )
+    settings = load_settings(config)
+    write = ReferenceWrite(
+        tool="cancel_pending_order", args={"order_id": "B200", "reason": "no longer needed"}
+    )
+    replayed = end_state.replay(settings, OrderStore.in_memory(), [write])
+    (problem,) = replayed.problems
+    assert problem.startswith("reference write 1 (cancel_pending_order): DENIED by the shop's")
+    assert replayed.state["orders"][("B200",)]["status"] == "PENDING"  # nothing was written
+
+
+def test_every_differing_field_of_every_record_is_named() -> None:
+    state = end_state.snapshot(OrderStore.in_memory())
+    changed = {table: dict(rows) for table, rows in state.items()}
+    changed["orders"] = dict(state["orders"])
+    for code in ("A100", "B200"):
+        changed["orders"][(code,)] = {**state["orders"][(code,)], "status": "X", "zip": "0"}
+    found = end_state.differences(changed, state)
+    assert len(found) == 4
+    assert {line.split(":")[0] for line in found} == {"orders A100", "orders B200"}

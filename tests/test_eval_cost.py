@@ -103,3 +103,47 @@ def test_max_cost_offline_costs_nothing(tmp_path: Path) -> None:
     cases.write_text(CASES, encoding="utf-8")
     result = runner.invoke(app, ["eval", str(cases), "--dry-run", "--max-cost", "0.01"])
     assert result.exit_code == 0, result.stderr
+
+
+def test_a_budget_met_exactly_is_not_passed(fake_llm: FakeLLM, tmp_path: Path) -> None:
+    queue_cases(fake_llm, 3)
+    result = evaluate(fake_llm, tmp_path, "--max-cost", "240")
+    assert result.exit_code == 3
+    cases = [r for r in lines(result) if r["event"] == "case"]
+    # c1's second request brings it to 240 of 240: sent; c2's first would pass it: not sent
+    assert [c["status"] for c in cases] == ["answered", "cost_budget"]
+    assert len(fake_llm.bodies()) == 2
+
+
+def test_a_runs_next_request_is_estimated_by_its_own_last(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """Three requests: 120, then 600; the third would cost at least 600 again (not the 120 a
+    first request cost): 720 + 600 passes 1,000, so it is not sent."""
+    fake_llm.queue(
+        openai_calls(("lookup_order", {"order_code": "A100"})),
+        openai_calls(("refund_policy", {}), usage=(500, 100)),
+        openai_text(RIGHT),
+    )
+    result = evaluate(fake_llm, tmp_path, "--max-cost", "1000")
+    assert result.exit_code == 3
+    (first, *_) = [r for r in lines(result) if r["event"] == "case"]
+    assert first["status"] == "cost_budget"
+    assert len(fake_llm.bodies()) == 2
+
+
+def test_a_cases_first_request_is_estimated_by_the_latest_first_request(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """c1's requests cost 120, then 600 (720 spent); c2's first is estimated as c1's first
+    (120), not c1's last (600): 840 stays within 1,000, so it is sent."""
+    fake_llm.queue(
+        openai_calls(("lookup_order", {"order_code": "A100"})),
+        openai_text(RIGHT, usage=(500, 100)),
+        openai_calls(("lookup_order", {"order_code": "A100"})),
+        openai_text(RIGHT),
+    )
+    result = evaluate(fake_llm, tmp_path, "--max-cost", "1000")
+    assert result.exit_code == 3
+    # c2 runs whole (840, then 960); c3's first (960 + 120) would pass the budget
+    assert len(fake_llm.bodies()) == 4

@@ -146,9 +146,37 @@ def test_the_reference_contender_shows_a_tasks_own_mistake(db: Path, tmp_path: P
     path.write_text(json.dumps(edited), encoding="utf-8")
     (case,) = reference_run(path, db)
     assert not case["passed"]
-    (failure,) = [f for f in case["failures"] if f["kind"] == "reference"]
-    assert failure["message"].startswith("reference write 4 (modify_pending_order_payment): ERROR:")
-    assert "gift_card_0" in failure["message"]
+    said = [f["message"] for f in case["failures"] if f["kind"] == "reference"]
+    # the replay on a copy of the store, and the reference's own call in the conversation
+    assert said[0].startswith("reference write 4 (modify_pending_order_payment): ERROR:")
+    assert said[1].startswith("the reference's modify_pending_order_payment failed: ERROR:")
+    assert all("gift_card_0" in message for message in said)
+
+
+def test_a_case_citing_an_article_that_is_not_there_fails_with_the_reference(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "cases.toml"
+    text = (
+        '[[cases]]\nid = "c"\nturns = ["How long is shipping?"]\ncited = ["{a}"]\nreference = []\n'
+    )
+    path.write_text(
+        text.format(a="shipping-times")
+        + "\n"
+        + text.replace('"c"', '"d"').format(a="no-such-article")
+    )
+    result = runner.invoke(
+        app, ["eval", str(path), "--provider", "reference", "--json", "--min-pass", "0"]
+    )
+    cases = {
+        json.loads(x)["case"]: json.loads(x) for x in result.stdout.splitlines() if '"case"' in x
+    }
+    assert cases["c"]["passed"], cases["c"]["failures"]
+    (failure,) = cases["d"]["failures"]
+    assert failure["kind"] == "reference"
+    assert failure["message"].startswith(
+        "the reference's get_article failed: ERROR: no article no-such-article"
+    )
 
 
 def test_the_reference_contender_checks_the_built_in_conversations() -> None:

@@ -8,19 +8,22 @@ shown before any model is blamed. A case whose customer is simulated is played w
 who needs no model (`AgreeingCustomer`): they say why they called and yes to each proposal.
 
 It is judged on what a reference can show: the store left behind, the writes, the facts, the
-citations, a hand-over, consent. A case's wording criteria (verdicts, patterns, the tools a
-model calls, steps) are about a model's answer and are not judged for it.
+citations, a hand-over, consent; any of its own calls that fails (an article that is not there,
+a gold read of a missing record) is the case's mistake too (`problems`). A case's wording
+criteria (verdicts, patterns, the tools a model calls, steps) are about a model's answer and
+are not judged for it.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer
 from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.evaluation.cases import EvalCase
 from agent_cli.providers.playbook_writes import proposal_of
-from agent_cli.record.outcomes import FailureKind
+from agent_cli.record.outcomes import Failure, FailureKind, ToolRun
 from agent_cli.store import desk_reads
 from agent_cli.store.desk_changes import WRITE_TOOLS
 from agent_cli.store.sqlite import OrderStore
@@ -45,7 +48,6 @@ class ReferenceModel:
         self._todo: deque[CallTool] = deque(_plan(case, store))
         self._answer = _answer(case)
         self._waiting: CallTool | None = None  # a write proposed, its confirmation asked
-        self._asked = 0
 
     def decide(self, request: ModelRequest) -> ModelReply:
         return ModelReply(self._next(request))
@@ -60,11 +62,8 @@ class ReferenceModel:
                 return write.model_copy()
             if last.call.tool in WRITE_TOOLS and last.observation.startswith("PROPOSED"):
                 self._waiting = last.call
-                self._asked += 1  # each time in other words: asking the same is no progress
                 summary = proposal_of(last.observation)
-                again = f" (asking again: {self._asked})" if self._asked > 1 else ""
-                question = f"Here is the change, exactly: {summary}. {_ASKED}{again}"
-                return AskUser(question=question)
+                return AskUser(question=f"Here is the change, exactly: {summary}. {_ASKED}")
         if self._todo:
             return self._todo.popleft()
         return FinalAnswer(answer=self._answer)
@@ -85,6 +84,16 @@ class AgreeingCustomer:
 
 
 _ASKED = "Go ahead?"  # what the reference's confirmation asks
+
+
+def problems(tools: Iterable[ToolRun]) -> list[Failure]:
+    """The reference's own calls that failed, each the case file's mistake (a write refused, an
+    article or a record that is not there); a proposal's retry after a "no" is not one."""
+    return [
+        Failure("reference", f"the reference's {run.tool} failed: {run.observation}")
+        for run in tools
+        if run.is_error and run.tool != ASK_USER_TOOL
+    ]
 
 
 def _plan(case: EvalCase, store: OrderStore) -> list[CallTool]:

@@ -29,6 +29,7 @@ from agent_cli.evaluation.conversation import Customer, ScriptedCustomer, conver
 from agent_cli.evaluation.customer import SimulatedCustomer, Speaker
 from agent_cli.evaluation.judge import judge
 from agent_cli.evaluation.reference import JUDGED, AgreeingCustomer, ReferenceModel
+from agent_cli.evaluation.reference import problems as reference_problems
 from agent_cli.evaluation.spending import EvalBudget
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.record.outcomes import CaseResult, Failure, RunRecord
@@ -239,6 +240,7 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
     failures = (*judge(case, record, after), *ended)
     if contender.reference:  # judged on what a reference can show, not on a model's wording
         failures = tuple(failure for failure in failures if failure.kind in JUDGED)
+        failures += tuple(reference_problems(record.tools))
     return _result(job, failures, record, trace, customer)
 
 
