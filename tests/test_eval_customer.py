@@ -197,3 +197,13 @@ def test_a_simulated_customer_needs_a_customer_model(tmp_path: Path) -> None:
     assert "--customer-model: the simulated customer needs a model served over HTTP" in (
         offline.stderr
     )
+
+
+def test_a_customer_who_says_nothing_fails_the_case_as_customer(
+    customer: FakeLLM, tmp_path: Path
+) -> None:
+    customer.queue(openai_text("   "))
+    (case,) = cases_of(evaluate(tmp_path, CANCEL, customer))
+    assert [(f["kind"], f["message"]) for f in case["failures"]] == [
+        ("customer", "the simulated customer said nothing")
+    ]

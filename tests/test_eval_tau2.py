@@ -222,3 +222,32 @@ def test_a_tau2_task_end_to_end_with_stub_models_on_both_sides(fake_llm: FakeLLM
     assert len(customer.bodies()) == 3
     first = fake_llm.bodies()[0]["messages"]
     assert first[-1]["content"].startswith("Hi. Which card did I use")
+
+
+def test_a_persona_and_plain_instructions_are_the_customers(db: Path, tmp_path: Path) -> None:
+    base = next(t for t in tasks() if t["id"] == "57")
+    worded = {
+        **base,
+        "id": "p1",
+        "user_scenario": {
+            "persona": "You are terse.",
+            "instructions": {
+                "reason_for_call": "Cancel it.",
+                "task_instructions": "Be brief.",
+                "known_info": "Your email is x@example.com.",
+                "unknown_info": "Your zip code.",
+            },
+        },
+    }
+    plain = {**base, "id": "p2", "user_scenario": {"persona": None, "instructions": "Ask about A."}}
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([worded, plain]), encoding="utf-8")
+    first, second = load_tau2(path, read_tau2(db)).cases
+    assert first.customer is not None and second.customer is not None
+    assert first.customer.instructions == "You are terse.\n\nCancel it.\n\nBe brief."
+    assert (first.customer.known, first.customer.unknown) == (
+        "Your email is x@example.com.",
+        "Your zip code.",
+    )
+    assert first.question == "You are terse. Cancel it. Be brief."
+    assert (second.customer.instructions, second.customer.known) == ("Ask about A.", "")

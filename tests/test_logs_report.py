@@ -18,6 +18,8 @@ from typer.testing import CliRunner
 
 from agent_cli.cli import app
 from agent_cli.commands.logs_report import figures
+from agent_cli.core.events import ApprovalDecided, ToolObserved
+from agent_cli.record.desk_facts import RunFacts
 from agent_cli.record.runlog import _MIGRATIONS, RunLog
 
 runner = CliRunner()
@@ -154,3 +156,66 @@ def test_every_grouping_prints(by: str) -> None:
     assert agent("ask", "Is order A100 refundable?").exit_code == 0
     result = agent("logs", "report", "--by", by)
     assert result.exit_code == 0 and result.stdout.startswith(by + "\t")
+
+
+def test_costs_and_queued_writes_add_up() -> None:
+    rows = [
+        row("a", cost=0.25, facts=("cancel", 1, 0, 0, 1, 0)),
+        row("b", cost=0.5, facts=("return", 1, 0, 0, 1, 0)),
+    ]
+    (all_,) = figures(rows, None)
+    assert all_.cost == 0.75 and all_.queued == 2 and all_.proposed == 2
+
+
+def observed(step: int, tool: str, observation: str, *, error: bool = False) -> ToolObserved:
+    return ToolObserved(
+        run_id="r",
+        ts=0.0,
+        step=step,
+        tool=tool,
+        args={},
+        observation=observation,
+        is_error=error,
+        duration_ms=0.0,
+    )
+
+
+def decided(step: int, approved: bool, queued: int | None = None) -> ApprovalDecided:
+    by = "operator" if approved else "rule"
+    return ApprovalDecided(
+        run_id="r",
+        ts=0.0,
+        step=step,
+        tool="cancel_pending_order",
+        approved=approved,
+        by=by,
+        reason="",
+        queued=queued,
+    )
+
+
+def test_a_runs_desk_figures_are_counted_from_its_events() -> None:
+    facts = RunFacts()
+    proposed = "PROPOSED (nothing is changed yet): x"
+    for event in (
+        observed(1, "lookup_order", "ERROR: x", error=True),  # a read's error: no refusal
+        observed(2, "cancel_pending_order", proposed),
+        observed(3, "return_delivered_order_items", proposed),
+        observed(4, "cancel_pending_order", "ERROR: order A100 is delivered", error=True),
+        observed(5, "modify_user_address", "ERROR: no", error=True),
+        decided(6, True),
+        decided(7, False),
+        decided(8, False, queued=3),
+    ):
+        facts.add(event)
+    assert facts.row() == ("cancel", 2, 1, 1, 1, 2)
+    assert RunFacts().row() == ("other", 0, 0, 0, 0, 0)
+
+
+def test_the_html_page_holds_the_figures(tmp_path: Path) -> None:
+    assert agent("ask", "Is order A100 refundable?").exit_code == 0
+    page = tmp_path / "desk.html"
+    assert agent("logs", "report", "--html", str(page), "--since", "2000-01-01").exit_code == 0
+    text = page.read_text("utf-8")
+    assert "<td>all</td><td>1</td><td>1 (100%)</td>" in text
+    assert "since 2000-01-01" in text
