@@ -18,6 +18,9 @@ EXAMPLES = {  # by the command's function
         "agent eval --builtin --dry-run",
         "agent eval cases.toml --model gpt-4o-mini --model gpt-4o --report report.html",
         "agent eval --builtin --provider ollama --model qwen2.5:7b --trials 4",
+        "agent eval --tau2 tasks.json --store-file db.json --provider reference",
+        "agent eval --tau2 tasks.json --store-file db.json --model gpt-4.1 --customer-model "
+        "gpt-4.1 --trials 4 --max-cost 20",
     ],
     "replay": ["agent replay runs.jsonl --list", "agent replay runs.jsonl --check"],
     "doctor": ["agent doctor", "agent doctor --provider ollama"],
