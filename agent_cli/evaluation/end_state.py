@@ -18,8 +18,8 @@ from agent_cli.config import Settings
 from agent_cli.core.budget import RefundCounter
 from agent_cli.core.seams import ApprovalNeeded, Observation
 from agent_cli.evaluation.cases import ReferenceWrite
+from agent_cli.record.desk_facts import WRITES
 from agent_cli.runtime.assemble import build_tools
-from agent_cli.store.desk_changes import WRITE_TOOLS
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.desk import CustomerSession
 
@@ -62,7 +62,7 @@ TABLES: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "refunds": (("order_code", "n"), ("amount", "reason")),
 }
 _MADE = ("CHANGED:", "REFUNDED:", "TRANSFERRED:")  # what a write that was made says
-_ACTING = frozenset((*WRITE_TOOLS, "issue_refund", "transfer_to_human_agents"))
+_ACTING = WRITES | {"transfer_to_human_agents"}  # the writes, and a hand-over
 MAX_SHOWN = 8  # differing records named in one failure; the rest are counted
 
 Row = dict[str, object]

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agent_cli.config import Settings
@@ -189,6 +189,28 @@ def _in_parallel(
             raise
 
 
+class Replays:
+    """Each case's reference replayed once per eval (per contender's settings: the shop's
+    rules may deny a write), however many trials judge against it."""
+
+    def __init__(self) -> None:
+        self._done: dict[tuple[int, int], tuple[EvalCase, Settings, end_state.Replayed]] = {}
+        self._lock = threading.Lock()
+
+    def of(self, case: EvalCase, settings: Settings, url: str | None) -> end_state.Replayed:
+        assert case.reference is not None
+        key = (id(case), id(settings))  # the objects are kept below: their ids stay theirs
+        with self._lock:
+            found = self._done.get(key)
+        if found is not None:
+            return found[2]
+        with _fresh_store(case, url) as copy:
+            replayed = end_state.replay(settings, copy, case.reference)
+        with self._lock:
+            self._done[key] = (case, settings, replayed)
+        return replayed
+
+
 @dataclass(frozen=True, slots=True)
 class Recording:
     """Where the runs of an eval go besides their results, and the signal to stop them."""
@@ -198,6 +220,7 @@ class Recording:
     cancel: threading.Event
     budget: EvalBudget | None = None  # --max-cost: the eval's, shared by every case
     store_url: str | None = None  # --store-url: each case's store a schema on that server
+    references: Replays = field(default_factory=Replays)
 
 
 def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
@@ -226,7 +249,10 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
             sinks = [_with_case_orders(sink, case) for sink in sinks]
             over = _drive(runtime, case, customer, sinks)
             after = intents.order_state(store, [code for code, _ in case.desk.orders_after])
-            ended = _ended(case, contender.settings, (store, recording.store_url), over=over)
+            expected = None
+            if case.reference is not None:
+                expected = recording.references.of(case, contender.settings, recording.store_url)
+            ended = _ended(case, store, expected, over=over)
             if isinstance(customer, SimulatedCustomer) and customer.failed:
                 # no conversation to judge the agent on: the customer's model is at fault
                 failed = (Failure("customer", customer.failed),)
@@ -261,19 +287,16 @@ def _fresh_store(case: EvalCase, url: str | None) -> Iterator[OrderStore]:
 
 
 def _ended(
-    case: EvalCase, settings: Settings, stores: tuple[OrderStore, str | None], *, over: bool
+    case: EvalCase, store: OrderStore, expected: end_state.Replayed | None, *, over: bool
 ) -> list[Failure]:
     """What the conversation's end and the store it leaves say: the turn limit reached, and
-    the store against the one the case's reference writes leave."""
+    the store against the one the case's reference writes leave (`expected`)."""
     failures = []
     if over:
         failures.append(
             Failure("status", f"the conversation reached its limit of {case.max_turns} turns")
         )
-    store, url = stores
-    if case.reference is not None:
-        with _fresh_store(case, url) as copy:
-            expected = end_state.replay(settings, copy, case.reference)
+    if expected is not None:
         failures += [Failure("reference", problem) for problem in expected.problems]
         if found := end_state.differences(end_state.snapshot(store), expected.state):
             failures.append(Failure("end_state", end_state.summary(found)))
