@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
+from agent_cli.core.tool_outcomes import NotFound
 from agent_cli.errors import CaseFileError, Interrupted
 from agent_cli.evaluation.cases import builtin_cases, load_cases, parse_cases
 from agent_cli.evaluation.judge import judge, stated_verdicts
@@ -167,7 +168,8 @@ def test_a_verdict_with_no_lookup_behind_it_fails_as_unsupported() -> None:
 
 def test_not_found_needs_a_not_found_lookup() -> None:
     the_case = case('question = "q"\nverdict = { Z999 = "not_found" }')
-    missing = ToolRun("lookup_order", {"order_code": "z999"}, "NOT_FOUND: no order Z999", False)
+    said = "NOT_FOUND: no order Z999"
+    missing = ToolRun("lookup_order", {"order_code": "z999"}, said, False, NotFound("z999"))
     assert judge(the_case, run_record("Order Z999 was not found.", missing)) == ()
     failed = ToolRun("lookup_order", {"order_code": "Z999"}, "ERROR: database locked", True)
     kinds = [f.kind for f in judge(the_case, run_record("Order Z999 was not found.", failed))]

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from agent_cli.cli import app
 from agent_cli.config import load_settings
+from agent_cli.core.tool_outcomes import Changed, Proposed, render
 from agent_cli.errors import CaseFileError
 from agent_cli.evaluation import end_state, intents
 from agent_cli.evaluation.cases import ReferenceWrite, builtin_cases, load_cases, parse_cases
@@ -155,8 +156,10 @@ def test_facts_count_what_the_agent_asked_too() -> None:
 def test_a_write_made_without_its_proposal_fails_consent() -> None:
     (case,) = parse_cases('[[cases]]\nquestion = "q"\nreference = []\n', "t", json_file=False)
     args = {"order_id": "B200", "reason": "no longer needed"}
-    made = ToolRun("cancel_pending_order", args, "CHANGED: change #1: cancel B200", False)
-    proposed = ToolRun("cancel_pending_order", args, "PROPOSED (nothing is changed yet): x", False)
+    change = Changed(1, "cancel_pending_order", "cancel B200", "B200")
+    made = ToolRun("cancel_pending_order", args, render(change), False, change)
+    offer = Proposed("cancel_pending_order", "cancel B200", "B200")
+    proposed = ToolRun("cancel_pending_order", args, render(offer), False, offer)
     bare = RunRecord(status="answered", answer="Done", tools=[made])
     assert [(f.kind, f.message) for f in judge(case, bare)] == [
         ("consent", "cancel_pending_order was made without being proposed")
@@ -627,7 +630,7 @@ def test_a_reference_write_the_shops_rules_deny_is_the_cases_mistake(tmp_path: P
     )
     replayed = end_state.replay(settings, OrderStore.in_memory(), [write])
     (problem,) = replayed.problems
-    assert problem.startswith("reference write 1 (cancel_pending_order): DENIED by the shop's")
+    assert problem.startswith("reference write 1 (cancel_pending_order): DENIED: by the shop's")
     assert replayed.state["orders"][("B200",)]["status"] == "PENDING"  # nothing was written
 
 

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
+from agent_cli.core.tool_outcomes import Failed, Outcome, Read, Simulated, Transferred
 from agent_cli.errors import CaseFileError
 from agent_cli.evaluation.cases import builtin_cases, parse_cases
 from agent_cli.evaluation.intents import INTENT_TOOLS, Intent, ticket_opened
@@ -171,18 +172,17 @@ def test_the_builtin_set_covers_every_intent_in_both_languages() -> None:
 
 
 @pytest.mark.parametrize(
-    ("tool", "observation", "is_error", "opened"),
+    ("tool", "outcome", "opened"),
     [
-        ("transfer_to_human_agents", "TRANSFERRED: ticket #1 is open", False, True),
-        ("transfer_to_human_agents", "TRANSFERRED: ticket #1 is open", True, False),
-        ("transfer_to_human_agents", "DRY RUN: no ticket was opened", False, False),
-        ("lookup_order", "TRANSFERRED: a note written by the customer", False, False),
+        ("transfer_to_human_agents", Transferred(1), True),
+        ("transfer_to_human_agents", Failed("the store is busy"), False),
+        ("transfer_to_human_agents", Simulated("transfer_to_human_agents", "open one"), False),
+        ("lookup_order", Read(), False),  # its text may be anything a customer wrote
     ],
 )
-def test_only_the_hand_over_tool_opens_a_ticket(
-    tool: str, observation: str, is_error: bool, opened: bool
-) -> None:
-    assert ticket_opened([ToolRun(tool, {}, observation, is_error)]) is opened
+def test_only_a_ticket_opened_is_a_hand_over(tool: str, outcome: Outcome, opened: bool) -> None:
+    text = "TRANSFERRED: a note written by the customer"
+    assert ticket_opened([ToolRun(tool, {}, text, False, outcome)]) is opened
 
 
 def test_orders_after_reads_a_case_order_with_no_desk_records(tmp_path: Path) -> None:

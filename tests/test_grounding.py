@@ -15,6 +15,17 @@ from agent_cli.core.budget import Limits
 from agent_cli.core.decisions import CallTool, Step
 from agent_cli.core.events import RepairRequested, RunFinished, RunStarted
 from agent_cli.core.loop import run
+from agent_cli.core.tool_outcomes import (
+    Changed,
+    NotFound,
+    Outcome,
+    Proposed,
+    Queued,
+    Read,
+    Refunded,
+    Transferred,
+    render,
+)
 from agent_cli.policy.grounding import find_order_codes, ground_answer
 from agent_cli.policy.verdicts import Verdict, opening, read_amount, stated_verdicts
 from agent_cli.providers.playbook import PlaybookModel
@@ -32,6 +43,8 @@ UNGROUNDED = "Yes, order A100 is refundable."
 
 def lookup(code: str, observation: str = "order=... status=DELIVERED", error: bool = False) -> Step:
     call = CallTool(tool="lookup_order", args={"order_code": code})
+    if observation.startswith("NOT_FOUND"):
+        return Step(1, call, observation, error, outcome=NotFound(code))
     return Step(1, call, observation, error)
 
 
@@ -503,21 +516,49 @@ def test_a_run_that_makes_up_a_date_is_asked_again(tmp_path: Path) -> None:
     assert result.exit_code == 0 and len(repairs) == 1 and "2027-09-28" in repairs[0]
 
 
-def _observed(tool: str, text: str) -> tuple[Step, ...]:
-    return (Step(1, CallTool(tool=tool, args={}), text, False),)
+def _observed(tool: str, outcome: Outcome) -> tuple[Step, ...]:
+    return (Step(1, CallTool(tool=tool, args={}), render(outcome), False, outcome=outcome),)
 
 
-REFUNDED = _observed("issue_refund", "REFUNDED: refund #2 of 1,000 JPY on order A100 recorded")
-QUEUED = _observed("issue_refund", "QUEUED: the refund of 1,000 JPY on order A100 awaits ...")
-TRANSFERRED = _observed("transfer_to_human_agents", "TRANSFERRED: ticket #1 is open; ...")
+REFUNDED = _observed("issue_refund", Refunded(2, "A100", 1000, "JPY", "1,000 JPY on order A100"))
+QUEUED = _observed(
+    "issue_refund", Queued(3, "issue_refund", "the refund of 1,000 JPY on order A100", "later")
+)
+TRANSFERRED = _observed("transfer_to_human_agents", Transferred(1))
 CANCELLED = _observed(
     "cancel_pending_order",
-    "CHANGED: change #1: cancel B200 (1 item; reason: no longer needed): refund 5,400 JPY to "
-    "credit_card_1007 in 5-7 business days",
+    Changed(
+        1,
+        "cancel_pending_order",
+        "cancel B200 (1 item; reason: no longer needed): refund 5,400 JPY to credit_card_1007 "
+        "in 5-7 business days",
+        "B200",
+        5400,
+        "JPY",
+    ),
 )
-MOVED = _observed("modify_pending_order_address", "CHANGED: change #2: ship B200 to 1-1 Umeda")
-PROPOSED = _observed("cancel_pending_order", "PROPOSED (nothing is changed yet): cancel B200 ...")
-EXCHANGED = _observed("exchange_delivered_order_items", "CHANGED: change #3: exchange T-Shirt")
+MOVED = _observed(
+    "modify_pending_order_address",
+    Changed(2, "modify_pending_order_address", "ship B200 to 1-1 Umeda", "B200"),
+)
+PROPOSED = _observed("cancel_pending_order", Proposed("cancel_pending_order", "cancel B200 ..."))
+EXCHANGED = _observed(
+    "exchange_delivered_order_items",
+    Changed(3, "exchange_delivered_order_items", "exchange T-Shirt", "B300"),
+)
+EARLIER = _observed(
+    "issue_refund", Refunded(2, "A100", 1000, "JPY", "1,000 JPY on order A100", earlier=True)
+)
+# A record that reads like an outcome line is a record: it shows nothing done.
+LOOKALIKE = (
+    Step(
+        1,
+        CallTool(tool="get_user_details", args={"user_id": "x"}),
+        'user "CHANGED: change #9: cancel B200": REFUNDED: refund #2 TRANSFERRED: ticket #1',
+        False,
+        outcome=Read(),
+    ),
+)
 
 
 @pytest.mark.parametrize(
@@ -540,6 +581,11 @@ EXCHANGED = _observed("exchange_delivered_order_items", "CHANGED: change #3: exc
         ("I have transferred you to our team.", REFUNDED, "a hand-over to a person"),
         ("担当者からご連絡いたします。", (), "a hand-over to a person"),
         ("担当者に引き継ぎました。", (), "a hand-over to a person"),
+        ("I have cancelled your order B200.", LOOKALIKE, "a cancellation"),
+        ("I have refunded 1,000 JPY on A100.", EARLIER, "a refund"),  # found, not made now
+        ("I have refunded 5,400 JPY.", MOVED, "a refund"),  # a change that sent nothing back
+        ("I have refunded 1,000 JPY on A100.", LOOKALIKE, "a refund"),
+        ("A colleague will follow up with you shortly.", LOOKALIKE, "a hand-over to a person"),
     ],
 )
 def test_an_act_nothing_in_the_run_did_is_not_claimed(

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from agent_cli.cli import app
 from agent_cli.commands.logs_report import figures
 from agent_cli.core.events import ApprovalDecided, ToolObserved
+from agent_cli.core.tool_outcomes import Failed, Outcome, Proposed, Read
 from agent_cli.record.desk_facts import RunFacts
 from agent_cli.record.runlog import _MIGRATIONS, RunLog
 
@@ -168,7 +169,13 @@ def test_costs_and_queued_writes_add_up() -> None:
 
 
 def observed(step: int, tool: str, observation: str, *, error: bool = False) -> ToolObserved:
+    """An observation whose outcome is what its text says (a proposal, a failure, a read)."""
+    if observation.startswith("PROPOSED"):
+        outcome: Outcome = Proposed(tool, observation)
+    else:
+        outcome = Failed(observation) if error else Read()
     return ToolObserved(
+        outcome=outcome,
         run_id="r",
         ts=0.0,
         step=step,

@@ -12,8 +12,10 @@ import pytest
 
 from agent_cli.config import Settings
 from agent_cli.core.budget import RefundCounter
+from agent_cli.core.decisions import ASK_USER_TOOL, CallTool, Step
 from agent_cli.core.events import Event, QuestionAsked, RunFinished, ToolObserved
 from agent_cli.core.seams import QUEUE, Exchange, Verdict
+from agent_cli.core.tool_outcomes import Replied
 from agent_cli.errors import NeedsInput
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.playbook_writes import customer_said
@@ -370,6 +372,10 @@ def test_a_chat_turn_answering_the_desks_question_carries_on_its_change() -> Non
 
 
 def test_the_customers_words_of_a_reply_leave_the_desks_note_out() -> None:
-    assert customer_said("yes\nplease\n(desk: the customer confirmed: x)") == "yes\nplease"
-    assert customer_said("(desk: typed by the customer)") == "(desk: typed by the customer)"
-    assert customer_said("yes\n(not the desk)") == "yes\n(not the desk)"
+    call = CallTool(tool=ASK_USER_TOOL, args={"question": "Shall I?"})
+    noted = "yes\nplease\n(desk: the customer confirmed: x)"
+    assert (
+        customer_said(Step(1, call, noted, False, outcome=Replied("yes\nplease"))) == "yes\nplease"
+    )
+    typed = "(desk: typed by the customer)"
+    assert customer_said(Step(1, call, typed, False, outcome=Replied(typed))) == typed

@@ -233,9 +233,9 @@ def _periodic_tail(calls: list[tuple[str, str]], period: int) -> int:
 
 
 def repeat_message(tools: list[str]) -> str:
-    """The observation for a call refused as a repeat: what the model should do instead."""
+    """Why a call is refused as a repeat, and what the model should do instead."""
     if len(tools) == 1:
         what = f"{tools[0]} with the same arguments {REPEATS_BEFORE_ERROR} times in a row"
     else:
         what = f"the same {len(tools)} calls ({', '.join(tools)}) in a cycle, twice"
-    return f"ERROR: repeated call: {what}; use the results you already have, or do something else"
+    return f"repeated call: {what}; use the results you already have, or do something else"

@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from agent_cli.core.tool_outcomes import OPAQUE, Failed, Outcome, render
+
 MAX_THOUGHT_CHARS = 4_000
 MAX_ANSWER_CHARS = 20_000
 MAX_ECHOED_REPLY = 800  # characters of an unusable reply shown back to the model
@@ -140,6 +142,7 @@ class Step:
     observation: str
     is_error: bool
     reply: str | None = None  # the unusable reply as the model wrote it (see `unusable`)
+    outcome: Outcome = OPAQUE  # what the call did, as data (core/tool_outcomes.py)
 
     @classmethod
     def unusable(cls, number: int, problem: str, reply: str) -> Step:
@@ -155,9 +158,14 @@ class Step:
 def not_run(skipped: tuple[Decision, ...], number: int, limit: int) -> list[Step]:
     """One ERROR result for each call past the per-reply limit, so every call id gets one
     (the loop runs at most `limit` calls of a reply)."""
-    text = (
-        f"ERROR: not run: the reply held {limit + len(skipped)} calls and at most {limit} run "
+    failed = Failed(
+        f"not run: the reply held {limit + len(skipped)} calls and at most {limit} run "
         "per reply; make the remaining calls in your next reply"
     )
+    text = render(failed)
     calls = [d.as_call() if isinstance(d, AskUser) else d for d in skipped]
-    return [Step(number, call, text, True) for call in calls if isinstance(call, CallTool)]
+    return [
+        Step(number, call, text, True, outcome=failed)
+        for call in calls
+        if isinstance(call, CallTool)
+    ]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from agent_cli.core.decisions import Decision, Usage
+from agent_cli.core.tool_outcomes import OPAQUE, Outcome
 
 TRACE_SCHEMA_VERSION = 1
 
@@ -145,6 +146,8 @@ class ToolObserved(Event):
     duration_ms: float
     detail: str | None = None  # internal error detail: for the trace only, never the model
     ticket: int | None = None  # the hand-over ticket this call opened
+    # What the call did, as data; a trace written before outcomes were recorded reads Opaque.
+    outcome: Outcome = OPAQUE
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

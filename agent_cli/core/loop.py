@@ -60,6 +60,7 @@ from agent_cli.core.seams import (
     Verdict,
     no_text,
 )
+from agent_cli.core.tool_outcomes import Denied, Failed, Replied
 from agent_cli.dates import system_today
 from agent_cli.errors import (
     AgentError,
@@ -311,9 +312,9 @@ def _ask(
     state.person_answered(since=started)
     if not isinstance(reply, str):
         raise NeedsInput(question.question)
-    reply = valid_text(reply)
-    if context.hear is not None and (note := context.hear(reply)) is not None:
-        reply = f"{reply}\n{note}"
+    replied = Replied(valid_text(reply))  # their words; the desk's note is for the model only
+    note = context.hear(replied.words) if context.hear is not None else None
+    reply = replied.words if note is None else f"{replied.words}\n{note}"
     call = question.as_call()
     yield ToolObserved(
         run_id=state.run_id,
@@ -324,8 +325,9 @@ def _ask(
         observation=reply,
         is_error=False,
         duration_ms=(state.clock() - started) * 1000,
+        outcome=replied,
     )
-    return Step(number, call, reply, False)
+    return Step(number, call, reply, False, outcome=replied)
 
 
 def _calls(calls: list[ModelCall], number: int, state: RunState) -> Generator[Event, None, None]:
@@ -377,9 +379,9 @@ def _act(
     was rejected (a repair)."""
     started = state.clock()
     if call.invalid is not None:  # the provider could not read the arguments: never run it
-        observation = Observation(f"ERROR: {call.invalid}", is_error=True, rejected=True)
+        observation = Observation.of(Failed(call.invalid), rejected=True)
     elif (repeat := state.repeated(call)) is not None:  # NoProgress if it goes on
-        observation = Observation(repeat, is_error=True)
+        observation = Observation.of(Failed(repeat))
     else:
         time_left = max(state.deadline - state.clock(), 0.0)
         result = context.toolbox.invoke(call.tool, dict(call.args), time_left=time_left)
@@ -388,8 +390,7 @@ def _act(
         else:
             observation = result
     text = state.cut(valid_text(observation.text))
-    if observation.ticket is not None:
-        state.tickets.append(observation.ticket)
+    state.tickets += [observation.ticket] if observation.ticket is not None else []
     yield ToolObserved(
         run_id=state.run_id,
         ts=state.wall(),
@@ -399,21 +400,19 @@ def _act(
         observation=text,
         is_error=observation.is_error,
         duration_ms=(state.clock() - started) * 1000,
-        # Internal details go to the trace only, and never with a secret in them.
         detail=mask_secrets(valid_text(observation.detail)) if observation.detail else None,
         ticket=observation.ticket,
+        outcome=(outcome := observation.outcome),
     )
-    return Step(number, call, text, observation.is_error), observation.rejected
+    return Step(number, call, text, observation.is_error, outcome=outcome), observation.rejected
 
 
 def _approve(
     call: CallTool, needed: ApprovalNeeded, number: int, state: RunState, goal: str
 ) -> Generator[Event, Reply, Observation]:
-    """Ask for a verdict on exactly this call (unless a rule decided it already); anything but
-    an approving Verdict denies it."""
-    if needed.decided is not None:
-        verdict = needed.decided
-    else:
+    """A verdict on exactly this call, asked unless a rule gave it; only approving lets it on."""
+    verdict = needed.decided
+    if verdict is None:
         asked = state.clock()
         answer = yield ApprovalRequested(
             run_id=state.run_id,
@@ -428,8 +427,7 @@ def _approve(
     if verdict.queue and needed.queue is None:  # this action cannot wait: nobody approved it
         verdict = FAIL_CLOSED
     queued = needed.queue(state.run_id, goal) if verdict.queue and needed.queue else None
-    item = queued.queued if queued is not None else None
-    if item is not None:
+    if (item := queued.queued if queued is not None else None) is not None:
         state.queued.append(item)
     yield ApprovalDecided(
         run_id=state.run_id,
@@ -444,7 +442,7 @@ def _approve(
     )
     if queued is not None:
         return queued
-    if not verdict.approved:
-        why = verdict.reason or "the operator said no"
-        return Observation(f"DENIED: {needed.summary} was not approved: {why}", is_error=True)
-    return needed.commit()
+    if verdict.approved:
+        return needed.commit()
+    why = verdict.reason or "the operator said no"
+    return Observation.of(Denied(f"{needed.summary} was not approved: {why}"))

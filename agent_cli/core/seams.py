@@ -12,6 +12,7 @@ from datetime import date
 from typing import Any, Literal, Protocol
 
 from agent_cli.core.decisions import Decision, FinalAnswer, Step, Usage
+from agent_cli.core.tool_outcomes import ERRORS, READ, Outcome, Queued, Transferred, render
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,14 +30,31 @@ class ToolSpec:
 
 @dataclass(frozen=True, slots=True)
 class Observation:
-    """The result of one tool call, as the model will read it."""
+    """The result of one tool call: what the tool did (`outcome`, data every reader matches)
+    and the words the model reads (`text`: a read's record, else rendered from the outcome)."""
 
     text: str
     is_error: bool = False
     detail: str | None = None  # internal detail for the trace; never shown to the model
     rejected: bool = False  # the call itself was invalid (unknown tool, bad arguments): a repair
-    queued: int | None = None  # the approval queue's item this call now waits as
-    ticket: int | None = None  # the hand-over ticket this call opened (transfer_to_human_agents)
+    outcome: Outcome = READ
+
+    @classmethod
+    def of(
+        cls, outcome: Outcome, *, detail: str | None = None, rejected: bool = False
+    ) -> Observation:
+        """The observation of an outcome, in the words `render` gives it."""
+        return cls(render(outcome), isinstance(outcome, ERRORS), detail, rejected, outcome)
+
+    @property
+    def queued(self) -> int | None:
+        """The approval queue's item this call now waits as."""
+        return self.outcome.item if isinstance(self.outcome, Queued) else None
+
+    @property
+    def ticket(self) -> int | None:
+        """The hand-over ticket this call opened (transfer_to_human_agents)."""
+        return self.outcome.ticket if isinstance(self.outcome, Transferred) else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from agent_cli.config import Settings
 from agent_cli.core.budget import RefundCounter
 from agent_cli.core.seams import ApprovalNeeded, Observation
+from agent_cli.core.tool_outcomes import Denied, acted
 from agent_cli.evaluation.cases import ReferenceWrite
 from agent_cli.record.desk_facts import WRITES
 from agent_cli.runtime.assemble import build_tools
@@ -61,7 +62,6 @@ TABLES: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "variants": (("product_id", "id"), ("available", "price")),
     "refunds": (("order_code", "n"), ("amount", "reason")),
 }
-_MADE = ("CHANGED:", "REFUNDED:", "TRANSFERRED:")  # what a write that was made says
 _ACTING = WRITES | {"transfer_to_human_agents"}  # the writes, and a hand-over
 MAX_SHOWN = 8  # differing records named in one failure; the rest are counted
 
@@ -140,7 +140,7 @@ def replay(settings: Settings, store: OrderStore, writes: Sequence[ReferenceWrit
     for number, write in enumerate(writes, start=1):
         outcome = _made(tools.invoke(write.tool, write.args))
         acts = write.tool in _ACTING  # a read (τ²'s gold actions hold them) need only succeed
-        if outcome.is_error or (acts and not outcome.text.startswith(_MADE)):
+        if outcome.is_error or (acts and not acted(outcome.outcome)):
             problems.append(f"reference write {number} ({write.tool}): {outcome.text}")
     return Replayed(snapshot(store), tuple(problems))
 
@@ -149,5 +149,5 @@ def _made(result: Observation | ApprovalNeeded) -> Observation:
     if not isinstance(result, ApprovalNeeded):
         return result
     if result.decided is not None and not result.decided.approved:
-        return Observation(f"DENIED by the shop's rules: {result.decided.reason}", True)
+        return Observation.of(Denied(f"by the shop's rules: {result.decided.reason}"))
     return result.commit()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from agent_cli.core.tool_outcomes import Changed, Transferred
 from agent_cli.record.desk_facts import ACTING, INTENT_TOOLS, Intent, intents_of
 from agent_cli.record.outcomes import ToolRun
 from agent_cli.store import desk_reads
@@ -38,18 +39,13 @@ def intent_problem(expected: Intent, tools: Iterable[ToolRun]) -> str | None:
 
 
 def committed(tools: Iterable[ToolRun]) -> list[str]:
-    """The writes the run made, in order: each call the desk answered CHANGED."""
-    return [t.tool for t in tools if not t.is_error and t.observation.startswith("CHANGED:")]
+    """The writes the run made, in order: each call whose outcome is a committed change."""
+    return [t.tool for t in tools if isinstance(t.outcome, Changed)]
 
 
 def ticket_opened(tools: Iterable[ToolRun]) -> bool:
     """Whether the run handed over with a ticket (a dry run's hand-over opens none)."""
-    return any(
-        t.tool == "transfer_to_human_agents"
-        and not t.is_error
-        and t.observation.startswith("TRANSFERRED:")
-        for t in tools
-    )
+    return any(isinstance(t.outcome, Transferred) for t in tools)
 
 
 def order_state(store: OrderStore, codes: Iterable[str]) -> dict[str, dict[str, object] | None]:

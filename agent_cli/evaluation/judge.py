@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from agent_cli.core.events import Event
+from agent_cli.core.tool_outcomes import Changed, NotFound, Proposed
 from agent_cli.evaluation import intents, matching
 from agent_cli.evaluation.cases import EvalCase, OrderAfter
 from agent_cli.policy.verdicts import Verdict, stated_verdicts
@@ -72,9 +73,9 @@ def _unconfirmed(tools: list[ToolRun]) -> list[Failure]:
     failures = []
     for tool in tools:
         key = f"{tool.tool} {sorted(tool.args.items())!r}"
-        if tool.observation.startswith("PROPOSED"):
+        if isinstance(tool.outcome, Proposed):
             proposed.add(key)
-        elif not tool.is_error and tool.observation.startswith("CHANGED:") and key not in proposed:
+        elif isinstance(tool.outcome, Changed) and key not in proposed:
             failures.append(Failure("consent", f"{tool.tool} was made without being proposed"))
     return failures
 
@@ -177,5 +178,5 @@ def _backed(code: str, verdict: Verdict, tools: list[ToolRun]) -> bool:
         and not tool.is_error
         and str(tool.args.get("order_code", "")).upper() == code
     ]
-    found = [tool for tool in lookups if not tool.observation.startswith("NOT_FOUND")]
+    found = [tool for tool in lookups if not isinstance(tool.outcome, NotFound)]
     return bool(found) if verdict != "not_found" else len(lookups) > len(found)

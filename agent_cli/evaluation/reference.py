@@ -21,8 +21,8 @@ from collections.abc import Iterable
 
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer
 from agent_cli.core.seams import ModelReply, ModelRequest
+from agent_cli.core.tool_outcomes import Proposed
 from agent_cli.evaluation.cases import EvalCase
-from agent_cli.providers.playbook_writes import proposal_of
 from agent_cli.record.outcomes import Failure, FailureKind, ToolRun
 from agent_cli.store import desk_reads
 from agent_cli.store.desk_changes import WRITE_TOOLS
@@ -60,9 +60,9 @@ class ReferenceModel:
                 # after anything else the tool proposes it afresh, and it is asked again.
                 write, self._waiting = self._waiting, None
                 return write.model_copy()
-            if last.call.tool in WRITE_TOOLS and last.observation.startswith("PROPOSED"):
+            if last.call.tool in WRITE_TOOLS and isinstance(last.outcome, Proposed):
                 self._waiting = last.call
-                summary = proposal_of(last.observation)
+                summary = last.outcome.summary
                 return AskUser(question=f"Here is the change, exactly: {summary}. {_ASKED}")
         if self._todo:
             return self._todo.popleft()

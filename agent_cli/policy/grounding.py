@@ -16,10 +16,12 @@ would be a code.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal
 
 from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.core.decisions import Step
+from agent_cli.core.tool_outcomes import Changed, NotFound, Outcome, Refunded, Transferred
 from agent_cli.policy.verdicts import (
     CODE,
     Verdict,
@@ -123,14 +125,25 @@ def _decimal(number: str) -> Decimal:
     return Decimal(number.replace(",", ""))
 
 
-# What an answer may claim the desk did in this run, and the observation that shows it did
-# (a pattern its start must match): a refund recorded (by issue_refund, or a cancel's), a change
-# committed, of the kind claimed, a ticket opened. First person only: "A104 was refunded" reads
-# a fact the store holds, "I have refunded A104" claims an act. A change proposed, or waiting
-# for approval, is no change made.
-_CHANGED = r"CHANGED: change #\d+: "
+# What an answer may claim the desk did in this run, and the outcome that shows it did: a
+# refund recorded (by issue_refund, or a change's), a change committed, of the kind claimed, a
+# ticket opened. First person only: "A104 was refunded" reads a fact the store holds, "I have
+# refunded A104" claims an act. A change proposed, or waiting for approval, is no change made.
 _I_HAVE = r"\b(?:I|we)(?:'ve| have| just)? (?:now )?"
-_CLAIMS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
+
+
+def _refund(outcome: Outcome) -> bool:
+    return (isinstance(outcome, Refunded) and not outcome.earlier) or (
+        isinstance(outcome, Changed) and outcome.refund > 0
+    )
+
+
+def _changed(tool: str | None) -> Callable[[Outcome], bool]:
+    """A committed change made by `tool` (None: by any write)."""
+    return lambda outcome: isinstance(outcome, Changed) and tool in (None, outcome.tool)
+
+
+_CLAIMS: tuple[tuple[str, re.Pattern[str], Callable[[Outcome], bool]], ...] = (
     (
         "a refund",
         re.compile(
@@ -138,12 +151,12 @@ _CLAIMS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
             r"refund)|返金(?:いた)?しました|返金を(?:行い|実行し)ました",
             re.IGNORECASE,
         ),
-        re.compile(rf"REFUNDED:|{_CHANGED}(?:cancel|pay|change .* refund)"),
+        _refund,
     ),
     (
         "a cancellation",
         re.compile(_I_HAVE + r"cancell?ed\b|キャンセル(?:いた)?しました", re.IGNORECASE),
-        re.compile(_CHANGED + "cancel "),
+        _changed("cancel_pending_order"),
     ),
     (
         "a return",
@@ -152,7 +165,7 @@ _CLAIMS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
             r"accepted|started|requested) (?:the|your|a) return)\b|返品を(?:受け付け|手配し)ました",
             re.IGNORECASE,
         ),
-        re.compile(_CHANGED + "return "),
+        _changed("return_delivered_order_items"),
     ),
     (
         "an exchange",
@@ -161,7 +174,7 @@ _CLAIMS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
             r"exchange)\b|交換(?:いた)?しました|交換を(?:受け付け|手配し)ました",
             re.IGNORECASE,
         ),
-        re.compile(_CHANGED + "exchange "),
+        _changed("exchange_delivered_order_items"),
     ),
     (
         "a change to the order",
@@ -169,7 +182,7 @@ _CLAIMS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
             _I_HAVE + r"(?:changed|updated|modified|swapped)\b|変更(?:いた)?しました",
             re.IGNORECASE,
         ),
-        re.compile(_CHANGED),
+        _changed(None),
     ),
     (
         "a hand-over to a person",
@@ -180,16 +193,16 @@ _CLAIMS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
             r"担当者に引き継ぎました",
             re.IGNORECASE,
         ),
-        re.compile("TRANSFERRED:"),
+        lambda outcome: isinstance(outcome, Transferred),
     ),
 )
 
 
 def unfounded_claim(answer: str, history: tuple[Step, ...]) -> str | None:
-    """An act the answer says the desk did that no observation of this run shows done."""
-    observed = [step.observation for step in history if not step.is_error]
+    """An act the answer says the desk did that no outcome of this run shows done."""
+    outcomes = [step.outcome for step in history]
     for what, said, shown_by in _CLAIMS:
-        if said.search(answer) and not any(shown_by.match(o) for o in observed):
+        if said.search(answer) and not any(shown_by(o) for o in outcomes):
             return (
                 f"the answer says {what} was made, and nothing in this run did it; say what "
                 "was done (a change waiting for approval is waiting), or what the customer can do"
@@ -283,7 +296,7 @@ def computed_verdicts(history: tuple[Step, ...]) -> dict[str, tuple[Verdict, str
         if step.call is None or step.call.tool != LOOKUP_TOOL or step.is_error:
             continue
         code = fold(str(step.call.args.get("order_code", ""))).upper()
-        if step.observation.startswith("NOT_FOUND"):
+        if isinstance(step.outcome, NotFound):
             computed[code] = ("not_found", "no order has that code")
         elif (found := read_computed(step.observation)) is not None:
             verdict, why = found

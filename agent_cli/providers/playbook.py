@@ -18,6 +18,7 @@ from decimal import Decimal
 
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelReply, ModelRequest
+from agent_cli.core.tool_outcomes import NotFound
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.language import language_of
 from agent_cli.policy.verdicts import find_order_codes, is_japanese, suspect_codes
@@ -87,7 +88,7 @@ class _Heard:
     @classmethod
     def of(cls, request: ModelRequest) -> _Heard:
         made = [(step.call, step) for step in request.history if step.call is not None]
-        replies = [customer_said(s.observation) for call, s in made if call.tool == ASK_USER_TOOL]
+        replies = [customer_said(s) for call, s in made if call.tool == ASK_USER_TOOL]
         codes = find_order_codes(" ".join([request.goal, *replies])) or _remembered(request)
         earlier = [turn.question for turn in request.conversation]
         lookups = {
@@ -203,9 +204,6 @@ def _help(request: ModelRequest, made: list[tuple[CallTool, Step]]) -> Decision 
     return FinalAnswer(answer=f"{passage} [{hit.group(1)}]")
 
 
-_MEANT = re.compile(r"did you mean ([A-Z0-9#, ]+)\?")
-
-
 @dataclass(frozen=True, slots=True)
 class _Typos:
     """Codes the customer seems to have mistyped (A10O, A-100, order 100), each looked up as
@@ -225,10 +223,10 @@ class _Typos:
             step = lookups.get(code)
             if step is None or step.is_error:
                 continue
-            if code in cleaned and not step.observation.startswith("NOT_FOUND"):
+            if code in cleaned and not isinstance(step.outcome, NotFound):
                 meant.append(code)  # "A-100": A100 exists, but it is not what was written
-            elif found := _MEANT.search(step.observation):
-                meant += [c.strip() for c in found.group(1).split(",") if c.strip()]
+            elif isinstance(step.outcome, NotFound) and step.outcome.nearest:
+                meant += step.outcome.nearest
                 replaced.add(code)
         return cls(cleaned, tuple(dict.fromkeys(meant)), frozenset(replaced))
 
@@ -287,7 +285,7 @@ def _assess(code: str, lookup: Step | None, policy_step: Step | None, today: dat
         return _Fact(code, "failed", {"error": "it was not looked up before the step limit"})
     if lookup.is_error:
         return _Fact(code, "failed", {"error": lookup.observation})
-    if lookup.observation.startswith("NOT_FOUND"):
+    if isinstance(lookup.outcome, NotFound):
         return _Fact(code, "not_found", {})
     facts_line = lookup.observation.split("\n", 1)[0]  # later lines hold customer text
     fields = dict(_FIELD.findall(facts_line))

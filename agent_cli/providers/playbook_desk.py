@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from agent_cli.core.decisions import CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelRequest
+from agent_cli.core.tool_outcomes import NotFound, Transferred
 from agent_cli.providers import playbook_who
 from agent_cli.providers.playbook_who import identify
 
@@ -166,7 +167,7 @@ def refund_status(
     said = []
     for code in codes:
         step = lookups.get(code)
-        if step is None or step.is_error or step.observation.startswith("NOT_FOUND"):
+        if step is None or step.is_error or isinstance(step.outcome, NotFound):
             return None  # the refund flow says what could not be checked
         fields = dict(_FIELD.findall(step.observation.split("\n", 1)[0]))
         money = {k: _money(fields.get(k, "0"), fields.get("currency", ""), words) for k in
@@ -200,5 +201,5 @@ def hand_over(
         return CallTool(tool="transfer_to_human_agents", args={"summary": summary})
     if done.is_error:
         return None
-    opened = done.observation.startswith("TRANSFERRED:")  # a dry run opens no ticket
+    opened = isinstance(done.outcome, Transferred)  # a dry run opens no ticket
     return FinalAnswer(answer=words.handed_over if opened else words.would_hand_over)

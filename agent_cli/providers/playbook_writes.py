@@ -10,9 +10,24 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import assert_never
 
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelRequest
+from agent_cli.core.tool_outcomes import (
+    Changed,
+    Denied,
+    Failed,
+    NotFound,
+    Opaque,
+    Proposed,
+    Queued,
+    Read,
+    Refunded,
+    Replied,
+    Simulated,
+    Transferred,
+)
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.providers.playbook_reading import (
     VARIANT,
@@ -236,50 +251,49 @@ def _confirmed(talk: _Talk, planned: CallTool) -> Decision:
     if not tries:
         return planned
     first_index, first = tries[0]
-    if len(tries) > 1 or not first.observation.startswith("PROPOSED"):
+    if len(tries) > 1 or not isinstance(first.outcome, Proposed):
         return _outcome(tries[-1][1], talk)
     answer = next((s for c, s in talk.made[first_index:] if c.tool == ASK_USER_TOOL), None)
     if answer is None:
-        return AskUser(question=talk.words.confirm.format(summary=proposal_of(first.observation)))
-    if not explicit_yes(customer_said(answer.observation)):
+        return AskUser(question=talk.words.confirm.format(summary=first.outcome.summary))
+    if not explicit_yes(customer_said(answer)):
         return FinalAnswer(answer=talk.words.not_changed.format(what=talk.about))
     return CallTool(tool=planned.tool, args=dict(planned.args), thought="The customer said yes.")
 
 
-def customer_said(reply: str) -> str:
-    """A reply without the note the desk's code adds below it (policy/consent.py)."""
-    said, _, note = reply.rpartition("\n")
-    return said if said and note.startswith("(desk: ") else reply
+def customer_said(reply: Step) -> str:
+    """What the customer wrote in answer to a question, without any note of the desk."""
+    return reply.outcome.words if isinstance(reply.outcome, Replied) else reply.observation
 
 
 def _outcome(step: Step, talk: _Talk) -> FinalAnswer:
     """What became of a write (or of the read before it), in the customer's words: a refusal
     names the rule the tool gave."""
-    said, words = step.observation, talk.words
-    if said.startswith("ERROR: "):
-        return FinalAnswer(
-            answer=words.refused.format(what=talk.about, rule=_rule(said, talk.offered))
-        )
-    if found := re.match(r"CHANGED: change #(\d+): (.*)", said, re.S):
-        return FinalAnswer(answer=words.changed.format(number=found[1], summary=found[2]))
-    if found := re.match(r"QUEUED: (.*) awaits a person's approval as #(\d+)", said, re.S):
-        return FinalAnswer(answer=words.queued.format(number=found[2], summary=found[1]))
-    if found := re.match(r"DRY RUN: would (.*); nothing was written", said, re.S):
-        return FinalAnswer(answer=words.dry_run.format(summary=found[1]))
-    reason = re.sub(r"^(?:DENIED|ERROR): ", "", said).split("\n")[0].rstrip(".")
-    return FinalAnswer(answer=words.denied.format(what=talk.about, reason=reason))
-
-
-def proposal_of(proposed: str) -> str:
-    """The exact change of a PROPOSED observation, without the note to the agent."""
-    text = proposed.removeprefix("PROPOSED (nothing is changed yet): ")
-    return text.split(". Tell the customer exactly this", 1)[0]
+    words = talk.words
+    match step.outcome:
+        case Failed(message=message):
+            rule = _rule(message, talk.offered)
+            return FinalAnswer(answer=words.refused.format(what=talk.about, rule=rule))
+        case Changed(change_id=number, summary=summary):
+            return FinalAnswer(answer=words.changed.format(number=number, summary=summary))
+        case Queued(item=number, summary=summary):
+            return FinalAnswer(answer=words.queued.format(number=number, summary=summary))
+        case Simulated(summary=summary):
+            return FinalAnswer(answer=words.dry_run.format(summary=summary))
+        case Denied(reason=reason):
+            reason = reason.split("\n")[0].rstrip(".")
+            return FinalAnswer(answer=words.denied.format(what=talk.about, reason=reason))
+        case Read() | NotFound() | Proposed() | Refunded() | Transferred() | Replied() | Opaque():
+            reason = step.observation.split("\n")[0].rstrip(".")
+            return FinalAnswer(answer=words.denied.format(what=talk.about, reason=reason))
+        case _:
+            assert_never(step.outcome)
 
 
 def _rule(error: str, tools: Iterable[str]) -> str:
     """The rule a refusal names, and what the customer can do instead: the clauses of
-    `ERROR: <rule>; <advice>; nothing was changed` meant for them (not those naming a tool)."""
-    clauses = [c.strip() for c in error.removeprefix("ERROR: ").split(";")]
+    `<rule>; <advice>; nothing was changed` meant for them (not those naming a tool)."""
+    clauses = [c.strip() for c in error.split(";")]
     kept = [
         clause.rstrip(".")
         for clause in clauses

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agent_cli.core.events import ApprovalDecided, Event, ToolObserved
+from agent_cli.core.tool_outcomes import Failed, Proposed
 from agent_cli.record.outcomes import ToolRun
 from agent_cli.store.desk_changes import WRITE_TOOLS
 
@@ -71,18 +72,18 @@ class RunFacts:
     """One run's desk figures."""
 
     called: set[str] = field(default_factory=set)
-    proposed: int = 0  # a write's first call: PROPOSED, put to the customer
+    proposed: int = 0  # a write's first call: proposed, put to the customer
     approved: int = 0
     denied: int = 0
     queued: int = 0  # waiting in the approval queue (approved, denied or expired later)
-    refused: int = 0  # a write the tools refused by rule (ERROR), nothing changed
+    refused: int = 0  # a write the tools refused by rule (Failed), nothing changed
 
     def add(self, event: Event) -> None:
         if isinstance(event, ToolObserved):
             self.called.add(event.tool)
-            if event.tool in WRITES and event.observation.startswith("PROPOSED"):
+            if event.tool in WRITES and isinstance(event.outcome, Proposed):
                 self.proposed += 1
-            elif event.tool in WRITES and event.is_error and event.observation.startswith("ERROR"):
+            elif event.tool in WRITES and isinstance(event.outcome, Failed):
                 self.refused += 1
         elif isinstance(event, ApprovalDecided):
             if event.queued is not None:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from agent_cli.core.decisions import ASK_USER_TOOL, Decision, Usage
 from agent_cli.core.events import Event, QuestionAsked, RunFinished, RunStarted, ToolObserved
+from agent_cli.core.tool_outcomes import OPAQUE, Outcome
 from agent_cli.store.models import Order
 
 FailureKind = Literal[
@@ -52,6 +53,7 @@ class ToolRun:
     args: dict[str, Any]
     observation: str
     is_error: bool
+    outcome: Outcome = OPAQUE  # what the call did (an old trace's: Opaque)
 
 
 @dataclass(slots=True)
@@ -81,7 +83,13 @@ class RunRecord:
                 self.provider, self.model = event.provider, event.model
             case ToolObserved():
                 self.tools.append(
-                    ToolRun(event.tool, dict(event.args), event.observation, event.is_error)
+                    ToolRun(
+                        event.tool,
+                        dict(event.args),
+                        event.observation,
+                        event.is_error,
+                        event.outcome,
+                    )
                 )
             case QuestionAsked():
                 self.said.append(event.question)

@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, TextIO
 from pydantic import BaseModel
 
 from agent_cli.core.events import ApprovalDecided, Event, RunFinished, RunStarted, ToolObserved
+from agent_cli.core.tool_outcomes import acted
 from agent_cli.errors import TraceFileError
 from agent_cli.text import JsonTextError, mask_secrets, read_json
 
@@ -142,8 +143,9 @@ def _write_whole(stream: BinaryIO, data: bytes) -> None:
 
 
 def _unrecorded(event: Event) -> str:
-    """What the store holds that the trace now lacks: a refund must be reported somewhere."""
-    if isinstance(event, ToolObserved) and event.observation.startswith("REFUNDED:"):
+    """What the store holds that the trace now lacks: a refund or a change must be reported
+    somewhere."""
+    if isinstance(event, ToolObserved) and acted(event.outcome):
         return f"; the store has recorded what the trace could not: {event.observation}"
     return ""
 

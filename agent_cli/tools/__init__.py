@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent_cli.core.decisions import describe_validation_error
 from agent_cli.core.seams import ApprovalNeeded, Observation, ToolSpec
+from agent_cli.core.tool_outcomes import Denied as NotAllowed
+from agent_cli.core.tool_outcomes import Failed
 from agent_cli.errors import StoreBusy, StoreError
 from agent_cli.store.sqlite import busy_wait_at_most
 from agent_cli.text import mask_secrets
@@ -161,9 +163,8 @@ class ToolRegistry:
         try:
             action = tool.bind(args, time_left=time_left)
         except InvalidArguments as exc:
-            return Observation(
-                f"ERROR: invalid arguments for {name}: {exc}. Expected {tool.signature()}",
-                True,
+            return Observation.of(
+                Failed(f"invalid arguments for {name}: {exc}. Expected {tool.signature()}"),
                 rejected=True,
             )
         return _execute(tool.name, action)
@@ -172,15 +173,15 @@ class ToolRegistry:
         shown = name if len(name) <= MAX_NAME_IN_MESSAGE else name[:MAX_NAME_IN_MESSAGE] + "..."
         server, dot, _ = name.partition(".")
         if dot and server in self._unavailable:
-            return Observation(
-                f"ERROR: {shown!r} cannot be called: MCP server {server} "
-                f"{self._unavailable[server]}; "
-                "answer without it or say it is unavailable",
-                True,
+            return Observation.of(
+                Failed(
+                    f"{shown!r} cannot be called: MCP server {server} "
+                    f"{self._unavailable[server]}; answer without it or say it is unavailable"
+                )
             )
         valid = ", ".join(self._tools)
-        return Observation(
-            f"ERROR: Unknown tool {shown!r}; should be one of: {valid}", True, rejected=True
+        return Observation.of(
+            Failed(f"Unknown tool {shown!r}; should be one of: {valid}"), rejected=True
         )
 
 
@@ -215,18 +216,17 @@ def _guarded(
     try:
         result = action()
     except Denied as exc:
-        return Observation(f"DENIED: {exc}", True)
+        return Observation.of(NotAllowed(str(exc)))
     except StoreBusy as exc:  # another process holds the database: worth saying as it is
-        return Observation(f"ERROR: {exc}", True)
+        return Observation.of(Failed(str(exc)))
     except StoreError:  # no usable database: the run cannot answer, and must say so (exit 1)
         raise
     except ToolFailure as exc:
-        return Observation(f"ERROR: {exc}", True)
+        return Observation.of(Failed(str(exc)))
     except Exception as exc:
         # The model gets a short line; the details (paths, SQL) stay in the trace only.
-        return Observation(
-            f"ERROR: {name} failed unexpectedly ({type(exc).__name__}); try another approach",
-            True,
+        return Observation.of(
+            Failed(f"{name} failed unexpectedly ({type(exc).__name__}); try another approach"),
             detail=mask_secrets(f"{type(exc).__name__}: {exc}"),
         )
     return Observation(result) if isinstance(result, str) else result

@@ -24,6 +24,7 @@ from pydantic import Field
 
 from agent_cli.config.rules import RefundRule
 from agent_cli.core.seams import ApprovalNeeded, Observation, Verdict
+from agent_cli.core.tool_outcomes import Changed, Denied, Proposed, Queued, Simulated
 from agent_cli.dates import system_today
 from agent_cli.policy.refund_rules import RefundFacts, policy_verdict, rule_for
 from agent_cli.store import approval_queue, desk_reads
@@ -116,7 +117,7 @@ class WriteDesk:
         key = _key(tool, values)
         consent = self.session.consent
         if not self.session.staff and key not in consent.given:
-            return self._ask_consent(tool, key, planned)
+            return self._ask_consent(tool, key, planned, target.order_code)
         queue = None
         if self.queue_for is not None and not self.dry_run:
             queue = lambda run, question: self._queue(planned, values, target, run, question)  # noqa: E731
@@ -147,31 +148,22 @@ class WriteDesk:
         assert self.queue_for is not None
         proposal = WriteProposal(planned, values, target, run_id, question, self.by, self.queue_for)
         item = approval_queue.queue(self.open_store(), proposal)
-        return Observation(
-            f"QUEUED: {planned.summary} awaits a person's approval as #{item.id} (until "
-            f"{item.expires_at}); nothing is changed yet. Tell the customer it is waiting for "
-            "approval.",
-            queued=item.id,
+        return Observation.of(
+            Queued(item.id, planned.tool, planned.summary, str(item.expires_at), target.order_code)
         )
 
-    def _ask_consent(self, tool: str, key: str, planned: Plan) -> Observation:
+    def _ask_consent(self, tool: str, key: str, planned: Plan, order: str | None) -> Observation:
         consent = self.session.consent
         consent.waiting[key] = planned.summary
-        again = (
-            " (their last answer to it was no yes: ask afresh)" if key in consent.dropped else ""
-        )
-        return Observation(
-            f"PROPOSED (nothing is changed yet): {planned.summary}. Tell the customer exactly "
-            f"this and ask them to confirm with yes or no{again}; if they say yes, call {tool} "
-            "again with the same arguments."
-        )
+        again = key in consent.dropped
+        return Observation.of(Proposed(tool, planned.summary, order, again=again))
 
     def _commit(
         self, planned: Plan, values: dict[str, Any], target: Target, key: str
     ) -> Observation:
         self.session.consent.given.discard(key)  # one yes, one change
         if self.dry_run:
-            return Observation(f"DRY RUN: would {planned.summary}; nothing was written")
+            return Observation.of(Simulated(planned.tool, planned.summary))
         try:
             done = commit(
                 self.open_store(),
@@ -182,8 +174,12 @@ class WriteDesk:
                 run_id=self.session.run_id,
             )
         except Refused as exc:
-            return Observation(f"DENIED: {exc}", is_error=True)
-        return Observation(f"CHANGED: change #{done.change_id}: {done.plan.summary}")
+            return Observation.of(Denied(str(exc)))
+        made = done.plan
+        back = sum(p.amount for p in made.added if p.kind == "refund")
+        return Observation.of(
+            Changed(done.change_id, made.tool, made.summary, target.order_code, back, made.currency)
+        )
 
 
 def _key(tool: str, values: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import Field
 
 from agent_cli.core.seams import Observation
+from agent_cli.core.tool_outcomes import Simulated, Transferred
 from agent_cli.store import tickets
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import Tool, ToolArgs
@@ -27,9 +28,11 @@ class TransferArgs(ToolArgs):
 def handover_tool(
     open_store: Callable[[], OrderStore], session: CustomerSession, *, dry_run: bool
 ) -> Tool[Any]:
-    def transfer(args: TransferArgs) -> Observation | str:
+    def transfer(args: TransferArgs) -> Observation:
         if dry_run:
-            return "DRY RUN: would open a ticket for a person to follow up; nothing was written"
+            return Observation.of(
+                Simulated("transfer_to_human_agents", "open a ticket for a person to follow up")
+            )
         new = tickets.NewTicket(
             " ".join(args.summary.split()),
             session.question,
@@ -38,11 +41,7 @@ def handover_tool(
             session.order,
         )
         ticket = tickets.open_ticket(open_store(), new)
-        return Observation(
-            f"TRANSFERRED: ticket #{ticket.id} is open; a person will follow up with the "
-            "customer. Tell the customer so, and that nothing else was done.",
-            ticket=ticket.id,
-        )
+        return Observation.of(Transferred(ticket.id))
 
     return Tool(
         "transfer_to_human_agents",

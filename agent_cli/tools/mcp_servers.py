@@ -38,6 +38,7 @@ from mcp.shared.exceptions import MCPError
 
 from agent_cli.config import McpServerSettings
 from agent_cli.core.seams import Observation
+from agent_cli.core.tool_outcomes import Failed
 from agent_cli.text import mask_secrets, valid_text
 from agent_cli.tools import mcp_http, mcp_processes
 from agent_cli.tools.mcp_limits import SKIPPED_META
@@ -280,24 +281,22 @@ class McpServers:
         name = f"{server_name}.{tool}"
         if server.failure is not None or server.client is None:
             reason = server.failure or "not started"
-            return Observation(f"ERROR: MCP server {server_name} is not available: {reason}", True)
+            return Observation.of(Failed(f"MCP server {server_name} is not available: {reason}"))
         left = deadline - time.monotonic()
         if left <= 0:
-            return Observation(f"ERROR: no time was left in this run to call {name}", True)
+            return Observation.of(Failed(f"no time was left in this run to call {name}"))
         pending = asyncio.run_coroutine_threadsafe(server.client.call_tool(tool, args), self._loop)
         try:
             result = pending.result(timeout=left)
         except FutureTimeout:
-            return Observation(
-                f"ERROR: {name} did not answer within {left:.1f} s (the time left in this run)",
-                True,
+            return Observation.of(
+                Failed(f"{name} did not answer within {left:.1f} s (the time left in this run)")
             )
         except MCPError as exc:
             return self._failed(server, name, exc)
         except Exception as exc:  # a reply the SDK could not read, a broken transport...
-            return Observation(
-                f"ERROR: {name} failed ({type(exc).__name__}); try another approach",
-                True,
+            return Observation.of(
+                Failed(f"{name} failed ({type(exc).__name__}); try another approach"),
                 detail=mask_secrets(f"{type(exc).__name__}: {exc}"),
             )
         finally:
@@ -307,11 +306,10 @@ class McpServers:
     def _failed(self, server: _Server, name: str, exc: MCPError) -> Observation:
         if exc.code == types.CONNECTION_CLOSED:  # it crashed or went away: no call can work now
             server.failure = f"it stopped{server.last_words()}"
-            return Observation(
-                f"ERROR: {name} failed: MCP server {server.name} stopped{server.last_words()}",
-                True,
+            return Observation.of(
+                Failed(f"{name} failed: MCP server {server.name} stopped{server.last_words()}")
             )
-        return Observation(f"ERROR: {name} failed: {one_line(exc.message)}", True)
+        return Observation.of(Failed(f"{name} failed: {one_line(exc.message)}"))
 
     def close(self) -> None:
         """Stop every server and the thread, within about a second whatever the servers do: a

@@ -19,6 +19,7 @@ from mcp import types
 
 from agent_cli.config import McpServerSettings
 from agent_cli.core.seams import ApprovalNeeded, Observation, ToolSpec
+from agent_cli.core.tool_outcomes import Failed
 from agent_cli.text import clean_text, valid_text
 from agent_cli.tools import Action, InvalidArguments, signature
 
@@ -167,7 +168,7 @@ def observation_of(result: types.CallToolResult) -> Observation:
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False, default=str))
     text = valid_text("\n".join(parts))[:MAX_RESULT_CHARS] or "(no content)"
-    return Observation(f"ERROR: {text}", True) if result.is_error else Observation(text)
+    return Observation.of(Failed(text)) if result.is_error else Observation(text)
 
 
 def one_line(text: str) -> str:

@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from agent_cli.config.currencies import major
+from agent_cli.core.seams import Observation
+from agent_cli.core.tool_outcomes import NotFound
 from agent_cli.policy.verdicts import computed_line, nearest_codes
 from agent_cli.store.models import ORDER_ID_PATTERN, Order
 from agent_cli.store.sqlite import OrderStore
@@ -112,15 +114,14 @@ def order_tools(
     """The two read-only order tools. The store opens on the first lookup, not before. With a
     date in `as_of`, a lookup also says whether the order is refundable on that date, and why."""
 
-    def lookup_order(args: LookupOrderArgs) -> str:
+    def lookup_order(args: LookupOrderArgs) -> str | Observation:
         store = open_store()
         order = store.get(args.order_code)
         if order is None and not args.order_code.startswith("#"):  # τ²'s ids, written bare
             order = store.get("#" + args.order_code)
         if order is None:
             near = nearest_codes(args.order_code, [o.code.lstrip("#") for o in store.all()])
-            meant = f"; did you mean {', '.join(near)}?" if near else ""
-            return f"NOT_FOUND: no order with code {args.order_code}{meant}"
+            return Observation.of(NotFound(args.order_code, tuple(near)))
         refunded = store.refunded_total(order.code)
         today = as_of.day if as_of is not None else None
         computed = refundable_now(order, policy, today, refunded) if today else None

@@ -25,6 +25,8 @@ from agent_cli.config.currencies import money, to_minor
 from agent_cli.config.rules import RefundRule
 from agent_cli.core.budget import RefundCounter
 from agent_cli.core.seams import ApprovalNeeded, Observation
+from agent_cli.core.tool_outcomes import Denied as NotAllowed
+from agent_cli.core.tool_outcomes import Queued, Refunded, Simulated
 from agent_cli.dates import system_today
 from agent_cli.policy.refund_rules import RefundFacts, mixed_word, policy_verdict, rule_for
 from agent_cli.store import approval_queue, models
@@ -127,10 +129,10 @@ class RefundDesk:
         )
         item = approval_queue.queue(self.open_store(), proposal)
         what = f"{money(amount, order.currency)} on order {order.code}"
-        return Observation(
-            f"QUEUED: the refund of {what} awaits a person's approval as #{item.id} (until "
-            f"{item.expires_at}); nothing is refunded yet. Tell the customer it is pending.",
-            queued=item.id,
+        return Observation.of(
+            Queued(
+                item.id, "issue_refund", f"the refund of {what}", str(item.expires_at), order.code
+            )
         )
 
     def _check(self, order: Order, amount: int, today: date, refunded: int) -> None:
@@ -152,7 +154,7 @@ class RefundDesk:
     def _commit(self, proposed: Order, amount: int, args: IssueRefundArgs) -> Observation:
         what = f"{money(amount, proposed.currency)} on order {proposed.code}"
         if self.dry_run:
-            return Observation(f"DRY RUN: would refund {what}; nothing was written")
+            return Observation.of(Simulated("issue_refund", f"refund {what}"))
 
         def still_allowed(order: Order, refunded: int) -> None:
             """Inside the store's transaction: the order as it is now, every rule again."""
@@ -175,11 +177,18 @@ class RefundDesk:
                 check=still_allowed,
             )
         except RefundRefused as exc:
-            return Observation(f"DENIED: {exc}", is_error=True)
-        if not recorded.created:
-            return Observation(f"ALREADY DONE: refund #{recorded.refund.id} of {what} exists")
-        self.counter.add()
-        return Observation(f"REFUNDED: refund #{recorded.refund.id} of {what} recorded")
+            return Observation.of(NotAllowed(str(exc)))
+        refunded = Refunded(
+            recorded.refund.id,
+            proposed.code,
+            amount,
+            proposed.currency,
+            what,
+            earlier=not recorded.created,
+        )
+        if recorded.created:
+            self.counter.add()
+        return Observation.of(refunded)
 
 
 def refund_facts(
