@@ -20,8 +20,8 @@ from agent_cli.store import desk_reads, desk_store
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.store.tau2 import parse_tau2, tau2_json
 from agent_cli.tools import ToolRegistry
-from agent_cli.tools.desk import CustomerSession
 from agent_cli.tools.desk_writes import WriteDesk, write_tools
+from agent_cli.tools.identity import CustomerSession
 
 GOLD = json.loads((Path(__file__).parent / "fixtures" / "tau2-gold.json").read_text())
 TASKS = {task["id"]: task for task in GOLD["tasks"]}

@@ -17,8 +17,8 @@ from agent_cli.core.seams import ApprovalNeeded
 from agent_cli.store import desk_reads
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import ToolRegistry
-from agent_cli.tools.desk import CustomerSession
 from agent_cli.tools.desk_writes import WriteDesk, write_tools
+from agent_cli.tools.identity import CustomerSession
 
 from .test_desk_gold import GOLD, _loaded, apply, exported
 

@@ -12,8 +12,9 @@ import pytest
 from agent_cli.core.seams import Observation
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import ToolRegistry
-from agent_cli.tools.desk import CustomerSession, calculate, desk_tools
+from agent_cli.tools.desk import calculate, desk_tools
 from agent_cli.tools.help_center import HELP
+from agent_cli.tools.identity import CustomerSession
 from agent_cli.tools.offered import CATALOG, DESK, HAND_OVER, IDENTIFY, needed_tools
 from agent_cli.tools.orders import RefundPolicy, order_tools
 
@@ -72,7 +73,8 @@ def test_once_found_the_customer_sees_their_own_records_only(store: OrderStore) 
     assert theirs.replace("A101", "X") == missing.replace("Z999", "X")  # nothing tells them apart
     assert "is not the identified" in said(tools, "get_user_details", user_id="aoi_suzuki_1002")
     other = said(tools, "find_user_id_by_email", email="aoi.suzuki@example.com")
-    assert other.startswith("ERROR: this conversation is with another customer")
+    nobody = said(tools, "find_user_id_by_email", email="nobody@example.com")
+    assert other == nobody and "identified already" in other  # no email told apart
     assert "is not the identified" in said(tools, "track_order", order_id="A101")  # still
 
 

@@ -21,8 +21,9 @@ from agent_cli.store.desk_writes import Changed, Target, commit, propose
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.store.tau2 import tau2_json
 from agent_cli.tools import ToolRegistry
-from agent_cli.tools.desk import CustomerSession, desk_tools
+from agent_cli.tools.desk import desk_tools
 from agent_cli.tools.desk_writes import WriteDesk, write_tools
+from agent_cli.tools.identity import CustomerSession
 
 from .helpers import call, final
 

@@ -17,7 +17,8 @@ from agent_cli.core.loop import run
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import ToolRegistry
-from agent_cli.tools.desk import CustomerSession, desk_tools
+from agent_cli.tools.desk import desk_tools
+from agent_cli.tools.identity import CustomerSession
 
 from .helpers import TODAY, converse
 

@@ -25,7 +25,7 @@ from agent_cli.runtime.drive import drive
 from agent_cli.store import desk_reads
 from agent_cli.store.samples import SAMPLE_DAY
 from agent_cli.store.sqlite import OrderStore
-from agent_cli.tools.desk import CustomerSession
+from agent_cli.tools.identity import CustomerSession
 from agent_cli.tools.orders import AsOf
 
 KAITO = "kaito.yamamoto@example.com"  # B200, pending: a ceramic mug, blue, by credit card

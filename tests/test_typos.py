@@ -71,20 +71,32 @@ def test_a_lookup_that_finds_nothing_names_the_nearest_codes(tmp_path: Any) -> N
     )
 
 
+def test_offline_a_code_written_another_way_gets_a_question_never_a_verdict() -> None:
+    """A100 written as A-100 is the asker's own code: it is asked about by name."""
+    result = CliRunner().invoke(app, ["ask", "Is order A-100 refundable?", "--dry-run"])
+    assert result.exit_code == 4 and "Did you mean A100?" in result.stderr, result.output
+    assert "refundable:" not in result.stdout
+
+
 @pytest.mark.parametrize(
-    ("question", "asked"),
+    "question",
     [
-        ("Is ordr A10O refundable?", "Did you mean A100?"),
-        ("Is order A-100 refundable?", "Did you mean A100?"),
-        ("Is order 100 refundable?", "Did you mean A100?"),
-        ("Is AI00 refundable?", "Did you mean A100?"),
-        ("注文100は返金できますか？", "A100のことでしょうか？"),
+        "Is ordr A10O refundable?",
+        "Is order 100 refundable?",
+        "Is AI00 refundable?",
+        "注文100は返金できますか？",
     ],
 )
-def test_offline_a_typo_gets_a_question_never_a_verdict(question: str, asked: str) -> None:
+def test_offline_a_typo_of_nobody_identified_gets_no_verdict_and_no_real_code(
+    question: str,
+) -> None:
+    """Before the customer is identified the store suggests no code: a guess near a real code
+    must not list other customers' orders (issue 48, point 5)."""
     result = CliRunner().invoke(app, ["ask", question, "--dry-run"])
-    assert result.exit_code == 4 and asked in result.stderr, result.output
+    assert result.exit_code in (0, 4), result.output
     assert "refundable:" not in result.stdout and "返金可能" not in result.stdout
+    for shown in (result.stdout, result.stderr):  # the question's own example is no suggestion
+        assert "A100" not in shown.replace("for example A100", "").replace("例：A100", "")
 
 
 def _answered(tmp_path: Any, question: str, reply: str) -> str:

@@ -39,7 +39,7 @@ COMMANDS = {
     "/help": "show this list",
     "/tools": "list the tools the agent can call",
     "/history": "show the conversation the model remembers",
-    "/reset": "forget the conversation",
+    "/reset": "forget the conversation and the customer (a new customer starts)",
     "/trace FILE": "append the session's trace to FILE; /trace off stops",
     "/model NAME": "switch to another model of the same provider",
     "/exit": "leave (Ctrl-D works too)",
@@ -295,7 +295,10 @@ class Session:
             return None
 
     def _reset(self, _: str) -> None:
+        """A new customer: the turns, who was identified and what was proposed, all gone."""
         self.memory.turns.clear()
+        if self.runtime.identity is not None:
+            self.runtime.identity.forget()
         self.view.note("Conversation forgotten.")
 
     def _trace_command(self, argument: str) -> None:

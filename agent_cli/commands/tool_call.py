@@ -34,7 +34,7 @@ from agent_cli.runtime.drive import drive, run_recorder
 from agent_cli.runtime.stores import LazyStore
 from agent_cli.text import print_json_lines, read_json
 from agent_cli.tools import InvalidArguments, ToolRegistry
-from agent_cli.tools.desk import CustomerSession
+from agent_cli.tools.identity import CustomerSession
 from agent_cli.validation_text import near_miss
 
 MAX_ARGS_CHARS = 100_000

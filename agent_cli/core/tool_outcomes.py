@@ -34,10 +34,11 @@ class Read:
 @dataclass(frozen=True, slots=True)
 class NotFound:
     """No order with the code asked for; `nearest`: the codes it may have meant that the asker
-    may be told of."""
+    may be told of; `theirs`: none of the identified customer's (another's reads the same)."""
 
     asked: str
     nearest: tuple[str, ...] = ()
+    theirs: bool = False
     kind: Literal["not_found"] = "not_found"
 
 
@@ -169,9 +170,10 @@ def render(outcome: Outcome, record: str = "") -> str:  # noqa: C901, PLR0911, P
             return record
         case Replied(words=words):
             return record or words
-        case NotFound(asked=asked, nearest=nearest):
+        case NotFound(asked=asked, nearest=nearest, theirs=theirs):
             meant = f"; did you mean {', '.join(nearest)}?" if nearest else ""
-            return f"NOT_FOUND: no order with code {asked}{meant}"
+            whose = "the identified customer has no" if theirs else "no"
+            return f"NOT_FOUND: {whose} order with code {asked}{meant}"
         case Proposed(tool=tool, summary=summary, again=again):
             asked_before = " (their last answer to it was no yes: ask afresh)" if again else ""
             return (

@@ -22,7 +22,7 @@ from agent_cli.evaluation.cases import ReferenceWrite
 from agent_cli.record.desk_facts import WRITES
 from agent_cli.runtime.assemble import build_tools
 from agent_cli.store.sqlite import OrderStore
-from agent_cli.tools.desk import CustomerSession
+from agent_cli.tools.identity import CustomerSession
 
 # Each table compared: its key columns, then the columns that must match. Write times
 # (a payment's paid_at, a refund's created_at) are left out: they are when, not what.

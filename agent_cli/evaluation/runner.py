@@ -41,7 +41,7 @@ from agent_cli.store.order_files import order_record
 from agent_cli.store.samples import SAMPLE_DAY, SAMPLE_SHOP
 from agent_cli.store.scratch import scratch_store
 from agent_cli.store.sqlite import OrderStore
-from agent_cli.tools.desk import CustomerSession
+from agent_cli.tools.identity import CustomerSession
 from agent_cli.tools.orders import AsOf
 
 REFERENCE_STEPS = 200  # a τ² task's gold actions, each write proposed and confirmed

@@ -245,7 +245,7 @@ def ground_answer(
     folded = fold(answer)
     codes = CODE.findall(folded)
     if not codes:
-        return _unnamed(history)
+        return _unnamed(history, folded)
     known = looked_up(history)
     if all(code.upper() in known for code in codes):  # the common case: no sentence split
         return _contradicted(answer, history)
@@ -275,10 +275,11 @@ def _unchecked(folded: str, known: set[str]) -> str | None:
     )
 
 
-def _unnamed(history: tuple[Step, ...]) -> str | None:
-    """A bare "Yes." after a lookup: the customer cannot tell which order it is about."""
+def _unnamed(history: tuple[Step, ...], answer: str) -> str | None:
+    """A bare "Yes." after a lookup: the customer cannot tell which order it is about. A code
+    no order has ("A1OO was not found") names it as the customer wrote it."""
     codes = sorted(looked_up(history))
-    if not codes:
+    if not codes or any(code in answer.upper() for code in codes):
         return None
     return (
         f"the answer does not name the order it is about; say which order ({', '.join(codes)}) "

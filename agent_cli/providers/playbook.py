@@ -64,7 +64,7 @@ class PlaybookModel:
             )
             if action is not None:
                 return action
-        codes = [code for code in codes if code not in typos.replaced]
+        codes = [code for code in codes if code not in typos.replaced] or typos.unknown(lookups)
         facts = [_assess(code, lookups.get(code), heard.policy, request.today) for code in codes]
         words = playbook_desk.JAPANESE if heard.japanese else playbook_desk.ENGLISH
         said = playbook_desk.refund_status(request.goal, codes, lookups, words)
@@ -136,7 +136,12 @@ def _desk_step(request: ModelRequest, heard: _Heard) -> Decision | None:
 def _asked_which(made: list[tuple[CallTool, Step]]) -> bool:
     """The customer was asked which order this is about (so their reply is not a help question)."""
     which = (_ENGLISH.which_order, _JAPANESE.which_order)
-    return any(c.tool == ASK_USER_TOOL and c.args.get("question") in which for c, _ in made)
+    unknown = (_ENGLISH.no_such_code.split("{")[0], _JAPANESE.no_such_code.split("{")[0])
+    return any(
+        c.tool == ASK_USER_TOOL
+        and (c.args.get("question") in which or str(c.args.get("question")).startswith(unknown))
+        for c, _ in made
+    )
 
 
 def _remembered(request: ModelRequest) -> list[str]:
@@ -230,6 +235,17 @@ class _Typos:
                 replaced.add(code)
         return cls(cleaned, tuple(dict.fromkeys(meant)), frozenset(replaced))
 
+    def unknown(self, lookups: dict[str, Step]) -> list[str]:
+        """The codes written that no order has and nothing was suggested for: what an answer
+        says was not found (a customer not yet identified is suggested no code)."""
+        return [
+            code
+            for code in self.cleaned
+            if (step := lookups.get(code)) is not None
+            and isinstance(step.outcome, NotFound)
+            and not step.outcome.nearest
+        ]
+
     def next_action(
         self, lookups: dict[str, Step], replies: list[str], writer: _Language
     ) -> CallTool | AskUser | None:
@@ -239,6 +255,8 @@ class _Typos:
                 return CallTool(tool="lookup_order", args={"order_code": code}, thought=thought)
         if self.meant and not replies:
             return AskUser(question=writer.did_you_mean.format(codes=writer.or_.join(self.meant)))
+        if (unknown := self.unknown(lookups)) and not replies:
+            return AskUser(question=writer.no_such_code.format(codes=writer.or_.join(unknown)))
         return None
 
 
@@ -323,6 +341,7 @@ class _Language:
     currency_names: dict[str, str]
     which_order: str  # the clarifying question when no order code is given
     did_you_mean: str  # the question when a code looks mistyped
+    no_such_code: str  # the question when a code written has no order, and none is suggested
     or_: str
     capped: str  # after a refundable verdict, when one refund may be less than what is left
 
@@ -404,6 +423,8 @@ _ENGLISH = _Language(
     currency_names={},
     which_order="Which order is this about? Please give the order code (for example A100).",
     did_you_mean="I could not find that order code. Did you mean {codes}?",
+    no_such_code="I could not find an order with the code {codes}. Which order is this about? "
+    "Please give the code as it is written on your order confirmation.",
     or_=" or ",
     capped=" This desk refunds at most {cap} at a time; more needs a supervisor.",
 )
@@ -428,6 +449,8 @@ _JAPANESE = _Language(
     currency_names={"JPY": "{total}円"},
     which_order="どの注文についてのご質問ですか？注文番号（例：A100）を教えてください。",
     did_you_mean="その注文番号は見つかりませんでした。{codes}のことでしょうか？",
+    no_such_code="注文番号{codes}の注文は見つかりませんでした。どの注文についてのご質問ですか？"
+    "ご注文確認メールに記載の注文番号を教えてください。",
     or_="または",
     capped="この窓口で一度に返金できるのは{cap}までです。それを超える分は担当者が対応します。",
 )

@@ -29,10 +29,11 @@ from agent_cli.runtime.stores import LazyStore
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import clean_text
 from agent_cli.tools import RegisteredTool, ToolRegistry
-from agent_cli.tools.desk import CustomerSession, desk_tools
+from agent_cli.tools.desk import desk_tools
 from agent_cli.tools.desk_writes import WriteDesk, write_tools
 from agent_cli.tools.handover import handover_tool
 from agent_cli.tools.help_center import help_tools
+from agent_cli.tools.identity import CustomerSession
 from agent_cli.tools.offered import needed_tools
 from agent_cli.tools.orders import AsOf, RefundPolicy, order_tools
 
@@ -178,8 +179,8 @@ def build_tools(
     enabled = true (side-effect free under --dry-run), and the tools of the MCP servers. No
     date goes in the refund tool: refunds are judged on the system date, whatever the run is
     told; `as_of` is only what lookups compute their facts as of."""
-    tools: list[RegisteredTool] = list(order_tools(store, policy_of(settings), as_of))
     session = identity or CustomerSession()
+    tools: list[RegisteredTool] = list(order_tools(store, policy_of(settings), as_of, session))
     tools += [*desk_tools(store, session), handover_tool(store, session, dry_run=dry_run)]
     tools += help_tools(store)
     queue_for = timedelta(hours=settings.refunds.queue_hours) or None  # the one queue's hours

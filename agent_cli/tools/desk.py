@@ -17,7 +17,7 @@ import ast
 import json
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal, DivisionByZero, InvalidOperation
 from typing import Any
 
@@ -25,52 +25,11 @@ from pydantic import Field
 
 from agent_cli.config.currencies import major
 from agent_cli.core.seams import ApprovalNeeded, Observation
-from agent_cli.policy.consent import Consent
 from agent_cli.store import desk_reads
 from agent_cli.store.desk import Customer, DeskOrder, Variant
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolArgs, ToolFailure
-
-ASK_WHO = (
-    "ask for the customer's email (or first name, last name and zip code) and call "
-    "find_user_id_by_email or find_user_id_by_name_zip first"
-)
-
-
-@dataclass(slots=True)
-class CustomerSession:
-    """Who this conversation is with: a run (`ask`), a chat session or an eval case has one;
-    found once, kept for the session. `staff`: an operator, bound by none of this."""
-
-    customer_id: str | None = None
-    staff: bool = False
-    order: str | None = None  # the last order it read (a hand-over ticket names it)
-    run_id: str = ""  # the run now going on, and its question (set by the runtime)
-    question: str = ""
-    operator: str = ""  # staff: who runs the tool by hand (`agent tools call --as`)
-    consent: Consent = field(default_factory=Consent)  # the desk's writes proposed, and answered
-
-    def found(self, customer_id: str) -> None:
-        if self.staff or self.customer_id in (None, customer_id):
-            self.customer_id = customer_id
-            return
-        raise ToolFailure(
-            "this conversation is with another customer, already identified; a desk serves "
-            "one customer per conversation: start a new one for this customer"
-        )
-
-    def check(self, customer_id: str | None, what: str) -> None:
-        """Refuse `what` unless it is the identified customer's (or staff asks)."""
-        if self.staff:
-            return
-        if self.customer_id is None:
-            raise ToolFailure(f"the customer is not identified yet: {ASK_WHO}")
-        if customer_id != self.customer_id:
-            raise ToolFailure(
-                f"{what} is not the identified customer's; a desk serves one customer per "
-                "conversation, and shows nobody another customer's records"
-            )
-
+from agent_cli.tools.identity import CustomerSession
 
 Result = str | Observation | ApprovalNeeded
 IDENTIFY = ("find_user_id_by_email", "find_user_id_by_name_zip")  # what the others come after
@@ -267,25 +226,23 @@ class _Reads:
     session: CustomerSession
 
     def find_by_email(self, args: EmailArgs) -> str:
+        self.session.may_identify()
         found = desk_reads.customer_by_email(self.open_store(), args.email)
-        if found is None:
-            raise ToolFailure(
-                "no customer with that email; ask the customer to check it, or for their "
-                "first name, last name and zip code (find_user_id_by_name_zip)"
-            )
-        self.session.found(found)
-        return found
+        return self.session.identified(
+            found,
+            "no customer with that email; ask the customer to check it, or for their first "
+            "name, last name and zip code (find_user_id_by_name_zip)",
+        )
 
     def find_by_name_zip(self, args: NameZipArgs) -> str:
+        self.session.may_identify()
         store = self.open_store()
         found = desk_reads.customer_by_name_zip(store, args.first_name, args.last_name, args.zip)
-        if found is None:
-            raise ToolFailure(
-                "no customer with that name and zip code; ask the customer to check them, or "
-                "for their email (find_user_id_by_email)"
-            )
-        self.session.found(found)
-        return found
+        return self.session.identified(
+            found,
+            "no customer with that name and zip code; ask the customer to check them, or for "
+            "their email (find_user_id_by_email)",
+        )
 
     def user_details(self, args: UserArgs) -> str:
         self.session.check(args.user_id, f"user {args.user_id}")

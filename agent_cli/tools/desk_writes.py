@@ -34,7 +34,8 @@ from agent_cli.store.desk_changes import Plan, Refused
 from agent_cli.store.desk_writes import Target, commit, propose
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import Tool, ToolArgs, ToolFailure
-from agent_cli.tools.desk import IDENTIFY, CustomerSession
+from agent_cli.tools.desk import IDENTIFY
+from agent_cli.tools.identity import CustomerSession
 
 _ID = r"^[A-Za-z0-9_.-]{1,64}$"
 _ORDER_ID = r"^#?[A-Za-z0-9]{1,16}$"

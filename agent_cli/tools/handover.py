@@ -16,7 +16,7 @@ from agent_cli.core.tool_outcomes import Simulated, Transferred
 from agent_cli.store import tickets
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import Tool, ToolArgs
-from agent_cli.tools.desk import CustomerSession
+from agent_cli.tools.identity import CustomerSession
 
 
 class TransferArgs(ToolArgs):

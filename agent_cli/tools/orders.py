@@ -18,9 +18,11 @@ from agent_cli.config.currencies import major
 from agent_cli.core.seams import Observation
 from agent_cli.core.tool_outcomes import NotFound
 from agent_cli.policy.verdicts import computed_line, nearest_codes
+from agent_cli.store import desk_reads
 from agent_cli.store.models import ORDER_ID_PATTERN, Order
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolArgs
+from agent_cli.tools.identity import CustomerSession
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,20 +110,44 @@ def _amount(minor: int, currency: str) -> str:
     return major(minor, currency, grouped=False)
 
 
+def _visible_codes(store: OrderStore, session: CustomerSession | None) -> list[str] | None:
+    """The order codes a lookup may show or suggest: None for all (staff, or no conversation);
+    an identified customer's own; none for a customer not identified yet (suggested codes
+    would let anyone list real orders by guessing near them)."""
+    if session is None or session.staff:
+        return None
+    if session.customer_id is None:
+        return []
+    return desk_reads.customer_orders(store, session.customer_id)
+
+
+def _all(store: OrderStore) -> list[str]:
+    return [order.code for order in store.all()]
+
+
 def order_tools(
-    open_store: Callable[[], OrderStore], policy: RefundPolicy, as_of: AsOf | None = None
+    open_store: Callable[[], OrderStore],
+    policy: RefundPolicy,
+    as_of: AsOf | None = None,
+    session: CustomerSession | None = None,
 ) -> list[Tool[Any]]:
     """The two read-only order tools. The store opens on the first lookup, not before. With a
-    date in `as_of`, a lookup also says whether the order is refundable on that date, and why."""
+    date in `as_of`, a lookup also says whether the order is refundable on that date, and why.
+    With a customer `session` (a conversation, not staff), once the customer is identified a
+    lookup reads only their orders (another's reads as none of theirs, as a code that does not
+    exist does), and a did-you-mean names only their orders: none before they are identified."""
 
     def lookup_order(args: LookupOrderArgs) -> str | Observation:
         store = open_store()
         order = store.get(args.order_code)
         if order is None and not args.order_code.startswith("#"):  # τ²'s ids, written bare
             order = store.get("#" + args.order_code)
-        if order is None:
-            near = nearest_codes(args.order_code, [o.code.lstrip("#") for o in store.all()])
-            return Observation.of(NotFound(args.order_code, tuple(near)))
+        visible = _visible_codes(store, session)
+        theirs = session is not None and session.customer_id is not None and not session.staff
+        if order is None or (theirs and visible is not None and order.code not in visible):
+            codes = [c.lstrip("#") for c in (visible if visible is not None else _all(store))]
+            near = tuple(nearest_codes(args.order_code, codes))
+            return Observation.of(NotFound(args.order_code, near, theirs))
         refunded = store.refunded_total(order.code)
         today = as_of.day if as_of is not None else None
         computed = refundable_now(order, policy, today, refunded) if today else None
