@@ -321,7 +321,7 @@ def test_a_desk_write_on_a_terminal_asks_the_customer_then_the_operator(tmp_path
             {"type": "tool", "tool": "find_user_id_by_email",
              "args": {"email": "kaito.yamamoto@example.com"}},
             cancel,
-            {"type": "ask_user", "question": "Cancel B200 and refund 5,400 JPY to your card?"},
+            {"type": "ask_user", "question": "Change P1: cancel B200, refund 5,400 JPY?"},
             cancel,
             {"type": "final", "answer": "I have cancelled B200; 5,400 JPY is on its way back."},
         ])

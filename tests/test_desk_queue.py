@@ -316,7 +316,7 @@ def test_a_dry_run_never_queues_a_write(tmp_path: Path) -> None:
         {"type": "tool", "tool": "find_user_id_by_email",
          "args": {"email": "kaito.yamamoto@example.com"}},
         {"type": "tool", "tool": "cancel_pending_order", "args": json.loads(CANCEL_ARGS)},
-        {"type": "final", "answer": "Shall I cancel B200?"},
+        {"type": "final", "answer": "Shall I make change P1 and cancel B200?"},
         {"type": "tool", "tool": "cancel_pending_order", "args": json.loads(CANCEL_ARGS)},
         {"type": "final", "answer": "It is not cancelled."},
     ]  # fmt: skip

@@ -249,9 +249,18 @@ CANCEL = call("cancel_pending_order", order_id="B200", reason="no longer needed"
 
 
 def converse(
-    store: OrderStore, decisions: list[Any], replies: list[str], verdicts: list[Verdict], **kw: Any
+    store: OrderStore,
+    decisions: list[Any],
+    replies: list[str],
+    verdicts: list[Verdict],
+    *,
+    meanwhile: Any = None,
+    session: CustomerSession | None = None,
+    **kw: Any,
 ) -> list[Event]:
-    session = CustomerSession()
+    """A run whose questions get `replies` and approvals `verdicts` in turn; `meanwhile(store)`
+    runs after each reply, before the model goes on."""
+    session = session or CustomerSession()
     events = run(
         "Please cancel B200",
         ScriptedModel(decisions),
@@ -270,6 +279,8 @@ def converse(
                 reply = verdicts.pop(0)
             elif type(event).__name__ == "QuestionAsked":
                 reply = replies.pop(0)
+                if meanwhile is not None:
+                    meanwhile(store)
     except StopIteration:
         pass
     return seen
@@ -280,12 +291,12 @@ def observations(events: list[Event]) -> list[str]:
 
 
 def test_a_change_waits_for_the_customer_s_yes_then_the_shop_s(either_store: OrderStore) -> None:
-    ask = AskUser(question="Cancel B200 and refund 5,400 JPY?")
+    ask = AskUser(question="Change P1: cancel B200 and refund 5,400 JPY?")
     decisions = [FIND, CANCEL, ask, CANCEL, final("Cancelled.")]
     events = converse(either_store, decisions, ["Yes, please."], [Verdict(True, "operator")])
     seen = observations(events)
-    assert seen[1].startswith("PROPOSED (nothing is changed yet): cancel B200")
-    assert "(desk: the customer confirmed: cancel B200" in seen[2]
+    assert seen[1].startswith("PROPOSED (nothing is changed yet) as change P1: cancel B200")
+    assert "(desk: the customer confirmed change P1: cancel B200" in seen[2]
     assert seen[3].startswith("CHANGED: change #1: cancel B200")
     (asked,) = [e for e in events if isinstance(e, ApprovalRequested)]
     assert "refund 5,400 JPY to credit_card_1007" in asked.summary
@@ -298,13 +309,13 @@ def test_a_change_waits_for_the_customer_s_yes_then_the_shop_s(either_store: Ord
 def test_anything_but_an_explicit_yes_drops_the_proposal(
     either_store: OrderStore, reply: str
 ) -> None:
-    ask = AskUser(question="Cancel B200?")
+    ask = AskUser(question="Shall I make change P1 and cancel B200?")
     before = snapshot(either_store)
     events = converse(
         either_store, [FIND, CANCEL, ask, CANCEL, final("Not cancelled.")], [reply], []
     )
     seen = observations(events)
-    assert "not an explicit yes, so the proposed change was dropped" in seen[2]
+    assert "not an explicit yes, so change P1 was dropped" in seen[2]
     assert seen[3].startswith("PROPOSED") and "ask afresh" in seen[3]
     assert not any(isinstance(e, ApprovalRequested) for e in events)
     assert snapshot(either_store) == before
@@ -324,7 +335,7 @@ def test_a_second_call_without_a_yes_only_proposes_again(either_store: OrderStor
 def test_a_denied_or_dry_run_change_writes_nothing(
     either_store: OrderStore, verdict: Verdict, dry_run: bool
 ) -> None:
-    ask = AskUser(question="Cancel B200?")
+    ask = AskUser(question="Shall I make change P1 and cancel B200?")
     before = snapshot(either_store)
     events = converse(
         either_store,
@@ -366,7 +377,7 @@ def _chat(tmp_path: Any, second_turn: str, last: str) -> list[dict[str, Any]]:
         {"type": "tool", "tool": "find_user_id_by_email",
          "args": {"email": "kaito.yamamoto@example.com"}},
         propose,
-        {"type": "final", "answer": "I can cancel B200 and refund 5,400 JPY. Shall I?"},
+        {"type": "final", "answer": "Change P1: I can cancel B200 and refund 5,400 JPY. Shall I?"},
         propose,
         {"type": "final", "answer": last},
     ]  # fmt: skip
@@ -399,7 +410,7 @@ def test_in_chat_a_next_turn_that_is_no_yes_drops_the_proposal(tmp_path: Any) ->
 
 def test_an_interrupted_approval_changes_nothing(either_store: OrderStore) -> None:
     session = CustomerSession()
-    ask = AskUser(question="Cancel B200?")
+    ask = AskUser(question="Shall I make change P1 and cancel B200?")
     events = run(
         "Please cancel B200",
         ScriptedModel([FIND, CANCEL, ask, CANCEL, final("?")]),
@@ -427,7 +438,7 @@ def test_an_interrupted_approval_changes_nothing(either_store: OrderStore) -> No
     ],
 )
 def test_a_yes_wrapped_in_anything_else_is_no_consent(either_store: OrderStore, reply: str) -> None:
-    ask = AskUser(question="Cancel B200?")
+    ask = AskUser(question="Shall I make change P1 and cancel B200?")
     events = converse(either_store, [FIND, CANCEL, ask, CANCEL, final("?")], [reply], [])
     assert observations(events)[3].startswith("PROPOSED")
     assert not any(isinstance(e, ApprovalRequested) for e in events)
@@ -435,10 +446,10 @@ def test_a_yes_wrapped_in_anything_else_is_no_consent(either_store: OrderStore, 
 
 def test_a_yes_is_for_the_exact_change_proposed(either_store: OrderStore) -> None:
     """Consent to one change is none to another: other arguments are proposed afresh."""
-    ask = AskUser(question="Cancel B200?")
+    ask = AskUser(question="Shall I make change P1 and cancel B200?")
     other = call("cancel_pending_order", order_id="B200", reason="ordered by mistake")
     events = converse(either_store, [FIND, CANCEL, ask, other, final("?")], ["yes"], [])
-    assert observations(events)[3].startswith("PROPOSED (nothing is changed yet): cancel B200")
+    assert observations(events)[3].startswith("PROPOSED (nothing is changed yet) as change P2")
     assert "ordered by mistake" in observations(events)[3]
     assert not any(isinstance(e, ApprovalRequested) for e in events)
 
@@ -449,7 +460,7 @@ def test_the_customer_may_change_their_own_address_and_the_proposal_names_its_to
     own = call("modify_user_address", user_id="kaito_yamamoto_1007", **TODAY_ARGS)
     events = converse(either_store, [FIND, own, CANCEL, final("?")], [], [])
     seen = observations(events)
-    assert seen[1].startswith("PROPOSED (nothing is changed yet): change kaito_yamamoto_1007's")
+    assert seen[1].startswith("PROPOSED (nothing is changed yet) as change P1: change kaito_")
     assert "call modify_user_address again with the same arguments" in seen[1]
     assert "call cancel_pending_order again" in seen[2]
 
@@ -481,7 +492,7 @@ def test_the_store_plans_only_on_the_order_s_own_customer(either_store: OrderSto
 
 
 def test_a_change_made_meanwhile_makes_the_approved_commit_refuse(either_store: OrderStore) -> None:
-    ask = AskUser(question="Cancel B200?")
+    ask = AskUser(question="Shall I make change P1 and cancel B200?")
     session = CustomerSession()
     events = run(
         "Please cancel B200",

@@ -29,6 +29,7 @@ from agent_cli.providers import (
     playbook_desk,
     playbook_intents,
     playbook_reading,
+    playbook_typos,
     playbook_who,
     playbook_writes,
 )
@@ -544,7 +545,7 @@ BREAKAGES: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], set[str]]] = {
         {"conv-refund-status-which-order", "conv-cancel-which-order"},
     ),
     "no typo is caught": (
-        lambda mp: mp.setattr(playbook, "suspect_codes", lambda goal: []),
+        lambda mp: mp.setattr(playbook_typos, "suspect_codes", lambda goal: []),
         {"conv-typo"},
     ),
     "answers in English only": (

@@ -201,7 +201,7 @@ def test_a_tau2_task_end_to_end_with_stub_models_on_both_sides(fake_llm: FakeLLM
             openai_calls(("find_user_id_by_email", {"email": "isabella.lopez3271@example.com"})),
             openai_calls(("get_order_details", {"order_id": order})),
             openai_calls(change),
-            openai_calls(("ask_user", {"question": "Pay #W4923227 with your visa instead?"})),
+            openai_calls(("ask_user", {"question": "Change P1: pay #W4923227 with your visa?"})),
             openai_calls(change),
             openai_text("Done: your order is now paid with your visa, not your mastercard (60)."),
         )

@@ -117,11 +117,12 @@ def test_a_success_does_not_count_against_the_bound(store: OrderStore) -> None:
 
 def test_forgetting_clears_the_customer_the_order_and_every_proposal() -> None:
     session = CustomerSession(customer_id="haruki_sato_1001", order="A100", failed=3)
-    session.consent.waiting["k"] = "cancel A100"
-    session.consent.given.add("j")
+    session.consent.propose("cancel_pending_order A100", "d", "cancel A100")
+    session.consent.heard("Change P1?", "yes")
+    session.consent.propose("modify_pending_order_payment A100", "e", "pay A100 by card")
     session.forget()
     assert (session.customer_id, session.order, session.failed) == (None, None, 0)
-    assert not session.consent.waiting and not session.consent.given
+    assert session.consent.pending is None and session.consent.given is None
 
 
 def _reset_session(tmp_path: Any, between: str) -> list[str]:

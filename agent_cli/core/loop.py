@@ -90,13 +90,14 @@ def run(
     clock: Callable[[], float] = time.monotonic,
     wall: Callable[[], float] = time.time,
     instructions: str = "",
-    hear: Callable[[str], str | None] | None = None,
+    hear: Callable[[str, str], str | None] | None = None,
 ) -> Generator[Event, Reply, None]:
     """Run the loop on `goal`, yielding an event for everything that happens. A consumer
     answers a `QuestionAsked` with `send(reply)` and an `ApprovalRequested` with a Verdict.
     `on_text` sees a streaming model's text as it arrives, for display only: it is not an
     event, and nothing is decided on it (the decision comes whole, as ModelDecided). `hear` reads
-    a person's reply in code (a yes to a proposed change), and may add a note for the model."""
+    a person's reply to a question in code (a yes to the change it put to them), and may add a
+    note for the model."""
     limits = limits or Limits()
     state = RunState(run_id or uuid.uuid4().hex, limits, clock, wall, started=clock())
     context = _Context(
@@ -170,7 +171,7 @@ class _Context:
     check_answer: AnswerCheck | None
     on_text: Callable[[TextDelta], None]
     instructions: str = ""
-    hear: Callable[[str], str | None] | None = None
+    hear: Callable[[str, str], str | None] | None = None
 
     def answer_problem(self, answer: str, history: tuple[Step, ...]) -> str | None:
         return self.check_answer(answer, history) if self.check_answer else None
@@ -313,7 +314,7 @@ def _ask(
     if not isinstance(reply, str):
         raise NeedsInput(question.question)
     replied = Replied(valid_text(reply))  # their words; the desk's note is for the model only
-    note = context.hear(replied.words) if context.hear is not None else None
+    note = context.hear(question.question, replied.words) if context.hear else None
     reply = replied.words if note is None else f"{replied.words}\n{note}"
     call = question.as_call()
     yield ToolObserved(

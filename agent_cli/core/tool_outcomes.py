@@ -174,12 +174,13 @@ def render(outcome: Outcome, record: str = "") -> str:  # noqa: C901, PLR0911, P
             meant = f"; did you mean {', '.join(nearest)}?" if nearest else ""
             whose = "the identified customer has no" if theirs else "no"
             return f"NOT_FOUND: {whose} order with code {asked}{meant}"
-        case Proposed(tool=tool, summary=summary, again=again):
-            asked_before = " (their last answer to it was no yes: ask afresh)" if again else ""
+        case Proposed(tool=tool, summary=summary, proposal=proposal, again=again):
+            asked_before = " (ask afresh: it was not confirmed as it now stands)" if again else ""
             return (
-                f"PROPOSED (nothing is changed yet): {summary}. Tell the customer exactly this "
-                f"and ask them to confirm with yes or no{asked_before}; if they say yes, call "
-                f"{tool} again with the same arguments."
+                f"PROPOSED (nothing is changed yet) as change {proposal}: {summary}. Ask the "
+                f"customer about this change alone, quoting it exactly (or naming {proposal}), "
+                f"to confirm with yes or no{asked_before}; if they say yes, call {tool} again "
+                "with the same arguments."
             )
         case Changed(change_id=change_id, summary=summary):
             return f"CHANGED: change #{change_id}: {summary}"

@@ -1,10 +1,17 @@
-"""The customer's explicit yes, read in code (desk.md, rule 3): a change is proposed in words,
-and only a next message that is a plain yes, in English or Japanese, lets it go on.
+"""The customer's consent, read in code (desk.md, rules 3 and 6): a change is proposed in words
+with an id, put to the customer in a question that carries it, and only an explicit yes to that
+question, in their next message, lets that one change go on, once, while the store still
+matches what they were shown.
 
 Conservative by design: a message is a yes only when every word of it is a yes, a politeness or
 a restatement of the act ("Yes, please cancel it"); a question, a negation, a condition or any
-other detail ("yes, but to my office", "yes, the blue one") is not, and the proposal is dropped
-rather than guessed at.
+other detail ("yes, but to my office", "yes, the blue one") is not, and the proposal is
+withdrawn rather than guessed at. Words that may mean either (「大丈夫です」, 「いいです」,
+"fine", "ok I guess") are never a yes: the customer is asked again in plain words.
+
+A proposal is withdrawn by anything but that yes: a no, another message, a question that does
+not put it to the customer, another proposal, a new customer (`/reset`) or the end of the
+conversation. A yes stands until the customer speaks again.
 """
 
 from __future__ import annotations
@@ -18,33 +25,57 @@ _YES = frozenset(
      "proceed", "agree", "agreed", "affirmative")
 )  # fmt: skip
 _ALLOWED = _YES | frozenset(
-    ("please", "go", "ahead", "do", "it", "that", "this", "is", "right", "fine", "sounds",
+    ("please", "go", "ahead", "do", "it", "that", "this", "is", "right", "sounds",
      "good", "i", "thank", "thanks", "you", "that's", "cancel", "change", "return", "exchange",
      "swap", "update", "modify", "make", "the", "order", "items", "item", "address", "payment")
 )  # fmt: skip
 _NO_EN = re.compile(r"\?|\b(?:no|not|don't|dont|never|wait|but|stop|cancel\s+that)\b")
+# Words that may mean yes or no ("fine" to end a talk, "I guess" unsure): asked again.
+_EITHER_EN = re.compile(
+    r"\b(?:fine|i guess|guess so|maybe|perhaps|probably|i think|whatever|if you say so|"
+    r"not sure|i suppose|kind of|sort of)\b"
+)
 
 _JA_YES = ("お願いします", "お願い致します", "おねがいします", "お願い", "はい", "ええ", "うん",
-           "了解です", "了解", "承知しました", "大丈夫です", "問題ありません", "構いません",
-           "それでいいです", "いいです", "オッケー", "ok", "確定してください",
-           "進めてください")  # fmt: skip
+           "了解です", "了解", "承知しました", "問題ありません", "構いません", "オッケー", "ok",
+           "確定してください", "進めてください")  # fmt: skip
 _JA_ALSO = ("それで", "では", "じゃあ", "ください", "下さい", "キャンセルして", "変更して",
             "返品して", "交換して", "してください", "します", "ね", "よ")  # fmt: skip
 _JA_NO = re.compile(r"[?？]|いいえ|いや|違|ない|待って|まって|やめ|でも|けど|ちょっと|ダメ|だめ")
+# 「大丈夫です」「いいです」「結構です」 decline as often as they accept: asked again.
+_JA_EITHER = re.compile(r"大丈夫|いいです|良いです|いいよ|結構|たぶん|多分|かな")
 _SPACE_AND_MARKS = re.compile(r"[\s、。,.!！~〜ー…]+")
+
+
+def _plain(message: str) -> str:
+    return unicodedata.normalize("NFKC", message).strip().lower()
+
+
+def _japanese(text: str) -> bool:
+    return re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", text) is not None
 
 
 def explicit_yes(message: str) -> bool:
     """True only when the whole message is an unconditional yes (English or Japanese)."""
-    text = unicodedata.normalize("NFKC", message).strip().lower()
-    if not text or len(text) > 200:
+    text = _plain(message)
+    if not text or len(text) > 200 or ambiguous(message):
         return False
-    if re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", text):
+    if _japanese(text):
         return _japanese_yes(text)
     if _NO_EN.search(text):
         return False
     words = re.findall(r"[a-z']+|\d+|[^\sa-z'\d.,!]", text)
     return bool(words) and all(w in _ALLOWED for w in words) and any(w in _YES for w in words)
+
+
+def ambiguous(message: str) -> bool:
+    """Words that may mean yes or no, and no plain no: the customer is asked again."""
+    text = _plain(message)
+    if not text or len(text) > 200:
+        return False
+    if _japanese(text):
+        return _JA_EITHER.search(text) is not None and _JA_NO.search(text) is None
+    return _EITHER_EN.search(text) is not None and _NO_EN.search(text) is None
 
 
 def _japanese_yes(text: str) -> bool:
@@ -61,25 +92,88 @@ def _japanese_yes(text: str) -> bool:
     return said_yes and not rest
 
 
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """One change put to the customer: its id (`P1`), the call that makes it (tool and exact
+    arguments), a digest of the change as the store held it when they were shown it, and the
+    change in words."""
+
+    id: str
+    key: str
+    digest: str
+    summary: str
+
+
+def _folded(text: str) -> str:
+    return " ".join(_plain(text).split())
+
+
+def carries(question: str, proposal: Proposal) -> bool:
+    """Whether a question puts this proposal to the customer: it names its id, or quotes the
+    change exactly."""
+    named = re.search(rf"(?<![A-Za-z0-9]){re.escape(proposal.id)}(?![0-9])", question)
+    return named is not None or _folded(proposal.summary) in _folded(question)
+
+
 @dataclass(slots=True)
 class Consent:
-    """A conversation's proposals and the customer's answers to them."""
+    """A conversation's proposal waiting for the customer's answer, and the one they said yes
+    to (good for one call, until they speak again)."""
 
-    waiting: dict[str, str] = field(default_factory=dict)  # key -> the change in words
-    given: set[str] = field(default_factory=set)
-    dropped: dict[str, str] = field(default_factory=dict)  # key -> the message that was no yes
+    pending: Proposal | None = None
+    given: Proposal | None = None
+    dropped: dict[str, str] = field(default_factory=dict)  # a call's key -> the answer, no yes
+    proposed: int = 0  # proposals so far: the next one's id
 
-    def heard(self, message: str) -> str | None:
-        """The customer's next message: a yes to what waits, or the end of it. What the model
-        is told about it (None: nothing waited)."""
-        if not self.waiting:
-            return None
-        waiting, self.waiting = self.waiting, {}
+    def propose(self, key: str, digest: str, summary: str) -> Proposal:
+        """A new proposal; any other, waiting or confirmed, is withdrawn (a second change needs
+        its own question)."""
+        self.proposed += 1
+        self.pending = Proposal(f"P{self.proposed}", key, digest, summary)
+        self.given = None
+        return self.pending
+
+    def allows(self, key: str, digest: str) -> bool:
+        """Whether this call may go on: the customer's yes was to exactly this change, and the
+        store still holds what they were shown."""
+        given = self.given
+        return given is not None and given.key == key and given.digest == digest
+
+    def use(self) -> None:
+        """The yes is spent: one yes, one write."""
+        self.given = None
+
+    def heard(self, asked: str, message: str) -> str | None:
+        """The customer's next message, in answer to `asked` (the agent's question, or its last
+        answer before a chat turn). What the model is told of the proposal (None: none)."""
+        spent, self.given = self.given, None  # a yes stands until the customer speaks again
+        proposal, self.pending = self.pending, None
+        if proposal is None:
+            if spent is None:
+                return None
+            return (
+                f"(desk: the customer's yes to change {spent.id} no longer stands; nothing was "
+                "changed)"
+            )
+        if not carries(asked, proposal):
+            self.dropped[proposal.key] = message
+            return (
+                f"(desk: change {proposal.id} is withdrawn: the question answered did not put it "
+                "to the customer; nothing was changed. To make it, propose it again and ask "
+                "about exactly that change)"
+            )
+        if ambiguous(message):
+            self.pending = proposal  # still waiting, for a plain answer
+            return (
+                f"(desk: that is neither a plain yes nor a no to change {proposal.id}; nothing "
+                f"was changed. Ask again in plain words, naming {proposal.id}: "
+                f"{proposal.summary}, yes or no?)"
+            )
         if explicit_yes(message):
-            self.given |= set(waiting)
-            return f"(desk: the customer confirmed: {'; '.join(waiting.values())})"
-        self.dropped |= dict.fromkeys(waiting, message)
+            self.given = proposal
+            return f"(desk: the customer confirmed change {proposal.id}: {proposal.summary})"
+        self.dropped[proposal.key] = message
         return (
-            "(desk: that is not an explicit yes, so the proposed change was dropped and nothing "
+            f"(desk: that is not an explicit yes, so change {proposal.id} was dropped and nothing "
             "was changed; ask what the customer wants instead)"
         )

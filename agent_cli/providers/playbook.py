@@ -21,8 +21,9 @@ from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.core.tool_outcomes import NotFound
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.language import language_of
-from agent_cli.policy.verdicts import find_order_codes, is_japanese, suspect_codes
+from agent_cli.policy.verdicts import find_order_codes, is_japanese
 from agent_cli.providers import playbook_desk, playbook_intents, playbook_who, playbook_writes
+from agent_cli.providers.playbook_typos import Typos
 from agent_cli.providers.playbook_writes import customer_said
 
 _FIELD = re.compile(r"(\w+)=(\S+)")
@@ -83,7 +84,7 @@ class _Heard:
     japanese: bool
     lookups: dict[str, Step]
     policy: Step | None
-    typos: _Typos
+    typos: Typos
 
     @classmethod
     def of(cls, request: ModelRequest) -> _Heard:
@@ -97,7 +98,7 @@ class _Heard:
             if call.tool == "lookup_order"
         }
         policy = next((step for call, step in made if call.tool == "refund_policy"), None)
-        typos = _Typos.of(request.goal, codes, lookups)
+        typos = Typos.of(request.goal, codes, lookups)
         if typos.meant and replies and explicit_yes(replies[-1]):
             codes = [*codes, typos.meant[0]]  # "Did you mean A100?" "Yes"
         codes = [code for code in codes if code not in typos.replaced or not replies]
@@ -135,12 +136,10 @@ def _desk_step(request: ModelRequest, heard: _Heard) -> Decision | None:
 
 def _asked_which(made: list[tuple[CallTool, Step]]) -> bool:
     """The customer was asked which order this is about (so their reply is not a help question)."""
-    which = (_ENGLISH.which_order, _JAPANESE.which_order)
-    unknown = (_ENGLISH.no_such_code.split("{")[0], _JAPANESE.no_such_code.split("{")[0])
+    which: tuple[str, ...] = (_ENGLISH.which_order, _JAPANESE.which_order)
+    which += tuple(w.no_such_code.split("{")[0] for w in (_ENGLISH, _JAPANESE))
     return any(
-        c.tool == ASK_USER_TOOL
-        and (c.args.get("question") in which or str(c.args.get("question")).startswith(unknown))
-        for c, _ in made
+        c.tool == ASK_USER_TOOL and str(c.args.get("question")).startswith(which) for c, _ in made
     )
 
 
@@ -207,64 +206,6 @@ def _help(request: ModelRequest, made: list[tuple[CallTool, Step]]) -> Decision 
         return None
     passage = json.loads(hit.group(3))
     return FinalAnswer(answer=f"{passage} [{hit.group(1)}]")
-
-
-@dataclass(frozen=True, slots=True)
-class _Typos:
-    """Codes the customer seems to have mistyped (A10O, A-100, order 100), each looked up as
-    written (letters and digits only), and the real codes the lookups point to: asked about,
-    never acted on until the customer says which."""
-
-    cleaned: tuple[str, ...]  # the lookups to make
-    meant: tuple[str, ...]  # the real codes they point to, once looked up
-    replaced: frozenset[str]  # codes of the question that are typos, not orders
-
-    @classmethod
-    def of(cls, goal: str, codes: list[str], lookups: dict[str, Step]) -> _Typos:
-        cleaned = tuple(dict.fromkeys(_cleaned(s) for s in suspect_codes(goal)))
-        meant: list[str] = []
-        replaced: set[str] = set()
-        for code in (*cleaned, *codes):
-            step = lookups.get(code)
-            if step is None or step.is_error:
-                continue
-            if code in cleaned and not isinstance(step.outcome, NotFound):
-                meant.append(code)  # "A-100": A100 exists, but it is not what was written
-            elif isinstance(step.outcome, NotFound) and step.outcome.nearest:
-                meant += step.outcome.nearest
-                replaced.add(code)
-        return cls(cleaned, tuple(dict.fromkeys(meant)), frozenset(replaced))
-
-    def unknown(self, lookups: dict[str, Step]) -> list[str]:
-        """The codes written that no order has and nothing was suggested for: what an answer
-        says was not found (a customer not yet identified is suggested no code)."""
-        return [
-            code
-            for code in self.cleaned
-            if (step := lookups.get(code)) is not None
-            and isinstance(step.outcome, NotFound)
-            and not step.outcome.nearest
-        ]
-
-    def next_action(
-        self, lookups: dict[str, Step], replies: list[str], writer: _Language
-    ) -> CallTool | AskUser | None:
-        for code in self.cleaned:
-            if code not in lookups:
-                thought = f"{code} may be a mistyped order code; the store suggests the nearest."
-                return CallTool(tool="lookup_order", args={"order_code": code}, thought=thought)
-        if self.meant and not replies:
-            return AskUser(question=writer.did_you_mean.format(codes=writer.or_.join(self.meant)))
-        if (unknown := self.unknown(lookups)) and not replies:
-            return AskUser(question=writer.no_such_code.format(codes=writer.or_.join(unknown)))
-        return None
-
-
-def _cleaned(written: str) -> str:
-    """A code as written, looked up as letters and digits only ("order 100": the digits)."""
-    if re.match(r"(?i)order|注文", written):
-        return re.sub(r"\D", "", written)
-    return re.sub(r"[^A-Za-z0-9]", "", written).upper()
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,6 +283,7 @@ class _Language:
     which_order: str  # the clarifying question when no order code is given
     did_you_mean: str  # the question when a code looks mistyped
     no_such_code: str  # the question when a code written has no order, and none is suggested
+
     or_: str
     capped: str  # after a refundable verdict, when one refund may be less than what is left
 

@@ -76,7 +76,8 @@ class Runtime:
         hear = None
         if self.identity is not None:  # what a hand-over ticket records of the run
             self.identity.run_id, self.identity.question = run_id, question
-            self.identity.consent.heard(question)  # a chat turn answers what was proposed
+            # A chat turn answers what the last answer proposed, if it put it to the customer.
+            self.identity.consent.heard(conversation[-1].answer if conversation else "", question)
             hear = self.identity.consent.heard
         return run(
             question,

@@ -14,6 +14,7 @@ happens only after three things, all in code (desk.md, rules 1-3):
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -115,16 +116,18 @@ class WriteDesk:
             planned = propose(self.open_store(), tool, values, target)
         except Refused as exc:
             raise ToolFailure(f"{exc}; nothing was changed") from None
-        key = _key(tool, values)
+        key, shown = _key(tool, values), _digest(planned)
         consent = self.session.consent
-        if not self.session.staff and key not in consent.given:
-            return self._ask_consent(tool, key, planned, target.order_code)
+        if not self.session.staff:
+            if not consent.allows(key, shown):  # no yes to this change, as the store holds it
+                return self._ask_consent(tool, key, shown, planned, target.order_code)
+            consent.use()  # one yes, one write
         queue = None
         if self.queue_for is not None and not self.dry_run:
             queue = lambda run, question: self._queue(planned, values, target, run, question)  # noqa: E731
         return ApprovalNeeded(
             planned.summary,
-            lambda: self._commit(planned, values, target, key),
+            lambda: self._commit(planned, values, target),
             queue,
             self._ruled(planned, target),
         )
@@ -153,16 +156,15 @@ class WriteDesk:
             Queued(item.id, planned.tool, planned.summary, str(item.expires_at), target.order_code)
         )
 
-    def _ask_consent(self, tool: str, key: str, planned: Plan, order: str | None) -> Observation:
-        consent = self.session.consent
-        consent.waiting[key] = planned.summary
-        again = key in consent.dropped
-        return Observation.of(Proposed(tool, planned.summary, order, again=again))
-
-    def _commit(
-        self, planned: Plan, values: dict[str, Any], target: Target, key: str
+    def _ask_consent(
+        self, tool: str, key: str, shown: str, planned: Plan, order: str | None
     ) -> Observation:
-        self.session.consent.given.discard(key)  # one yes, one change
+        consent = self.session.consent
+        again = key in consent.dropped or (consent.given is not None and consent.given.key == key)
+        proposal = consent.propose(key, shown, planned.summary)
+        return Observation.of(Proposed(tool, planned.summary, order, proposal.id, again=again))
+
+    def _commit(self, planned: Plan, values: dict[str, Any], target: Target) -> Observation:
         if self.dry_run:
             return Observation.of(Simulated(planned.tool, planned.summary))
         try:
@@ -186,6 +188,14 @@ class WriteDesk:
 def _key(tool: str, values: dict[str, Any]) -> str:
     """One proposal: the tool and its exact arguments."""
     return f"{tool} {json.dumps(values, sort_keys=True)}"
+
+
+def _digest(planned: Plan) -> str:
+    """What the customer is shown, as the store held it: the change in words (the order, the
+    items, the amounts, the payment method, the address) and the version of the records it
+    was planned on. A yes is to this; a store that moved meanwhile needs a new one."""
+    shown = json.dumps([planned.tool, planned.summary, planned.version], ensure_ascii=False)
+    return hashlib.sha256(shown.encode()).hexdigest()[:16]
 
 
 _WHEN = (
