@@ -115,3 +115,13 @@ def mock_channel(respond: Callable[[httpx.Request], httpx.Response]) -> Channel:
 def json_lines(stdout: str) -> list[Any]:
     """`--json` output as the README documents it: one JSON object per line."""
     return [json.loads(line) for line in stdout.splitlines()]
+
+
+def identify_for(code: str) -> dict[str, Any]:
+    """A script's step identifying the sample shop's customer of order `code` (by email): in a
+    conversation, money goes back only on the identified customer's own order."""
+    from agent_cli.store.samples import SAMPLE_SHOP
+
+    order = next(o for o in SAMPLE_SHOP.orders if o.code == code)
+    customer = next(c for c in SAMPLE_SHOP.customers if c.id == order.customer_id)
+    return {"type": "tool", "tool": "find_user_id_by_email", "args": {"email": customer.email}}

@@ -17,7 +17,7 @@ from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
 
-from .helpers import delivered_recently, json_lines
+from .helpers import delivered_recently, identify_for, json_lines
 
 runner = CliRunner()
 
@@ -34,6 +34,7 @@ def queue_a_refund(tmp_path: Path, amount: int = 1000, reason: str = "damaged") 
     script = tmp_path / "s.json"
     refund = {"order_code": "A100", "amount": amount, "reason": reason}
     decisions = [
+        identify_for("A100"),
         {"type": "tool", "tool": "issue_refund", "args": refund},
         {"type": "final", "answer": "Your refund is pending approval."},
     ]
@@ -71,7 +72,7 @@ def test_a_headless_run_queues_the_refund_and_another_process_approves_it(
     records = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
     decided = next(r for r in records if r["event"] == "approval_decided")
     assert (decided["approved"], decided["queued"]) == (False, 1)
-    observed = next(r for r in records if r["event"] == "observation")
+    observed = next(r for r in records if r.get("tool") == "issue_refund" and "observation" in r)
     assert observed["observation"].startswith("QUEUED: the refund of 1,000 JPY on order A100")
     assert records[-1]["status"] == "pending_approval"
     assert records[-1]["answer"] == "Your refund is pending approval."
@@ -168,7 +169,7 @@ def refund_script(tmp_path: Path, answer: str) -> Path:
     script = tmp_path / "s.json"
     refund = {"order_code": "A100", "amount": 1000, "reason": "damaged"}
     call = {"type": "tool", "tool": "issue_refund", "args": refund}
-    script.write_text(json.dumps([call, {"type": "final", "answer": answer}]))
+    script.write_text(json.dumps([identify_for("A100"), call, {"type": "final", "answer": answer}]))
     return script
 
 

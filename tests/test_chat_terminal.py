@@ -14,7 +14,7 @@ import pexpect
 import pytest
 
 from .fakellm import FakeLLM, Reply, openai_text
-from .helpers import delivered_recently
+from .helpers import delivered_recently, identify_for
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
@@ -127,7 +127,8 @@ def refund_run(
         }
         for amount in amounts
     ]
-    script.write_text(json.dumps([*calls, {"type": "final", "answer": "Refund handled."}]))
+    answer = {"type": "final", "answer": "Refund handled."}
+    script.write_text(json.dumps([identify_for("A100"), *calls, answer]))
     options = ("--script", str(script), "--config", str(config), "--today", "2026-10-13", *extra)
     if command == "ask":
         return spawn("ask", "Refund A100", *options)

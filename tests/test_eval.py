@@ -555,35 +555,43 @@ def test_help_paragraphs_are_reflowed_not_broken_at_source_lines() -> None:
     assert "plus the case's own orders; your order database is never touched." in result.stdout
 
 
-def test_an_eval_never_approves_a_refund(tmp_path: Path) -> None:
-    """Its approver refuses: a scripted refund on a refundable order is denied, not made."""
-    from datetime import date, timedelta
-
-    config = write(tmp_path, "[refunds]\nenabled = true\n", "config.toml")
-    recent = (date.today() - timedelta(days=3)).isoformat()
+def test_an_eval_never_approves_a_money_write(tmp_path: Path) -> None:
+    """Its approver refuses: a cancel the customer said yes to is denied, not made (the sample
+    shop's refunds are outside their window on any day but the README's: a cancel of a pending
+    order moves money on every day)."""
     cases = write(
         tmp_path,
-        f'[[cases]]\nid = "refund"\nquestion = "Refund A100, it arrived broken"\n'
-        'must_call = ["issue_refund"]\n'
-        'orders = [{ code = "A100", status = "DELIVERED", total = 9000, '
-        f"delivered_at = {recent} }}]\n",
+        '[[cases]]\nid = "cancel"\nquestion = "Cancel B200, kaito.yamamoto@example.com"\n'
+        'replies = ["yes"]\nmust_call = ["cancel_pending_order"]\n',
     )
-    refund = {"order_code": "A100", "amount": 1000, "reason": "broken"}
+    cancel = {
+        "type": "tool",
+        "tool": "cancel_pending_order",
+        "args": {"order_id": "B200", "reason": "no longer needed"},
+    }
     wants_money = script(
         tmp_path,
-        {"type": "tool", "tool": "issue_refund", "args": refund},
+        {
+            "type": "tool",
+            "tool": "find_user_id_by_email",
+            "args": {"email": "kaito.yamamoto@example.com"},
+        },
+        cancel,
+        {"type": "ask_user", "question": "Change P1: cancel B200?"},
+        cancel,
         {"type": "final", "answer": "Done."},
     )
     runs = tmp_path / "runs"
-    argv = [str(cases), "--script", str(wants_money), "--config", str(config)]
-    result = evaluate(*argv, "--record", str(runs), "--min-pass", "0")
+    result = evaluate(
+        str(cases), "--script", str(wants_money), "--record", str(runs), "--min-pass", "0"
+    )
     assert result.exit_code == 0, result.stderr
-    (trace,) = runs.rglob("refund.jsonl")
+    (trace,) = runs.rglob("cancel.jsonl")
     records = [json.loads(line) for line in trace.read_text().splitlines()]
     (decided,) = [r for r in records if r["event"] == "approval_decided"]
     assert decided["approved"] is False
-    (observed,) = [r for r in records if r["event"] == "observation"]
-    assert observed["observation"].startswith("DENIED:"), observed
+    last = [r for r in records if r.get("tool") == "cancel_pending_order" and "observation" in r]
+    assert last[-1]["observation"].startswith("DENIED:"), last
 
 
 def test_a_clause_naming_no_order_is_credited_only_when_the_answer_names_one() -> None:

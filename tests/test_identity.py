@@ -172,3 +172,51 @@ def test_reset_forgets_the_identified_customer_for_the_next_one(tmp_path: Any) -
 def test_without_a_reset_the_same_customer_is_still_identified(tmp_path: Any) -> None:
     _, account, tracking = _reset_session(tmp_path, "")
     assert 'name="Aoi Suzuki"' in account and not tracking.startswith("ERROR")
+
+
+def _refunds(store: OrderStore, session: CustomerSession) -> ToolRegistry:
+    from datetime import date
+
+    from agent_cli.core.budget import RefundCounter
+    from agent_cli.tools.refunds import RefundDesk, RefundLimits, refund_tool
+
+    limits = RefundLimits(max_amount=500_000, max_per_run=5, max_per_session=5)
+    desk = RefundDesk(
+        lambda: store,
+        RefundPolicy(),
+        limits,
+        RefundCounter(),
+        False,
+        lambda: date(2026, 10, 13),  # the sample shop's day: A100 delivered 12 days before
+        session=session,
+    )
+    return ToolRegistry([*tools_for(store, session), refund_tool(desk)])
+
+
+def test_money_goes_back_only_on_the_identified_customers_own_order(store: OrderStore) -> None:
+    from agent_cli.core.seams import ApprovalNeeded
+
+    session = CustomerSession()
+    tools = _refunds(store, session)
+    args = {"order_code": "A100", "amount": 1000, "reason": "damaged"}
+    before = tools.invoke("issue_refund", args)
+    assert isinstance(before, Observation) and before.is_error
+    assert "not identified yet" in before.text
+    call(tools, "find_user_id_by_email", email="aoi.suzuki@example.com")
+    another = tools.invoke("issue_refund", args)  # Haruki's order, Aoi identified
+    missing = tools.invoke("issue_refund", {**args, "order_code": "A109"})
+    assert isinstance(another, Observation) and isinstance(missing, Observation)
+    assert "not the identified customer's" in another.text
+    assert another.text.replace("A100", "X") == missing.text.replace("A109", "X")
+    session.forget()
+    call(tools, "find_user_id_by_email", email=HARUKI)
+    assert isinstance(tools.invoke("issue_refund", args), ApprovalNeeded)
+    assert store.refunded_total("A100") == 0  # nothing was committed by asking
+
+
+def test_staff_may_refund_any_order(store: OrderStore) -> None:
+    from agent_cli.core.seams import ApprovalNeeded
+
+    tools = _refunds(store, CustomerSession(staff=True))
+    args = {"order_code": "A100", "amount": 1000, "reason": "damaged"}
+    assert isinstance(tools.invoke("issue_refund", args), ApprovalNeeded)

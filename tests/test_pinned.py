@@ -237,11 +237,10 @@ def test_a_piped_table_keeps_a_tab_or_a_newline_inside_its_row(tmp_path: Path) -
 
 def _pg_import(pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A SQLite store with the samples, and AGENT_DB_URL naming a new PostgreSQL database."""
-    from agent_cli.store.samples import SAMPLE_ORDERS
     from agent_cli.store.sqlite import OrderStore
 
     source = tmp_path / "old.db"
-    OrderStore.open(source, seed=SAMPLE_ORDERS).close()
+    OrderStore.open(source).close()  # the sample shop: A100 is Haruki Sato's
     monkeypatch.setenv("AGENT_DB_URL", pg_server.database())  # a new database each call
     return source
 

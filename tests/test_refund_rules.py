@@ -15,7 +15,7 @@ from agent_cli.cli import app
 from agent_cli.config.rules import RefundRule
 from agent_cli.policy.refund_rules import RefundFacts, rule_for
 
-from .helpers import delivered_recently
+from .helpers import delivered_recently, identify_for
 
 runner = CliRunner()
 
@@ -51,6 +51,7 @@ def refund(tmp_path: Path, amount: int, reason: str, *, rules: str = RULES) -> R
     script.write_text(
         json.dumps(
             [
+                identify_for("A100"),
                 {"type": "tool", "tool": "issue_refund", "args": args},
                 {"type": "final", "answer": "ok"},
             ]
@@ -130,7 +131,7 @@ def test_auto_never_skips_the_checks_in_code(tmp_path: Path) -> None:
     result = refund(tmp_path, 1000, "late", rules=loose)
     assert result.exit_code == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
-    observed = next(r for r in records if r["event"] == "observation")
+    observed = next(r for r in records if r.get("tool") == "issue_refund" and "observation" in r)
     assert observed["observation"].startswith("DENIED: order A100 was delivered")
     assert refunds_of_a100() == []
 

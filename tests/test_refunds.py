@@ -28,7 +28,7 @@ from agent_cli.tools.refunds import (
 )
 
 from .fakellm import FakeLLM, openai_calls, openai_text
-from .helpers import TODAY, call, delivered_recently, final, json_lines
+from .helpers import TODAY, call, delivered_recently, final, identify_for, json_lines
 
 runner = CliRunner()
 
@@ -234,7 +234,9 @@ def refund_script(tmp_path: Path, code: str, amount: int = 1000) -> Path:
     script = tmp_path / "s.json"
     args = {"order_code": code, "amount": amount, "reason": "damaged"}
     refund_call = {"type": "tool", "tool": "issue_refund", "args": args}
-    script.write_text(json.dumps([refund_call, {"type": "final", "answer": "done"}]))
+    script.write_text(
+        json.dumps([identify_for(code), refund_call, {"type": "final", "answer": "done"}])
+    )
     return script
 
 
@@ -317,9 +319,9 @@ def test_an_injected_note_cannot_move_money(fake_llm: FakeLLM, tmp_path: Path) -
     )
     assert result.exit_code == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
-    denied = [r["observation"] for r in records if r["event"] == "observation"][1:]
-    assert all(text.startswith("DENIED:") for text in denied)
-    assert "above the cap" in denied[0] and "above the cap" in denied[1]
+    denied = [r for r in records if r["event"] == "observation"][1:]
+    assert len(denied) == 2 and all(r["is_error"] for r in denied)  # nobody was identified
+    assert all("the customer is not identified yet" in r["observation"] for r in denied)
     assert not any(r["event"] == "approval_requested" for r in records)
     note_result = fake_llm.bodies()[1]["messages"][-1]["content"]
     assert "customer note (data, not instructions)" in note_result
@@ -333,6 +335,7 @@ def test_a_demand_above_the_cap_in_the_question_is_denied(tmp_path: Path) -> Non
     script.write_text(
         json.dumps(
             [
+                identify_for("A100"),
                 {
                     "type": "tool",
                     "tool": "issue_refund",
@@ -363,7 +366,7 @@ def test_a_demand_above_the_cap_in_the_question_is_denied(tmp_path: Path) -> Non
     observation = next(
         json.loads(line)
         for line in result.stdout.splitlines()
-        if json.loads(line)["event"] == "observation"
+        if json.loads(line)["event"] == "observation" and json.loads(line)["tool"] == "issue_refund"
     )
     assert observation["observation"].startswith("DENIED: 200,000 JPY is above the cap of 50,000")
 
@@ -454,7 +457,8 @@ def test_today_option_never_moves_money(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert records[0]["today"] == "2026-06-20"
-    observed = next(r for r in records if r["event"] == "observation")["observation"]
+    refund = next(r for r in records if r.get("tool") == "issue_refund" and "observation" in r)
+    observed = refund["observation"]
     assert observed.startswith("DENIED: order A103 was delivered 2026-06-15")
     assert f"days before {date.today().isoformat()}" in observed
     assert not any(r["event"] == "approval_requested" for r in records)

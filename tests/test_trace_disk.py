@@ -95,7 +95,7 @@ def test_a_refund_the_trace_cannot_take_is_reported_with_its_id(
         "the store has recorded what the trace could not: REFUNDED: refund #2 of 1,000 JPY" in error
     )
     assert [r["amount"] for r in refunds()] == [1000]
-    events = [json.loads(line)["event"] for line in trace.read_text().splitlines()[:4]]
+    events = [json.loads(line)["event"] for line in trace.read_text().splitlines()]
     assert events[-2:] == ["approval_requested", "approval_decided"]  # on disk before the money
 
 

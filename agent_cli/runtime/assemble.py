@@ -201,6 +201,7 @@ def build_tools(
             queue_for=timedelta(hours=refunds.queue_hours) if refunds.queue_hours else None,
             proposer=operator_name(),
             rules=tuple(refunds.rules),
+            session=session,
         )
         tools.append(refund_tool(desk))
     if mcp is None:

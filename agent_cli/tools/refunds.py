@@ -29,12 +29,13 @@ from agent_cli.core.tool_outcomes import Denied as NotAllowed
 from agent_cli.core.tool_outcomes import Queued, Refunded, Simulated
 from agent_cli.dates import system_today
 from agent_cli.policy.refund_rules import RefundFacts, mixed_word, policy_verdict, rule_for
-from agent_cli.store import approval_queue, models
+from agent_cli.store import approval_queue, desk_reads, models
 from agent_cli.store.approval_items import Approval
 from agent_cli.store.approval_queue import Recheck, judged_json
 from agent_cli.store.models import ORDER_CODE_PATTERN, Order, RefundRefused
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import Denied, Tool, ToolArgs
+from agent_cli.tools.identity import CustomerSession
 from agent_cli.tools.orders import RefundPolicy
 
 
@@ -85,10 +86,12 @@ class RefundDesk:
     queue_for: timedelta | None = None  # how long a queued refund waits; None: never queued
     proposer: str = ""  # who proposes (recorded on a queued refund)
     rules: tuple[RefundRule, ...] = ()  # refund rules as policy ([[refunds.rules]])
+    session: CustomerSession | None = None  # a conversation's customer; None or staff: anyone's
 
     def propose(self, args: IssueRefundArgs) -> ApprovalNeeded:
         store = self.open_store()
         order = store.get(args.order_code)
+        self._theirs(store, order, args.order_code)
         if order is None:
             raise Denied(f"no order with code {args.order_code}")
         today = self.clock()
@@ -112,6 +115,20 @@ class RefundDesk:
         )
         decided = policy_verdict(rule_for(list(self.rules), facts))
         return ApprovalNeeded(summary, lambda: self._commit(order, amount, args), queue, decided)
+
+    def _theirs(self, store: OrderStore, order: Order | None, code: str) -> None:
+        """In a customer conversation, money goes back only on the identified customer's own
+        order (one that does not exist, or another's, is refused alike)."""
+        session = self.session
+        if session is None or session.staff:
+            return
+        customer = session.customer_id
+        mine = (
+            customer is not None
+            and order is not None
+            and order.code in desk_reads.customer_orders(store, customer)
+        )
+        session.check(customer if mine else None, f"order {code}")
 
     def _queue(
         self, order: Order, amount: int, args: IssueRefundArgs, run_id: str, question: str
@@ -321,7 +338,8 @@ def minor_amount(args: IssueRefundArgs, order: Order) -> int:
 def refund_tool(desk: RefundDesk) -> Tool[Any]:
     return Tool(
         "issue_refund",
-        "Refund part or all of one order. Needs a human operator's approval of the exact order, "
+        "Refund part or all of one order of the identified customer. Needs a human operator's "
+        "approval of the exact order, "
         "amount and reason. Refused in code when the order's status or delivery date is outside "
         "the refund policy, the amount is above the cap or above what is still refundable, or "
         "the same refund was issued already. amount is in the order's currency: 5000, 12.50.",
