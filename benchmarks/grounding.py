@@ -6,20 +6,29 @@ The in-process loop overhead per step (a 3-step scripted run, no tools doing wor
 with the check off and on, and the check's own time on a typical answer and on the worst a model
 may send (a 20,000-character answer naming 1,000 orders). The check runs once per final answer;
 its per-step share is that time over the run's steps.
+
+Claims (issue 48, point 3): precision and recall of refusing what an answer says was done, over
+the labelled corpus (tests/claims_corpus.py: each sentence after a run that did nothing of the
+kind and after one that did; the store's facts), and the time to read a 2,000-character answer.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' corpus
 
 from agent_cli.core.decisions import CallTool, FinalAnswer, Step
 from agent_cli.core.loop import run
 from agent_cli.core.seams import AnswerCheck, Observation, ToolSpec
-from agent_cli.policy.grounding import ground_answer
+from agent_cli.core.tool_outcomes import Read
+from agent_cli.policy.grounding import ground_answer, unfounded_claim
 from agent_cli.providers.scripted import ScriptedModel
 
 STEPS = 3
@@ -91,6 +100,39 @@ def main() -> None:
     print(f"check with its figures (dates, amounts) {figures * 1e6:9.1f} us per run")
     print("(the check runs once per final answer: its per-step share falls as runs get longer)")
     print(f"check, worst answer ({len(WORST):,} chars, 1,000 codes) {worst * 1e3:7.2f} ms")
+    claims_figures(runs)
+
+
+def claims_figures(runs: int) -> None:
+    from tests.claims_corpus import FACTS
+    from tests.test_claims import CLAIMS, _order, done, history, waiting
+
+    judged: list[tuple[bool, bool]] = []  # (should refuse, refused)
+    for kind, sentence in CLAIMS:
+        order = _order(sentence)
+        nothing = history(*waiting(kind or "cancel", order))
+        judged.append((kind is not None, unfounded_claim(sentence, nothing) is not None))
+        if kind is not None:
+            made = history(done(kind, order))
+            judged.append((False, unfounded_claim(sentence, made) is not None))
+    for _kind, sentence, status in FACTS:
+        shown = history(Read("A104", status, 32_000))
+        judged.append((False, unfounded_claim(sentence, shown) is not None))
+    true_positive = sum(1 for want, got in judged if want and got)
+    refused = sum(1 for _, got in judged if got)
+    wanted = sum(1 for want, _ in judged if want)
+    print(
+        f"claims corpus: {len(CLAIMS) + len(FACTS)} sentences, {len(judged)} judgements: "
+        f"precision {true_positive / refused:.1%}, recall {true_positive / wanted:.1%}"
+    )
+    sentences = [sentence for _, sentence in CLAIMS]
+    answer = ""
+    while len(answer) < 2000:
+        answer += sentences[len(answer) % len(sentences)] + " "
+    answer = answer[:2000]
+    made = history(*(done(k, "B200") for k in ("cancel", "refund", "address", "handover")))
+    per_answer = median_s(lambda: unfounded_claim(answer, made), max(runs // 10, 50))
+    print(f"claims read and checked, a 2,000-character answer: {per_answer * 1e3:.3f} ms")
 
 
 if __name__ == "__main__":

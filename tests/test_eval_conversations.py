@@ -34,6 +34,7 @@ from agent_cli.providers import (
     playbook_writes,
 )
 from agent_cli.record.outcomes import RunRecord, ToolRun
+from agent_cli.store.samples import SAMPLE_DAY
 from agent_cli.store.sqlite import OrderStore
 
 runner = CliRunner()
@@ -629,7 +630,7 @@ def test_a_reference_write_the_shops_rules_deny_is_the_cases_mistake(tmp_path: P
     write = ReferenceWrite(
         tool="cancel_pending_order", args={"order_id": "B200", "reason": "no longer needed"}
     )
-    replayed = end_state.replay(settings, OrderStore.in_memory(), [write])
+    replayed = end_state.replay(settings, OrderStore.in_memory(), [write], SAMPLE_DAY)
     (problem,) = replayed.problems
     assert problem.startswith("reference write 1 (cancel_pending_order): DENIED: by the shop's")
     assert replayed.state["orders"][("B200",)]["status"] == "PENDING"  # nothing was written

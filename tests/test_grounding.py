@@ -546,6 +546,7 @@ EXCHANGED = _observed(
     "exchange_delivered_order_items",
     Changed(3, "exchange_delivered_order_items", "exchange T-Shirt", "B300"),
 )
+A104 = _observed("lookup_order", Read("A104", "REFUNDED", 32_000))
 EARLIER = _observed(
     "issue_refund", Refunded(2, "A100", 1000, "JPY", "1,000 JPY on order A100", earlier=True)
 )
@@ -571,8 +572,8 @@ LOOKALIKE = (
         ("I have cancelled your order B200.", PROPOSED, "a cancellation"),  # proposed only
         ("I have cancelled your order B200.", MOVED, "a cancellation"),  # another change
         ("I've refunded 5,400 JPY.", MOVED, "a refund"),
-        ("We've changed the address of B200.", (), "a change to the order"),
-        ("We've changed the address of B200.", PROPOSED, "a change to the order"),
+        ("We've changed the address of B200.", (), "an address change"),
+        ("We've changed the address of B200.", PROPOSED, "an address change"),
         ("B200をキャンセルしました。", (), "a cancellation"),
         ("I have exchanged the T-shirt.", CANCELLED, "an exchange"),
         ("I've started the return of your items.", EXCHANGED, "a return"),
@@ -605,7 +606,7 @@ def test_an_act_nothing_in_the_run_did_is_not_claimed(
         ("I have exchanged the T-shirt.", EXCHANGED),
         ("Your cancellation of B200 is waiting for the shop's approval.", PROPOSED),
         ("A colleague will follow up with you shortly.", TRANSFERRED),
-        ("Order A104 was refunded in full.", ()),  # a fact the store holds, not an act
+        ("Order A104 was refunded in full.", A104),  # a fact the store showed, not an act
         ("Your refund of 1,000 JPY on A100 is waiting for approval.", QUEUED),
         ("We will get back to this when you have the order number.", ()),
         ("I returned to the question: which order is it?", ()),

@@ -47,6 +47,7 @@ class Desk:
             dry_run=dry_run,
             as_of=AsOf(),
             identity=session,
+            desk_clock=lambda: SAMPLE_DAY,  # the in-memory samples are dated for it
         )
         model = PlaybookModel()
         self.runtime = Runtime(

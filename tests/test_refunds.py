@@ -235,7 +235,13 @@ def refund_script(tmp_path: Path, code: str, amount: int = 1000) -> Path:
     args = {"order_code": code, "amount": amount, "reason": "damaged"}
     refund_call = {"type": "tool", "tool": "issue_refund", "args": args}
     script.write_text(
-        json.dumps([identify_for(code), refund_call, {"type": "final", "answer": "done"}])
+        json.dumps(
+            [
+                identify_for(code),
+                refund_call,
+                {"type": "final", "answer": "Here is where your refund request stands."},
+            ]
+        )
     )
     return script
 

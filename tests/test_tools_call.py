@@ -163,6 +163,8 @@ DESK_WRITES = [
 def test_yes_is_the_operator_s_consent_and_approval_for_any_desk_write(
     tool: str, args: dict[str, object], change: str
 ) -> None:
+    if tool in ("return_delivered_order_items", "exchange_delivered_order_items"):
+        delivered_recently(str(args["order_id"]), days=3)  # inside the window: the shop's rule
     result = call(tool, json.dumps(args), "--yes", "--as", "lead")
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"CHANGED: change #1: {change}")

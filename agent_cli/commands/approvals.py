@@ -26,7 +26,7 @@ from agent_cli.record.tracing import dumps_event
 from agent_cli.runtime.assemble import operator_name, policy_of
 from agent_cli.runtime.drive import warn
 from agent_cli.runtime.stores import opened_store
-from agent_cli.store import approval_queue
+from agent_cli.store import approval_queue, ledger
 from agent_cli.store.approval_items import ITEM_STATUSES, Approval, Item, Unreadable
 from agent_cli.store.approval_queue import Decided, Recheck
 from agent_cli.store.models import Order
@@ -273,7 +273,7 @@ def _denied_in_code(store: OrderStore, order: Order, amount: int, settings: Sett
             policy=policy_of(settings),
             max_amount=settings.refunds.max_amount,
             today=system_today(),
-            refunded=store.refunded_total(order.code),
+            refunded=ledger.spent(store, order.code),
         )
     except Denied as exc:
         return str(exc)

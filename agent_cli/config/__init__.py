@@ -63,6 +63,8 @@ class LimitSettings(_Section):
 
 class PolicySettings(_Section):
     refund_window_days: int = Field(default=30, ge=0, le=3_650)
+    # Returns and exchanges, days after delivery; unset: the refund window.
+    return_window_days: int | None = Field(default=None, ge=0, le=3_650)
     refundable_statuses: tuple[OrderStatus, ...] = Field(
         default=("DELIVERED",),
         min_length=1,

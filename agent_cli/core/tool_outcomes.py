@@ -26,8 +26,13 @@ from pydantic import Field
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    """A tool's answer: a record, a list, a computed fact. Nothing changed."""
+    """A tool's answer: a record, a list, a computed fact. Nothing changed. A read of an order
+    says which, its status and what had gone back of it: facts the store showed, which an
+    answer may state (an order refunded last week is no claim of this run's)."""
 
+    order: str | None = None
+    status: str | None = None
+    refunded: int = 0  # minor units
     kind: Literal["read"] = "read"
 
 

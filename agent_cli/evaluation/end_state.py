@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from agent_cli.config import Settings
 from agent_cli.core.budget import RefundCounter
@@ -131,11 +132,20 @@ class Replayed:
     problems: tuple[str, ...]  # reference writes that could not be made: the case's mistake
 
 
-def replay(settings: Settings, store: OrderStore, writes: Sequence[ReferenceWrite]) -> Replayed:
+def replay(
+    settings: Settings, store: OrderStore, writes: Sequence[ReferenceWrite], today: date
+) -> Replayed:
     """Make the reference writes on `store` (a copy of the starting store) through the same
     tools, as staff with the operator's approval, and read the state they leave."""
     staff = CustomerSession(staff=True, operator="reference")
-    tools = build_tools(settings, lambda: store, RefundCounter(), dry_run=False, identity=staff)
+    tools = build_tools(
+        settings,
+        lambda: store,
+        RefundCounter(),
+        dry_run=False,
+        identity=staff,
+        desk_clock=lambda: today,  # the day the case's store is dated for
+    )
     problems = []
     for number, write in enumerate(writes, start=1):
         outcome = _made(tools.invoke(write.tool, write.args))

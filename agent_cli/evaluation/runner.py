@@ -205,7 +205,7 @@ class Replays:
         if found is not None:
             return found[2]
         with _fresh_store(case, url) as copy:
-            replayed = end_state.replay(settings, copy, case.reference)
+            replayed = end_state.replay(settings, copy, case.reference, case.today or SAMPLE_DAY)
         with self._lock:
             self._done[key] = (case, settings, replayed)
         return replayed
@@ -334,7 +334,13 @@ def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
     # The store is the case's own throwaway copy: writes, tickets and refunds land there and
     # are judged there (--dry-run picks the offline model; it cannot make a case's writes vanish).
     tools = build_tools(
-        settings, lambda: store, counter, dry_run=False, as_of=as_of, identity=identity
+        settings,
+        lambda: store,
+        counter,
+        dry_run=False,
+        as_of=as_of,
+        identity=identity,
+        desk_clock=lambda: today,  # the store's samples are dated for the case's day
     )
     limits = limits_for(settings, model.model)
     if case.max_steps is not None:

@@ -16,12 +16,12 @@ would be a code.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from decimal import Decimal
 
 from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.core.decisions import Step
-from agent_cli.core.tool_outcomes import Changed, NotFound, Outcome, Refunded, Transferred
+from agent_cli.core.tool_outcomes import NotFound
+from agent_cli.policy import claims
 from agent_cli.policy.verdicts import (
     CODE,
     Verdict,
@@ -125,89 +125,10 @@ def _decimal(number: str) -> Decimal:
     return Decimal(number.replace(",", ""))
 
 
-# What an answer may claim the desk did in this run, and the outcome that shows it did: a
-# refund recorded (by issue_refund, or a change's), a change committed, of the kind claimed, a
-# ticket opened. First person only: "A104 was refunded" reads a fact the store holds, "I have
-# refunded A104" claims an act. A change proposed, or waiting for approval, is no change made.
-_I_HAVE = r"\b(?:I|we)(?:'ve| have| just)? (?:now )?"
-
-
-def _refund(outcome: Outcome) -> bool:
-    return (isinstance(outcome, Refunded) and not outcome.earlier) or (
-        isinstance(outcome, Changed) and outcome.refund > 0
-    )
-
-
-def _changed(tool: str | None) -> Callable[[Outcome], bool]:
-    """A committed change made by `tool` (None: by any write)."""
-    return lambda outcome: isinstance(outcome, Changed) and tool in (None, outcome.tool)
-
-
-_CLAIMS: tuple[tuple[str, re.Pattern[str], Callable[[Outcome], bool]], ...] = (
-    (
-        "a refund",
-        re.compile(
-            _I_HAVE + r"(?:refunded|issued (?:a|the|your) refund|processed (?:a|the|your) "
-            r"refund)|返金(?:いた)?しました|返金を(?:行い|実行し)ました",
-            re.IGNORECASE,
-        ),
-        _refund,
-    ),
-    (
-        "a cancellation",
-        re.compile(_I_HAVE + r"cancell?ed\b|キャンセル(?:いた)?しました", re.IGNORECASE),
-        _changed("cancel_pending_order"),
-    ),
-    (
-        "a return",
-        re.compile(
-            _I_HAVE + r"(?:returned (?:your|the) (?:order|items?|products?)|(?:processed|"
-            r"accepted|started|requested) (?:the|your|a) return)\b|返品を(?:受け付け|手配し)ました",
-            re.IGNORECASE,
-        ),
-        _changed("return_delivered_order_items"),
-    ),
-    (
-        "an exchange",
-        re.compile(
-            _I_HAVE + r"(?:exchanged|(?:processed|accepted|started|requested) (?:the|your|an) "
-            r"exchange)\b|交換(?:いた)?しました|交換を(?:受け付け|手配し)ました",
-            re.IGNORECASE,
-        ),
-        _changed("exchange_delivered_order_items"),
-    ),
-    (
-        "a change to the order",
-        re.compile(
-            _I_HAVE + r"(?:changed|updated|modified|swapped)\b|変更(?:いた)?しました",
-            re.IGNORECASE,
-        ),
-        _changed(None),
-    ),
-    (
-        "a hand-over to a person",
-        re.compile(
-            r"\b(?:a|our|one of our) (?:person|colleague|human|agent|team member|specialist)s? "
-            r"will (?:follow up|contact|get back|reach out|call)|\b(?:I|we)(?:'ve| have)? "
-            r"(?:transferred|handed|passed) (?:you|this|your)|担当者から(?:ご)?連絡|"
-            r"担当者に引き継ぎました",
-            re.IGNORECASE,
-        ),
-        lambda outcome: isinstance(outcome, Transferred),
-    ),
-)
-
-
 def unfounded_claim(answer: str, history: tuple[Step, ...]) -> str | None:
-    """An act the answer says the desk did that no outcome of this run shows done."""
-    outcomes = [step.outcome for step in history]
-    for what, said, shown_by in _CLAIMS:
-        if said.search(answer) and not any(shown_by(o) for o in outcomes):
-            return (
-                f"the answer says {what} was made, and nothing in this run did it; say what "
-                "was done (a change waiting for approval is waiting), or what the customer can do"
-            )
-    return None
+    """An act the answer says was done that neither this run's outcomes nor the store's facts
+    bear out, in any wording, English or Japanese (policy/claims.py)."""
+    return claims.unfounded(answer, history)
 
 
 _CITED = re.compile(r"\[([a-z0-9]+(?:[-_][a-z0-9]+)*)\]")

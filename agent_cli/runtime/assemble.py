@@ -8,7 +8,7 @@ import os
 import uuid
 from collections.abc import Callable, Generator
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
@@ -175,18 +175,26 @@ def build_tools(
     mcp: McpServers | None = None,
     as_of: AsOf | None = None,
     identity: CustomerSession | None = None,
+    desk_clock: Callable[[], date] | None = None,
 ) -> ToolRegistry:
     """The order tools over the store `store()` opens, issue_refund when [refunds]
     enabled = true (side-effect free under --dry-run), and the tools of the MCP servers. No
     date goes in the refund tool: refunds are judged on the system date, whatever the run is
-    told; `as_of` is only what lookups compute their facts as of."""
+    told; `as_of` is only what lookups compute their facts as of. A return's window is judged
+    on the system date too, unless `desk_clock` says otherwise (an eval's throwaway store,
+    dated for its case's day)."""
     session = identity or CustomerSession()
     tools: list[RegisteredTool] = list(order_tools(store, policy_of(settings), as_of, session))
     tools += [*desk_tools(store, session), handover_tool(store, session, dry_run=dry_run)]
     tools += help_tools(store)
     queue_for = timedelta(hours=settings.refunds.queue_hours) or None  # the one queue's hours
     rules = tuple(settings.refunds.rules)  # the shop's rules: those naming a write decide it
-    tools += write_tools(WriteDesk(store, session, dry_run, operator_name(), queue_for, rules))
+    days = settings.policy.return_window_days
+    window = settings.policy.refund_window_days if days is None else days
+    writes = WriteDesk(
+        store, session, dry_run, operator_name(), queue_for, rules, window_days=window
+    )
+    tools += write_tools(replace(writes, clock=desk_clock) if desk_clock else writes)
     refunds = settings.refunds
     if refunds.enabled:
         from agent_cli.tools.refunds import RefundDesk, RefundLimits, refund_tool  # noqa: PLC0415

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from agent_cli.config.currencies import money
+from agent_cli.dates import system_today
 from agent_cli.store.approval_items import (
     ITEM_COLUMNS,
     MAX_ID,
@@ -28,7 +29,7 @@ from agent_cli.store.approval_items import (
     Unreadable,
     read_item,
 )
-from agent_cli.store.desk_changes import Plan, Refused
+from agent_cli.store.desk_changes import Plan, Refused, ReturnWindow
 from agent_cli.store.desk_writes import Target, commit_locked
 from agent_cli.store.models import Order, RefundRefused, refund_key
 from agent_cli.store.sqlite import OrderStore
@@ -64,6 +65,7 @@ class WriteProposal:
     question: str
     proposed_by: str
     expires_in: timedelta
+    window_days: int | None = None  # returns' and exchanges' window, judged again at approval
 
     @property
     def key(self) -> str:
@@ -73,12 +75,14 @@ class WriteProposal:
 
     @property
     def judged(self) -> str:
-        fields = {
+        fields: dict[str, object] = {
             "customer_id": self.target.customer_id,
             "args": self.args,
             "version": self.plan.version,
             "currency": self.plan.currency or "-",
         }
+        if self.window_days is not None:
+            fields["window_days"] = self.window_days
         return json.dumps(fields, sort_keys=True, ensure_ascii=False)
 
 
@@ -216,9 +220,18 @@ def _commit_write(store: OrderStore, found: Approval, *, by: str) -> Decided:
     they are now (refused when they changed since it was queued), and its item closed."""
     write = found.write
     target = Target(write["customer_id"], found.order_code or None)
+    days = write.get("window_days")  # judged on the day of the approval
+    window = ReturnWindow(days, system_today()) if isinstance(days, int) else None
     try:
         done = commit_locked(
-            store, found.tool, write["version"], write["args"], target, by=by, run_id=found.run_id
+            store,
+            found.tool,
+            write["version"],
+            write["args"],
+            target,
+            by=by,
+            run_id=found.run_id,
+            window=window,
         )
     except Refused as exc:
         return _close(store, found, "failed", by=by, outcome=f"{exc}")

@@ -58,13 +58,25 @@ class Refused(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class ReturnWindow:
+    """Returns and exchanges are accepted within `days` of delivery, judged on `today`."""
+
+    days: int
+    today: date
+
+
+@dataclass(frozen=True, slots=True)
 class Records:
     """What a change is planned on: the order (none for a customer's address), its customer,
-    and the products of the order's items."""
+    and the products of the order's items; its refunds recorded by `issue_refund` (for its
+    ledger) and the shop's window for returns and exchanges (neither is in the version: the
+    plan is made again on them inside the commit's transaction)."""
 
     customer: Customer
     order: DeskOrder | None = None
     products: tuple[Product, ...] = ()
+    recorded: int = dataclasses.field(default=0, repr=False)
+    window: ReturnWindow | None = dataclasses.field(default=None, repr=False)
 
     @property
     def version(self) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent_cli.config.currencies import money
+from agent_cli.store import ledger
 from agent_cli.store.desk import DeskOrder, ExchangeRequest, OrderItem, Payment, ReturnRequest
 from agent_cli.store.desk_changes import (
     DELIVERED_ONLY,
@@ -155,8 +156,9 @@ def _return(args: dict[str, Any], records: Records) -> Plan:
             )
     item_ids = list(args["item_ids"])
     _items_held(order, item_ids)
+    _within_window(order, records)
     currency = order.order.currency
-    amount = sum(_priced(order, item_ids))
+    amount, already = _back_at_most(order, records, sum(_priced(order, item_ids)))
     after = dataclasses.replace(
         order,
         order=dataclasses.replace(order.order, status="RETURN_REQUESTED"),
@@ -164,8 +166,8 @@ def _return(args: dict[str, Any], records: Records) -> Plan:
     )
     summary = (
         f"return {counted(item_ids)} of {order.code} ({', '.join(item_ids)}): "
-        f"{money(amount, currency)} back to {method.id} once they arrive; the customer gets "
-        "an email saying how to send them"
+        f"{money(amount, currency)} back to {method.id} once they arrive{already}; the "
+        "customer gets an email saying how to send them"
     )
     return Plan(
         "return_delivered_order_items",
@@ -176,6 +178,38 @@ def _return(args: dict[str, Any], records: Records) -> Plan:
         (),
         amount,
         currency,
+    )
+
+
+def _within_window(order: DeskOrder, records: Records) -> None:
+    """Returns and exchanges follow the shop's window, judged on the delivery date (an order
+    with none on record, as τ²'s, is not held to it)."""
+    window, delivered = records.window, order.order.delivered_at
+    if window is None or delivered is None:
+        return
+    if (age := (window.today - delivered).days) > window.days:
+        raise Refused(
+            f"order {order.code} was delivered {delivered.isoformat()}, {age} days ago; returns "
+            f"and exchanges are accepted within {window.days} days of delivery; a person can "
+            "help: transfer_to_human_agents"
+        )
+
+
+def _back_at_most(order: DeskOrder, records: Records, amount: int) -> tuple[int, str]:
+    """What may go back for items worth `amount`: no more than the order's ledger has left,
+    and the words saying what went back already (money goes back once)."""
+    held = ledger.of_order(order, records.recorded)
+    currency = order.order.currency
+    if held.left <= 0:
+        raise Refused(
+            f"order {order.code} was refunded in full already ({money(held.back, currency)}); "
+            "nothing is left to go back: a person can help: transfer_to_human_agents"
+        )
+    if not held.back:
+        return amount, ""
+    return min(amount, held.left), (
+        f" ({money(held.back, currency)} of the order was refunded already; "
+        f"{money(held.left, currency)} is left)"
     )
 
 
@@ -194,10 +228,16 @@ def _exchange(args: dict[str, Any], records: Records) -> Plan:
     status_is(order, "DELIVERED", DELIVERED_ONLY)
     item_ids, new_ids = list(args["item_ids"]), list(args["new_item_ids"])
     swaps = _swaps(order, records, item_ids, new_ids)
+    _within_window(order, records)
     method = method_of(records.customer, args["payment_method_id"])
     currency = order.order.currency
     difference = _difference(swaps)
     covers(method, difference, currency)
+    if difference < 0 and _back_at_most(order, records, -difference)[0] < -difference:
+        raise Refused(
+            f"the exchange would send back {money(-difference, currency)}, more than is left "
+            f"of order {order.code} after its refunds; a person can help: transfer_to_human_agents"
+        )
     after = dataclasses.replace(
         order,
         order=dataclasses.replace(order.order, status="EXCHANGE_REQUESTED"),

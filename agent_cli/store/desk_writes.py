@@ -15,7 +15,7 @@ from typing import Any
 
 from agent_cli.store import desk_reads
 from agent_cli.store.desk import Customer, DeskOrder
-from agent_cli.store.desk_changes import Plan, Records, Refused
+from agent_cli.store.desk_changes import Plan, Records, Refused, ReturnWindow
 from agent_cli.store.desk_plans import plan
 from agent_cli.store.desk_store import DeskStore, desk_columns, json_text
 
@@ -32,7 +32,9 @@ class Target:
     order_code: str | None = None
 
 
-def records(store: DeskStore, target: Target, *, lock: bool = False) -> Records:
+def records(
+    store: DeskStore, target: Target, *, lock: bool = False, window: ReturnWindow | None = None
+) -> Records:
     """The records a change is planned on; `lock` holds the order's and the customer's rows
     until the caller's transaction ends (PostgreSQL; SQLite's write lock holds everything)."""
     held = store.FOR_UPDATE if lock else ""
@@ -43,7 +45,7 @@ def records(store: DeskStore, target: Target, *, lock: bool = False) -> Records:
     if customer is None:
         raise Refused(f"no customer {target.customer_id}")
     if target.order_code is None:
-        return Records(customer)
+        return Records(customer, window=window)
     order = desk_reads.desk_order(store, target.order_code)
     if order is None or order.customer_id != customer.id:
         raise Refused(f"no order {target.order_code} of {customer.id}")
@@ -51,12 +53,21 @@ def records(store: DeskStore, target: Target, *, lock: bool = False) -> Records:
     for product_id in dict.fromkeys(item.product_id for item in order.items):
         if (found := desk_reads.product(store, product_id)) is not None:
             products.append(found)
-    return Records(customer, order, tuple(products))
+    ((recorded,),) = store.query(
+        "SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE order_code = ?", (order.code,)
+    )
+    return Records(customer, order, tuple(products), int(str(recorded)), window)
 
 
-def propose(store: DeskStore, tool: str, args: dict[str, Any], target: Target) -> Plan:
+def propose(
+    store: DeskStore,
+    tool: str,
+    args: dict[str, Any],
+    target: Target,
+    window: ReturnWindow | None = None,
+) -> Plan:
     """The change, planned on the records as they are now; Refused naming the rule."""
-    return plan(tool, args, records(store, target))
+    return plan(tool, args, records(store, target, window=window))
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +84,20 @@ def commit(
     *,
     by: str,
     run_id: str,
+    window: ReturnWindow | None = None,
 ) -> Committed:
     """Write the proposed change once, if the records are still as it was planned on and every
     precondition still holds; Refused (Changed) otherwise, with nothing written."""
     return store.atomically(
         lambda: commit_locked(
-            store, proposed.tool, proposed.version, args, target, by=by, run_id=run_id
+            store,
+            proposed.tool,
+            proposed.version,
+            args,
+            target,
+            by=by,
+            run_id=run_id,
+            window=window,
         )
     )
 
@@ -92,9 +111,11 @@ def commit_locked(
     *,
     by: str,
     run_id: str,
+    window: ReturnWindow | None = None,
 ) -> Committed:
-    """`commit`, in a transaction the caller holds (the approval queue closes its item in it)."""
-    now = records(store, target, lock=True)
+    """`commit`, in a transaction the caller holds (the approval queue closes its item in it).
+    The plan is made again here, on the locked records: the ledger and the window too."""
+    now = records(store, target, lock=True, window=window)
     if now.version != version:
         raise Changed(
             "the records changed since this was proposed (another change was made meanwhile); "

@@ -19,7 +19,7 @@ from agent_cli.config.currencies import money
 from agent_cli.dates import system_today
 from agent_cli.errors import StoreBusy, StoreError
 from agent_cli.store import desk_schema as ddl  # the tables' text, shared with PostgreSQL
-from agent_cli.store import memory_copies
+from agent_cli.store import ledger, memory_copies
 from agent_cli.store.desk import DeskData
 from agent_cli.store.desk_store import write_desk
 from agent_cli.store.help_articles import write_articles
@@ -269,10 +269,8 @@ class OrderStore:
         return [Refund(*row) for row in rows]
 
     def refunded_total(self, code: str) -> int:
-        ((total,),) = self._query(
-            "SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE order_code = ?", (code,)
-        )
-        return int(total)
+        """What has gone back of the order, by any path (its ledger: `store/ledger.py`)."""
+        return ledger.refunded(self, code)
 
     def refunds_since(self, order: Order, since: datetime) -> tuple[int, int]:
         """The refunds recorded since `since` (UTC) for the order's customer's orders, or for
@@ -325,7 +323,7 @@ class OrderStore:
         order = self.get(code)
         if order is None:
             raise RefundRefused(f"no order with code {code}")
-        refunded = self.refunded_total(code)
+        refunded = ledger.spent(self, code)  # by any path: money goes back once
         if check is not None:
             check(order, refunded)
         remaining = order.total - refunded

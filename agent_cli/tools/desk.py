@@ -25,6 +25,7 @@ from pydantic import Field
 
 from agent_cli.config.currencies import major
 from agent_cli.core.seams import ApprovalNeeded, Observation
+from agent_cli.core.tool_outcomes import Read
 from agent_cli.store import desk_reads
 from agent_cli.store.desk import Customer, DeskOrder, Variant
 from agent_cli.store.sqlite import OrderStore
@@ -264,12 +265,16 @@ class _Reads:
         self.session.order = found.code
         return store, found
 
-    def order_details(self, args: OrderArgs) -> str:
+    def order_details(self, args: OrderArgs) -> Observation:
         store, found = self.desk_order(args)
-        return _order_record(found, store.refunded_total(found.code))
+        refunded = store.refunded_total(found.code)
+        shown = Read(found.code, found.order.status, refunded)  # facts an answer may state
+        return Observation(_order_record(found, refunded), outcome=shown)
 
-    def track(self, args: OrderArgs) -> str:
-        return _tracking_record(self.desk_order(args)[1])
+    def track(self, args: OrderArgs) -> Observation:
+        found = self.desk_order(args)[1]
+        shown = Read(found.code, found.order.status)
+        return Observation(_tracking_record(found), outcome=shown)
 
     def product_details(self, args: ProductArgs) -> str:
         product = desk_reads.product(self.open_store(), args.product_id)

@@ -31,7 +31,7 @@ from agent_cli.policy.refund_rules import RefundFacts, policy_verdict, rule_for
 from agent_cli.store import approval_queue, desk_reads
 from agent_cli.store.approval_queue import WriteProposal
 from agent_cli.store.desk import CANCEL_REASONS
-from agent_cli.store.desk_changes import Plan, Refused
+from agent_cli.store.desk_changes import Plan, Refused, ReturnWindow
 from agent_cli.store.desk_writes import Target, commit, propose
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import Tool, ToolArgs, ToolFailure
@@ -91,7 +91,12 @@ class WriteDesk:
     by: str = ""  # who approves at this terminal (recorded with each change)
     queue_for: timedelta | None = None  # how long a write nobody here approved waits; None: never
     rules: tuple[RefundRule, ...] = ()  # the shop's rules: those naming this write decide it
-    clock: Callable[[], date] = system_today
+    clock: Callable[[], date] = system_today  # the day a return's window is judged on
+    window_days: int | None = None  # returns and exchanges: days after delivery; None: any
+
+    def window(self) -> ReturnWindow | None:
+        days = self.window_days
+        return None if days is None else ReturnWindow(days, self.clock())
 
     def target(self, args: ToolArgs) -> Target:
         """What the call is about, once this conversation may touch it: an order that does not
@@ -113,7 +118,7 @@ class WriteDesk:
         target = self.target(args)
         values = args.model_dump()
         try:
-            planned = propose(self.open_store(), tool, values, target)
+            planned = propose(self.open_store(), tool, values, target, self.window())
         except Refused as exc:
             raise ToolFailure(f"{exc}; nothing was changed") from None
         key, shown = _key(tool, values), _digest(planned)
@@ -126,7 +131,7 @@ class WriteDesk:
         if self.queue_for is not None and not self.dry_run:
             queue = lambda run, question: self._queue(planned, values, target, run, question)  # noqa: E731
         return ApprovalNeeded(
-            planned.summary,
+            _for_approver(planned, self.clock()),
             lambda: self._commit(planned, values, target),
             queue,
             self._ruled(planned, target),
@@ -150,7 +155,9 @@ class WriteDesk:
     ) -> Observation:
         """Into the approval queue: a person decides later (`agent approvals`)."""
         assert self.queue_for is not None
-        proposal = WriteProposal(planned, values, target, run_id, question, self.by, self.queue_for)
+        proposal = WriteProposal(
+            planned, values, target, run_id, question, self.by, self.queue_for, self.window_days
+        )
         item = approval_queue.queue(self.open_store(), proposal)
         return Observation.of(
             Queued(item.id, planned.tool, planned.summary, str(item.expires_at), target.order_code)
@@ -175,6 +182,7 @@ class WriteDesk:
                 target,
                 by=self.session.operator or self.by,
                 run_id=self.session.run_id,
+                window=self.window(),
             )
         except Refused as exc:
             return Observation.of(Denied(str(exc)))
@@ -188,6 +196,14 @@ class WriteDesk:
 def _key(tool: str, values: dict[str, Any]) -> str:
     """One proposal: the tool and its exact arguments."""
     return f"{tool} {json.dumps(values, sort_keys=True)}"
+
+
+def _for_approver(planned: Plan, today: date) -> str:
+    """The change as the approver reads it: with the order's age, once delivered."""
+    if planned.delivered_at is None:
+        return planned.summary
+    age = (today - planned.delivered_at).days
+    return f"{planned.summary} [order delivered {planned.delivered_at.isoformat()}, {age} days ago]"
 
 
 def _digest(planned: Plan) -> str:

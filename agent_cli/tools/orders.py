@@ -16,7 +16,7 @@ from pydantic import AfterValidator, Field
 
 from agent_cli.config.currencies import major
 from agent_cli.core.seams import Observation
-from agent_cli.core.tool_outcomes import NotFound
+from agent_cli.core.tool_outcomes import NotFound, Read
 from agent_cli.policy.verdicts import computed_line, nearest_codes
 from agent_cli.store import desk_reads
 from agent_cli.store.models import ORDER_ID_PATTERN, Order
@@ -151,7 +151,8 @@ def order_tools(
         refunded = store.refunded_total(order.code)
         today = as_of.day if as_of is not None else None
         computed = refundable_now(order, policy, today, refunded) if today else None
-        return format_order(order, refunded=refunded, computed=computed)
+        shown = Read(order.code, order.status, refunded)  # facts an answer may state
+        return Observation(format_order(order, refunded=refunded, computed=computed), outcome=shown)
 
     def refund_policy(_: NoArgs) -> str:
         return policy.describe()

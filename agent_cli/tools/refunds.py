@@ -29,7 +29,7 @@ from agent_cli.core.tool_outcomes import Denied as NotAllowed
 from agent_cli.core.tool_outcomes import Queued, Refunded, Simulated
 from agent_cli.dates import system_today
 from agent_cli.policy.refund_rules import RefundFacts, mixed_word, policy_verdict, rule_for
-from agent_cli.store import approval_queue, desk_reads, models
+from agent_cli.store import approval_queue, desk_reads, ledger, models
 from agent_cli.store.approval_items import Approval
 from agent_cli.store.approval_queue import Recheck, judged_json
 from agent_cli.store.models import ORDER_CODE_PATTERN, Order, RefundRefused
@@ -96,7 +96,7 @@ class RefundDesk:
             raise Denied(f"no order with code {args.order_code}")
         today = self.clock()
         amount = minor_amount(args, order)
-        self._check(order, amount, today, store.refunded_total(order.code))
+        self._check(order, amount, today, ledger.spent(store, order.code))
         if (done := store.find_refund(refund_key(args, amount))) is not None:
             raise Denied(f"this exact refund was already issued (refund #{done.id})")
         delivered = order.delivered_at.isoformat() if order.delivered_at else "?"

@@ -1,0 +1,120 @@
+"""An answer claims only what happened, in any wording (issue 48, point 3): the labelled corpus
+judged after a run that did nothing of the kind and after one that did, store facts, claims of
+another kind or another order, and the refusal saying what was done."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_cli.core.decisions import CallTool, Step
+from agent_cli.core.tool_outcomes import (
+    Changed,
+    Outcome,
+    Proposed,
+    Queued,
+    Read,
+    Refunded,
+    Transferred,
+    render,
+)
+from agent_cli.policy.claims import WRITE_KINDS, claims
+from agent_cli.policy.grounding import unfounded_claim
+from agent_cli.policy.verdicts import find_order_codes
+
+from .claims_corpus import CLAIMS as SOME
+from .claims_corpus import FACTS, MORE
+
+CLAIMS = SOME + MORE
+
+TOOL_OF = {kind: tool for tool, kind in WRITE_KINDS.items()}
+
+
+def history(*outcomes: Outcome) -> tuple[Step, ...]:
+    return tuple(
+        Step(n, CallTool(tool="x", args={}), render(o, "a record"), False, outcome=o)
+        for n, o in enumerate(outcomes, start=1)
+    )
+
+
+def done(kind: str, order: str) -> Outcome:
+    """The act a claim of `kind` on `order` says was made."""
+    if kind == "refund":
+        return Refunded(2, order, 1000, "JPY", f"1,000 JPY on order {order}")
+    if kind == "handover":
+        return Transferred(4)
+    tool = TOOL_OF.get(kind, "cancel_pending_order")  # "done": any change made
+    return Changed(1, tool, f"{kind} {order}", None if kind == "account_address" else order)
+
+
+def waiting(kind: str, order: str) -> tuple[Outcome, ...]:
+    """The same act, proposed and queued but not made; and a read of the order as it was."""
+    tool = TOOL_OF.get(kind, "issue_refund")
+    return (
+        Read(order, "PENDING"),
+        Proposed(tool, f"{kind} {order}", order, "P1"),
+        Queued(9, tool, f"{kind} {order}", "2026-12-10", order),
+    )
+
+
+def _order(sentence: str) -> str:
+    named = find_order_codes(sentence)
+    return named[0] if named else "B200"
+
+
+@pytest.mark.parametrize(("kind", "sentence"), CLAIMS, ids=[s for _, s in CLAIMS])
+def test_the_corpus_after_a_run_that_made_nothing(kind: str | None, sentence: str) -> None:
+    """Proposed and queued changes are no change made: a claim is refused, the rest pass."""
+    problem = unfounded_claim(sentence, history(*waiting(kind or "cancel", _order(sentence))))
+    assert (problem is not None) is (kind is not None), problem
+
+
+@pytest.mark.parametrize(
+    ("kind", "sentence"), [c for c in CLAIMS if c[0]], ids=[s for k, s in CLAIMS if k]
+)
+def test_the_corpus_after_a_run_that_made_it(kind: str, sentence: str) -> None:
+    assert unfounded_claim(sentence, history(done(kind, _order(sentence)))) is None
+
+
+@pytest.mark.parametrize(("kind", "sentence", "status"), FACTS, ids=[f[1] for f in FACTS])
+def test_what_the_store_showed_is_a_fact_not_a_claim(kind: str, sentence: str, status: str) -> None:
+    shown = Read("A104", status, 32_000 if kind == "refund" else 0)
+    assert unfounded_claim(sentence, history(shown)) is None
+    assert unfounded_claim(sentence, history(Read("A104", "DELIVERED"))) is not None
+
+
+@pytest.mark.parametrize(
+    ("answer", "made"),
+    [
+        ("I have updated your address.", done("cancel", "B200")),  # another kind
+        ("I have cancelled A100.", done("cancel", "B200")),  # another order
+        ("I cancelled both orders.", done("cancel", "B200")),  # one of two
+        ("Done: it is cancelled.", Queued(9, "cancel_pending_order", "cancel B200", "x", "B200")),
+        ("B200の住所を変更しました。", done("cancel", "B200")),
+        ("I have refunded A100.", Refunded(2, "A100", 1000, "JPY", "x", earlier=True)),  # found
+        ("I have refunded 5,400 JPY.", done("address", "B200")),  # a change sending nothing back
+    ],
+)
+def test_a_committed_act_grounds_only_its_own_kind_and_order(answer: str, made: Outcome) -> None:
+    assert unfounded_claim(answer, history(made)) is not None
+
+
+def test_both_needs_two_orders_and_a_cancel_with_money_back_grounds_its_refund() -> None:
+    two = history(done("cancel", "B200"), done("cancel", "B201"))
+    assert unfounded_claim("I cancelled both orders.", two) is None
+    paid_back = Changed(1, "cancel_pending_order", "cancel B200", "B200", 5400, "JPY")
+    said = "I have cancelled B200 and refunded 5,400 JPY."
+    assert unfounded_claim(said, history(paid_back)) is None
+
+
+def test_a_refusal_says_what_was_actually_done() -> None:
+    made = history(done("address", "B200"), *waiting("cancel", "B200")[1:])
+    problem = unfounded_claim("I have cancelled B200.", made)
+    assert problem is not None and "a cancellation was made (B200: " in problem
+    assert "committed an address change of B200" in problem
+    assert "waiting: cancel B200" in problem
+
+
+def test_an_answer_holds_several_claims_and_each_is_checked() -> None:
+    found = claims("I have cancelled B200. Your refund is complete. Someone will call you.")
+    assert [c.kind for c in found] == ["cancel", "refund", "handover"]
+    assert [c.orders for c in found] == [("B200",), ("B200",), ("B200",)]  # "it": the last named
