@@ -220,3 +220,26 @@ def test_staff_may_refund_any_order(store: OrderStore) -> None:
     tools = _refunds(store, CustomerSession(staff=True))
     args = {"order_code": "A100", "amount": 1000, "reason": "damaged"}
     assert isinstance(tools.invoke("issue_refund", args), ApprovalNeeded)
+
+
+def test_offline_the_desk_hands_over_once_identification_is_exhausted(tmp_path: Any) -> None:
+    """`agent chat`, a customer who gives a wrong email turn after turn: after five the desk
+    stops looking and hands the conversation to a person, with a ticket."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from agent_cli.cli import app
+
+    turns = [f"Which orders do I have? My email is wrong{n}@example.com" for n in range(6)]
+    trace = tmp_path / "t.jsonl"
+    result = CliRunner().invoke(app, ["chat", "--trace", str(trace)], input="\n".join(turns))
+    assert "passed your question to a person" in result.stdout, result.output
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    failed = [
+        r for r in records if r["event"] == "observation" and r["tool"] == "find_user_id_by_email"
+    ]
+    assert len(failed) == 6 and failed[-1]["outcome"]["hand_over"] is True
+    assert not any(r["outcome"].get("hand_over") for r in failed[:-1])
+    listed = CliRunner().invoke(app, ["tickets", "list", "--json"])
+    assert "Could not identify the customer" in listed.stdout

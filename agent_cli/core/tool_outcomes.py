@@ -125,9 +125,11 @@ class Transferred:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    """The call could not be done (bad arguments, a rule, an unknown tool, a server down)."""
+    """The call could not be done (bad arguments, a rule, an unknown tool, a server down);
+    `hand_over`: nothing more can be tried here, a person must take over."""
 
     message: str
+    hand_over: bool = False
     kind: Literal["failed"] = "failed"
 
 

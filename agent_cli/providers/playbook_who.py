@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelRequest
+from agent_cli.core.tool_outcomes import Failed, Transferred
 
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _NAME_ZIP = re.compile(
@@ -32,6 +33,8 @@ class Who:
     email_please: str
     not_found: str
     no_email: str  # asked, and still neither an email nor a name and zip code
+    handed_over: str  # too many tries found no one: a person takes over
+    would_hand_over: str  # the same, in a dry run: no ticket opened
     orders: str  # the customer's orders, listed
     no_orders: str
     order_line: str
@@ -44,6 +47,10 @@ ENGLISH = Who(
     not_found="I could not find an account with that email address; please check it.",
     no_email="I need the email address on your account (or your name and zip code) to look up "
     "your orders.",
+    handed_over="I could not find your account after several tries, so I have passed your "
+    "question to a person; they will follow up with you.",
+    would_hand_over="I could not find your account after several tries; a person would follow "
+    "up with you (this was a dry run: no ticket was opened).",
     orders="These are the orders on your account:\n{lines}\nWhich one is your question about?",
     no_orders="There are no orders on your account.",
     order_line="- {code}: {status} ({items})",
@@ -54,6 +61,10 @@ JAPANESE = Who(
     "教えてください。",
     not_found="そのメールアドレスのアカウントが見つかりませんでした。ご確認ください。",
     no_email="ご注文を確認するには、アカウントのメールアドレス（またはお名前と郵便番号）が必要です。",
+    handed_over="何度か確認してもアカウントが見つからなかったため、担当者に引き継ぎました。"
+    "担当者からご連絡いたします。",
+    would_hand_over="何度か確認してもアカウントが見つかりませんでした。担当者が対応します"
+    "（ドライランのため、チケットは作成していません）。",
     orders="ご登録のアカウントのご注文は次のとおりです：{lines}。どのご注文についてでしょうか？",
     no_orders="ご登録のアカウントにご注文はありません。",
     order_line="{code}（{status}、{items}）",
@@ -71,9 +82,7 @@ def identify(
         None,
     )
     if found is not None:
-        if found.is_error:
-            return FinalAnswer(answer=words.not_found)
-        return found.observation.strip()
+        return _found(request, made, found, words)
     if (email := EMAIL.search(texts)) is not None:
         return CallTool(tool="find_user_id_by_email", args={"email": email.group(0)})
     if (named := _NAME_ZIP.search(texts)) is not None:
@@ -83,6 +92,27 @@ def identify(
     if words.email_please in asked:
         return FinalAnswer(answer=words.no_email)  # asked once already
     return AskUser(question=words.email_please)
+
+
+def _found(
+    request: ModelRequest, made: list[tuple[CallTool, Step]], found: Step, words: Who
+) -> str | Decision:
+    """What a look-up of the customer found: their id, none (said), or too many tries."""
+    if isinstance(found.outcome, Failed) and found.outcome.hand_over:
+        return _hand_over(request, made, words)
+    if found.is_error:
+        return FinalAnswer(answer=words.not_found)
+    return found.observation.strip()
+
+
+def _hand_over(request: ModelRequest, made: list[tuple[CallTool, Step]], words: Who) -> Decision:
+    """Too many tries found no one: a person takes over (a ticket), and the customer is told."""
+    done = next((s for c, s in made if c.tool == "transfer_to_human_agents"), None)
+    if done is None:
+        summary = f"Could not identify the customer. They wrote: {' '.join(request.goal.split())}"
+        return CallTool(tool="transfer_to_human_agents", args={"summary": summary[:1900]})
+    opened = isinstance(done.outcome, Transferred)
+    return FinalAnswer(answer=words.handed_over if opened else words.would_hand_over)
 
 
 def asks_for_orders(goal: str) -> bool:

@@ -42,6 +42,10 @@ class ToolFailure(Exception):
     """A tool could not do its job; the message is written for the model to read and act on."""
 
 
+class NeedsPerson(ToolFailure):
+    """Nothing more can be tried in this conversation: a person must take over."""
+
+
 class Denied(ToolFailure):
     """A rule in code forbids the action (policy, caps); the message says which rule."""
 
@@ -221,6 +225,8 @@ def _guarded(
         return Observation.of(Failed(str(exc)))
     except StoreError:  # no usable database: the run cannot answer, and must say so (exit 1)
         raise
+    except NeedsPerson as exc:
+        return Observation.of(Failed(str(exc), hand_over=True))
     except ToolFailure as exc:
         return Observation.of(Failed(str(exc)))
     except Exception as exc:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent_cli.policy.consent import Consent
-from agent_cli.tools import ToolFailure
+from agent_cli.tools import NeedsPerson, ToolFailure
 
 ASK_WHO = (
     "ask for the customer's email (or first name, last name and zip code) and call "
@@ -51,7 +51,7 @@ class CustomerSession:
     def may_identify(self) -> None:
         """Refuse another attempt once too many found no one."""
         if not self.staff and self.failed >= MAX_FAILED_IDENTIFICATIONS:
-            raise ToolFailure(TOO_MANY)
+            raise NeedsPerson(TOO_MANY)
 
     def identified(self, found: str | None, missing: str) -> str:
         """The customer a look-up found, now this conversation's; `missing` is said (the same
