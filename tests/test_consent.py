@@ -172,3 +172,10 @@ def test_never_a_write_without_its_own_yes(events: list[tuple[Any, ...]]) -> Non
                 consent.use()
                 confirmed = None
         assert consent.pending == pending
+
+
+def test_neither_nothing_nor_politeness_alone_is_a_yes_or_unclear() -> None:
+    for message in ("", "ください", "それでね", "please", "thank you"):
+        assert not explicit_yes(message) and not ambiguous(message)
+    assert not ambiguous("fine " * 50)  # too long to be an answer to the question
+    assert explicit_yes("yes " * 49 + "yes") and not explicit_yes("yes " * 51)  # 200 characters

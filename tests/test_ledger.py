@@ -222,6 +222,7 @@ class _Rows:
     ("recorded", "paid", "back", "total", "expected"),
     [
         (0, 0, 0, 9_000, (9_000, 0, 9_000)),  # no payment history: the total was paid
+        (9_000, 0, 0, 9_000, (9_000, 9_000, 0)),  # and all of it went back
         (2_000, 0, 0, 9_000, (9_000, 2_000, 7_000)),
         (0, 10_000, 2_000, 8_000, (10_000, 2_000, 8_000)),  # a cheaper swap's difference back
         (3_000, 10_000, 0, 10_000, (10_000, 3_000, 7_000)),  # a refund not in the history
@@ -234,3 +235,35 @@ def test_what_is_left_is_the_least_of_what_was_paid_and_the_total(
 ) -> None:
     found = ledger.read(_Rows(recorded, paid, back), "X1", total)
     assert (found.paid, found.back, found.left) == expected
+
+
+def test_a_difference_sent_back_earlier_counts_and_is_said(either_store: OrderStore) -> None:
+    """B200's blue mug (5,400) swapped for the white (5,000): 400 went back by the item change,
+    not by issue_refund; once delivered, a return says so and sends back what is left."""
+    from dataclasses import replace
+
+    swap = {
+        "order_id": "B200",
+        "item_ids": ["1002002"],
+        "new_item_ids": ["1002001"],
+        "payment_method_id": "credit_card_1007",
+    }
+    assert isinstance(
+        made(desk(either_store), "modify_pending_order_items", **swap).outcome, Changed
+    )
+    assert ledger.read(either_store, "B200", 5_000) == ledger.Ledger(5_400, 400, 5_000)
+    b200 = either_store.get("B200")
+    assert b200 is not None
+    day = delivered(either_store, "A106")
+    either_store.import_orders([replace(b200, status="DELIVERED", delivered_at=day)])
+    back = {"order_id": "B200", "item_ids": ["1002001"], "payment_method_id": "credit_card_1007"}
+    done = made(desk(either_store), "return_delivered_order_items", **back)
+    assert (
+        "5,000 JPY back" in done.text and "400 JPY of the order was refunded already" in done.text
+    )
+    assert either_store.refunded_total("B200") == 400 and ledger.spent(either_store, "B200") == 0
+
+
+def test_an_order_untouched_or_missing_has_nothing_gone_back(either_store: OrderStore) -> None:
+    assert ledger.spent(either_store, "A100") == 0 and ledger.refunded(either_store, "A100") == 0
+    assert ledger.spent(either_store, "NOPE1") == 0 and ledger.refunded(either_store, "NOPE1") == 0
