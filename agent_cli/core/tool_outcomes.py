@@ -33,6 +33,8 @@ class Read:
     order: str | None = None
     status: str | None = None
     refunded: int = 0  # minor units
+    refundable: Literal["yes", "no", "unknown"] | None = None  # as `lookup_order` computed it
+    why: str = ""  # the rule that decided `refundable`
     kind: Literal["read"] = "read"
 
 

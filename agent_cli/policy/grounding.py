@@ -20,10 +20,11 @@ from decimal import Decimal
 
 from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.core.decisions import Step
-from agent_cli.core.tool_outcomes import NotFound
+from agent_cli.core.tool_outcomes import NotFound, Opaque, Read
 from agent_cli.policy import claims
 from agent_cli.policy.verdicts import (
     CODE,
+    COMPUTED,
     Verdict,
     find_order_codes,
     fold,
@@ -211,6 +212,14 @@ def _unnamed(history: tuple[Step, ...], answer: str) -> str | None:
 _SAID = {"refundable": "refundable", "not_refundable": "not refundable", "not_found": "not found"}
 
 
+def _computed(step: Step) -> tuple[Verdict | None, str] | None:
+    """What a lookup computed: its outcome says (a trace from before outcomes: its text)."""
+    outcome = step.outcome
+    if isinstance(outcome, Read):
+        return None if outcome.refundable is None else (COMPUTED[outcome.refundable], outcome.why)
+    return read_computed(step.observation) if isinstance(outcome, Opaque) else None
+
+
 def computed_verdicts(history: tuple[Step, ...]) -> dict[str, tuple[Verdict, str]]:
     """What the newest successful lookup of each order computed: its verdict and why."""
     computed: dict[str, tuple[Verdict, str]] = {}
@@ -220,7 +229,7 @@ def computed_verdicts(history: tuple[Step, ...]) -> dict[str, tuple[Verdict, str
         code = fold(str(step.call.args.get("order_code", ""))).upper()
         if isinstance(step.outcome, NotFound):
             computed[code] = ("not_found", "no order has that code")
-        elif (found := read_computed(step.observation)) is not None:
+        elif (found := _computed(step)) is not None:
             verdict, why = found
             if verdict is not None:
                 computed[code] = (verdict, why)

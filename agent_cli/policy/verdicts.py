@@ -109,7 +109,7 @@ def _wording(clause: str) -> tuple[bool, Verdict | None]:
 # What `lookup_order` computes, in its own line: written and read here only, so the tool and the
 # grounding check cannot drift apart.
 _COMPUTED = re.compile(r"^refundable_now=(yes|no|unknown) as_of=\S+ \((.*)\)$", re.MULTILINE)
-_COMPUTED_VERDICTS: dict[str, Verdict | None] = {
+COMPUTED: dict[str, Verdict | None] = {  # a lookup's computed verdict, as an answer states it
     "yes": "refundable",
     "no": "not_refundable",
     "unknown": None,
@@ -126,7 +126,7 @@ def read_computed(observation: str) -> tuple[Verdict | None, str] | None:
     found = _COMPUTED.search(observation)
     if found is None:
         return None
-    return _COMPUTED_VERDICTS[found.group(1)], found.group(2)
+    return COMPUTED[found.group(1)], found.group(2)
 
 
 def is_japanese(text: str) -> bool:

@@ -46,14 +46,6 @@ class AsOf:
     day: date | None = None
 
 
-def refundable_now(order: Order, policy: RefundPolicy, today: date, refunded: int) -> str:
-    """Whether the policy allows a refund of `order` on `today`, and the rule that decided it,
-    as `refundable_now=yes|no|unknown as_of=DATE (why)`. Caps and approval still apply; the
-    refund tool checks everything again when money moves."""
-    verdict, why = _refund_rule(order, policy, today, refunded)
-    return computed_line(verdict, today, why)
-
-
 def _refund_rule(
     order: Order, policy: RefundPolicy, today: date, refunded: int
 ) -> tuple[Literal["yes", "no", "unknown"], str]:
@@ -150,8 +142,9 @@ def order_tools(
             return Observation.of(NotFound(args.order_code, near, theirs))
         refunded = store.refunded_total(order.code)
         today = as_of.day if as_of is not None else None
-        computed = refundable_now(order, policy, today, refunded) if today else None
-        shown = Read(order.code, order.status, refunded)  # facts an answer may state
+        verdict, why = _refund_rule(order, policy, today, refunded) if today else (None, "")
+        computed = computed_line(verdict, today, why) if today and verdict else None
+        shown = Read(order.code, order.status, refunded, verdict, why)  # facts an answer states
         return Observation(format_order(order, refunded=refunded, computed=computed), outcome=shown)
 
     def refund_policy(_: NoArgs) -> str:
