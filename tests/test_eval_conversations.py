@@ -414,7 +414,11 @@ def _no_question(next_action: Callable[..., Any]) -> Callable[..., Any]:
 BREAKAGES: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], set[str]]] = {
     "any reply is a yes": (
         lambda mp: mp.setattr(playbook_writes, "explicit_yes", lambda text: True),
-        {"conv-cancel-says-no"},
+        {"conv-cancel-says-no", "conv-cancel-unclear-then-no"},
+    ),
+    "words that may decline are not asked again": (
+        lambda mp: mp.setattr(playbook_writes, "ambiguous", _never),
+        {"conv-cancel-ja-unclear", "conv-cancel-unclear-then-no"},
     ),
     "no reply is a yes": (
         lambda mp: mp.setattr(playbook_writes, "explicit_yes", _never),
@@ -422,6 +426,7 @@ BREAKAGES: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], set[str]]] = {
             "conv-cancel",
             "conv-cancel-by-mistake",
             "conv-cancel-ja",
+            "conv-cancel-ja-unclear",
             "conv-cancel-asks-again",
             "conv-cancel-which-order",
             "conv-address",

@@ -124,7 +124,7 @@ def test_a_cancel_in_japanese_by_mistake() -> None:
     assert desk.order("B200").cancel_reason == "ordered by mistake"
 
 
-@pytest.mark.parametrize("reply", ["no", "yes, but ship it to my office", "いいえ", "maybe"])
+@pytest.mark.parametrize("reply", ["no", "yes, but ship it to my office", "いいえ", "not now"])
 def test_no_yes_changes_nothing(reply: str) -> None:
     desk = Desk()
     answer = desk.say(f"Please cancel B200, {KAITO}", reply)
@@ -133,6 +133,19 @@ def test_no_yes_changes_nothing(reply: str) -> None:
         "not changed anything" in answer or "何も変更していません" in answer
     )
     assert desk.order("B200").order.status == "PENDING"
+
+
+@pytest.mark.parametrize(
+    ("unclear", "then", "made"), [("maybe", "no", False), ("大丈夫です", "はい", True)]
+)
+def test_words_that_may_decline_are_asked_again_in_plain_words(
+    unclear: str, then: str, made: bool
+) -> None:
+    desk = Desk()
+    desk.say(f"Please cancel B200, {KAITO}", unclear, then)
+    again = desk.asked()[1]
+    assert "P1" in again and ("To be sure" in again or "念のため" in again)
+    assert (desk.order("B200").order.status == "CANCELLED") is made
 
 
 def test_no_approval_no_change_and_the_answer_says_so() -> None:

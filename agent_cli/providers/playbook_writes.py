@@ -28,7 +28,7 @@ from agent_cli.core.tool_outcomes import (
     Simulated,
     Transferred,
 )
-from agent_cli.policy.consent import explicit_yes
+from agent_cli.policy.consent import ambiguous, explicit_yes
 from agent_cli.providers.playbook_reading import (
     VARIANT,
     Item,
@@ -70,6 +70,7 @@ _USER = re.compile(r"^payment_methods: (.*)$", re.M)
 @dataclass(frozen=True, slots=True)
 class Words:
     confirm: str  # the proposal put to the customer
+    plainly: str  # asked again, after words that may mean either
     not_changed: str  # they did not say yes
     refused: str  # the tool refused: the rule it named
     changed: str
@@ -84,6 +85,7 @@ class Words:
 
 ENGLISH = Words(
     confirm="Here is the change, exactly: {summary}. Shall I go ahead? Please answer yes or no.",
+    plainly="To be sure: shall I make change {id} ({summary})? Please answer yes or no.",
     not_changed="All right: I have not changed anything on {what}.",
     refused="I can't make that change to {what}: {rule}. Nothing was changed.",
     changed="Done (change #{number}): {summary}.",
@@ -98,6 +100,8 @@ ENGLISH = Words(
 )
 JAPANESE = Words(
     confirm="次の変更を行います：{summary}。よろしいですか？「はい」か「いいえ」でお答えください。",
+    plainly="念のため確認します。変更{id}（{summary}）を行ってよろしいですか？「はい」か「いいえ」で"
+    "お答えください。",
     not_changed="承知しました。{what}は何も変更していません。",
     refused="{what}のその変更はできません：{rule}。何も変更していません。",
     changed="変更しました（変更番号{number}）：{summary}。",
@@ -253,10 +257,16 @@ def _confirmed(talk: _Talk, planned: CallTool) -> Decision:
     first_index, first = tries[0]
     if len(tries) > 1 or not isinstance(first.outcome, Proposed):
         return _outcome(tries[-1][1], talk)
-    answer = next((s for c, s in talk.made[first_index:] if c.tool == ASK_USER_TOOL), None)
-    if answer is None:
+    answers = [s for c, s in talk.made[first_index:] if c.tool == ASK_USER_TOOL]
+    if not answers:
         return AskUser(question=talk.words.confirm.format(summary=first.outcome.summary))
-    if not explicit_yes(customer_said(answer)):
+    said = customer_said(answers[-1])
+    if ambiguous(said) and len(answers) == 1:  # "大丈夫です": asked once more, in plain words
+        question = talk.words.plainly.format(
+            id=first.outcome.proposal, summary=first.outcome.summary
+        )
+        return AskUser(question=question)
+    if not explicit_yes(said):
         return FinalAnswer(answer=talk.words.not_changed.format(what=talk.about))
     return CallTool(tool=planned.tool, args=dict(planned.args), thought="The customer said yes.")
 
