@@ -79,6 +79,13 @@ def test_a_failed_identification_reads_the_same_whether_or_not_the_email_exists(
     another = call(tools, "find_user_id_by_email", email="aoi.suzuki@example.com")
     nobody = call(tools, "find_user_id_by_email", email="no.one@example.com")
     assert another.is_error and another.text == nobody.text
+    assert nobody.text.startswith("ERROR: no customer with that email; ask the customer")
+    assert nobody.text.endswith(
+        "(this conversation's customer is identified already; a desk "
+        "serves one customer per conversation)"
+    )
+    first = call(tools_for(store, CustomerSession()), "find_user_id_by_email", email="x@y.example")
+    assert "identified already" not in first.text  # said only once someone is
     zipped = call(
         tools, "find_user_id_by_name_zip", first_name="Aoi", last_name="Suzuki", zip="530-0001"
     )
