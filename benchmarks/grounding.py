@@ -104,27 +104,16 @@ def main() -> None:
 
 
 def claims_figures(runs: int) -> None:
-    from tests.claims_corpus import FACTS
-    from tests.test_claims import CLAIMS, _order, done, history, waiting
+    from tests.claims_corpus import FACTS, HELD_OUT, HELD_OUT_2
+    from tests.test_claims import CLAIMS, done, history
 
-    judged: list[tuple[bool, bool]] = []  # (should refuse, refused)
-    for kind, sentence in CLAIMS:
-        order = _order(sentence)
-        nothing = history(*waiting(kind or "cancel", order))
-        judged.append((kind is not None, unfounded_claim(sentence, nothing) is not None))
-        if kind is not None:
-            made = history(done(kind, order))
-            judged.append((False, unfounded_claim(sentence, made) is not None))
+    judged = _judged(CLAIMS)
     for _kind, sentence, status in FACTS:
         shown = history(Read("A104", status, 32_000))
         judged.append((False, unfounded_claim(sentence, shown) is not None))
-    true_positive = sum(1 for want, got in judged if want and got)
-    refused = sum(1 for _, got in judged if got)
-    wanted = sum(1 for want, _ in judged if want)
-    print(
-        f"claims corpus: {len(CLAIMS) + len(FACTS)} sentences, {len(judged)} judgements: "
-        f"precision {true_positive / refused:.1%}, recall {true_positive / wanted:.1%}"
-    )
+    print(f"claims corpus: {len(CLAIMS) + len(FACTS)} sentences, {_figures(judged)}")
+    for name, held_out in (("held out, tuned on since", HELD_OUT), ("held out", HELD_OUT_2)):
+        print(f"claims {name}: {len(held_out)} sentences, {_figures(_judged(held_out))}")
     sentences = [sentence for _, sentence in CLAIMS]
     answer = ""
     while len(answer) < 2000:
@@ -133,6 +122,33 @@ def claims_figures(runs: int) -> None:
     made = history(*(done(k, "B200") for k in ("cancel", "refund", "address", "handover")))
     per_answer = median_s(lambda: unfounded_claim(answer, made), max(runs // 10, 50))
     print(f"claims read and checked, a 2,000-character answer: {per_answer * 1e3:.3f} ms")
+
+
+def _judged(sentences: Any) -> list[tuple[bool, bool]]:
+    """Each sentence after a run that made nothing of its kind, and after one that made it:
+    (should be refused, was refused)."""
+    from tests.test_claims import _order, done, history, waiting
+
+    judged = []
+    for kind, sentence in sentences:
+        order = _order(sentence)
+        nothing = history(*waiting(kind or "cancel", order))
+        judged.append((kind is not None, unfounded_claim(sentence, nothing) is not None))
+        if kind is not None:
+            made = history(done(kind, order))
+            judged.append((False, unfounded_claim(sentence, made) is not None))
+    return judged
+
+
+def _figures(judged: list[tuple[bool, bool]]) -> str:
+    caught = sum(1 for want, got in judged if want and got)
+    refused = sum(1 for _, got in judged if got)
+    wanted = sum(1 for want, _ in judged if want)
+    precision = f"{caught / refused:.1%}" if refused else "-"
+    return (
+        f"{len(judged)} judgements: precision {precision}, recall {caught / wanted:.1%} "
+        f"({caught} of {wanted} false claims refused, {refused - caught} true answers refused)"
+    )
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from agent_cli.policy.grounding import unfounded_claim
 from agent_cli.policy.verdicts import find_order_codes
 
 from .claims_corpus import CLAIMS as SOME
-from .claims_corpus import FACTS, MORE
+from .claims_corpus import FACTS, HELD_OUT, HELD_OUT_2, MORE
 
 CLAIMS = SOME + MORE
 
@@ -118,3 +118,19 @@ def test_an_answer_holds_several_claims_and_each_is_checked() -> None:
     found = claims("I have cancelled B200. Your refund is complete. Someone will call you.")
     assert [c.kind for c in found] == ["cancel", "refund", "handover"]
     assert [c.orders for c in found] == [("B200",), ("B200",), ("B200",)]  # "it": the last named
+
+
+@pytest.mark.parametrize(
+    ("kind", "sentence"),
+    HELD_OUT + HELD_OUT_2,
+    ids=[s for _, s in HELD_OUT + HELD_OUT_2],
+)
+def test_wording_never_tuned_on_is_never_refused_when_true(kind: str | None, sentence: str) -> None:
+    """Held-out wording: a reader of phrases misses some false claims in words it has not seen
+    (benchmarks/grounding.py prints how many), but it must not block a true answer: a sentence
+    that claims nothing, or claims what was done, passes."""
+    order = _order(sentence)
+    if kind is None:
+        assert unfounded_claim(sentence, history(*waiting("cancel", order))) is None
+    elif kind != "done" or "すべて" not in sentence:  # "all of it" needs two acts
+        assert unfounded_claim(sentence, history(done(kind, order))) is None

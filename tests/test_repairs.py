@@ -15,11 +15,11 @@ def repairs(result: object) -> list[dict[str, object]]:
 def test_invalid_json_is_fed_back_and_the_model_recovers(fake_llm: FakeLLM) -> None:
     fake_llm.queue(
         openai_text("Sure! The order is fine."),
-        openai_text('{"type": "final", "answer": "Fixed."}'),
+        openai_text('{"type": "final", "answer": "Thanks for waiting."}'),
     )
     result = ask(fake_llm, "openai", "--mode", "json")
     assert result.exit_code == 0, result.stderr
-    assert final(result)["answer"] == "Fixed."
+    assert final(result)["answer"] == "Thanks for waiting."
     (repair,) = repairs(result)
     assert repair["cause"] == "reply" and "not valid JSON" in str(repair["problem"])
     second = fake_llm.bodies()[1]["messages"]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from agent_cli.core.decisions import Step
 from agent_cli.core.tool_outcomes import Changed, Proposed, Queued, Read, Refunded, Transferred
+from agent_cli.policy import claim_words as words
 from agent_cli.policy.verdicts import find_order_codes
 
 # The kinds, as the model is told them.
@@ -52,162 +53,13 @@ _STATE_FACTS = {  # an order's status a read showed, and the claim it grounds as
     "PENDING_ITEM_MODIFIED": "items",
 }
 
-_DONE_EN = (
-    r"(?:updated|changed|modified|corrected|switched|swapped|replaced|set|moved|amended|"
-    r"processed|completed?|done|confirmed|finali[sz]ed|submitted|registered|initiated|started|"
-    r"accepted|arranged|created|opened|raised|logged|filed|issued|sent|made|approved|placed|"
-    r"requested|scheduled|taken care of|sorted|through|on (?:its|the) way)"
-)
-_EN: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern))
-    for kind, pattern in (
-        ("cancel", r"\bcancel+(?:ed|ation)\b"),
-        (
-            "refund",
-            rf"\brefunded\b|\brefund\b.*\b{_DONE_EN}\b|\b{_DONE_EN}\b.*\brefund\b|"
-            r"\bmoney\b.*\b(?:back|returned|on its way)\b|\b(?:credited|reimbursed)\b",
-        ),
-        (
-            "account_address",
-            rf"\b(?:default|account|profile|saved|home) address\b.*\b(?:{_DONE_EN}|is now)\b|"
-            rf"\b{_DONE_EN}\b.*\b(?:default|account|profile|saved|home) address\b|"
-            r"\baddress (?:saved )?on your (?:account|profile)\b.*\b(?:is now|updated|changed)\b",
-        ),
-        (
-            "address",
-            rf"\baddress\b.*\b{_DONE_EN}\b|\b{_DONE_EN}\b.*\baddress\b|\baddress is now\b|"
-            r"\b(?:will )?(?:now )?(?:ship|be shipped|be delivered)s? (?:now )?to\b|"
-            r"\bnow ships? to\b|\bships? to .* (?:now|instead)\b|\bredirected\b|"
-            r"\b(?:changed|updated)\b.*\bwhere\b.*\b(?:ships?|goes|is delivered)\b",
-        ),
-        (
-            "payment",
-            rf"^(?!.*\brefund)(?:.*\bpayment\b.*\b{_DONE_EN}\b|.*\b{_DONE_EN}\b.*\bpayment\b)|"
-            r"\bpayment(?: method)? is now\b|"
-            r"\b(?:now )?(?:charged|billed) to\b|\bnow paid\b|"
-            r"\bpaid (?:for )?with\b.*\b(?:now|instead)\b",
-        ),
-        (
-            "items",
-            r"^(?!.*\b(?:payment|address|card|method)\b).*\b(?:swapped|switched|replaced)\b|"
-            r"\b(?:item|items|size|colou?r|variant)s?\b.*"
-            r"\b(?:updated|changed|modified|swapped|switched|replaced)\b|"
-            r"\b(?:updated|changed|modified)\b.*\b(?:item|items|size|colou?r|variant)s?\b",
-        ),
-        (
-            "return",
-            rf"\breturn\b.*\b{_DONE_EN}\b|\b{_DONE_EN}\b.*\breturn\b|\breturned\b.*\b(?:item|"
-            r"order|product|it|them|goods)s?\b|\bprepaid (?:return )?label\b.*\b(?:sent|emailed)\b",
-        ),
-        (
-            "exchange",
-            rf"\bexchange\b.*\b{_DONE_EN}\b|\b{_DONE_EN}\b.*\bexchange\b|\bexchanged\b",
-        ),
-        (
-            "handover",
-            r"\b(?:transferred|handed|escalated|forwarded|passed|referred)\b.*\b(?:you|this|it|"
-            r"case|request|issue|matter|team|colleague|person|specialist|agent|human|supervisor|"
-            r"manager)\b|\bticket\b.*\b(?:opened|created|raised|filed|logged|submitted)\b|"
-            r"\b(?:opened|created|raised|filed|logged|submitted)\b.*\bticket\b|"
-            r"\b(?:someone|somebody|a person|a colleague|a human|an agent|our team|the team|a "
-            r"specialist|a team member|one of our|a member of|a supervisor|a manager|our "
-            r"support|support team|a real person)\b.*\bwill\b.*\b(?:contact|call|reach|follow|"
-            r"get back|be in touch|email|write|look into|help|assist)\b|\bwill be in touch\b|"
-            r"\bhas been (?:assigned|escalated)\b",
-        ),
-        (
-            "done",
-            r"^(?:done|all set|all done|complete|completed|finished)\b|\b(?:it's|it is|that's|"
-            r"that is|all|everything is|everything's|it has been|that has been) (?:now )?(?:done|"
-            r"complete|completed|taken care of|sorted|finished|set)\b|\bwent ahead\b|"
-            r"\bsuccessfully\b|\bis complete\b|\bhas been completed\b",
-        ),
-    )
-)
-_JA_FORMS: dict[str, tuple[str, ...]] = {
-    "cancel": (
-        r"キャンセル(?:を)?(?:いた)?しました",
-        r"キャンセル(?:されました|済|が完了|を完了|と(?:なり|させていただき))",
-        r"キャンセル(?:を)?させていただ",
-        r"キャンセルの手続き(?:を|が)完了",
-    ),
-    "refund": (
-        r"(?:ご)?返金(?:を)?(?:いた)?しました",
-        r"返金(?:されました|済|が完了|を完了|手続き(?:を|が)完了)",
-        r"返金(?:を)?させていただ",
-        r"返金を(?:行|実行|処理)い?(?:ま)?し",
-    ),
-    "account_address": (r"(?:登録|アカウント|ご自宅)(?:の)?(?:ご)?住所.*(?:変更|更新|修正)",),
-    "address": (
-        r"(?:住所|お届け先|配送先|送り先).*(?:変更|更新|修正)(?:を)?(?:いた)?しました",
-        r"(?:住所|お届け先|配送先).*(?:変更|更新)(?:されました|済|が完了|(?:を)?させていただ)",
-        r"へお届けします",
-    ),
-    "payment": (
-        r"(?:支払|お支払い)(?:い)?(?:方法)?.*(?:変更|更新)(?:を)?(?:いた)?しました",
-        r"(?:支払|お支払い).*(?:切り替え|切替え?)(?:いた)?(?:し)?ました",
-        r"(?:支払|お支払い).*(?:変更|更新)(?:されました|済|が完了)",
-    ),
-    "items": (
-        r"(?:商品|サイズ|色|カラー|アイテム).*(?:変更|交換|差し替え)(?:を)?(?:いた)?しました",
-    ),
-    "return": (
-        r"返品(?:を|の)?(?:受け付け|受付|手配|承り|手続き|処理)",
-        r"返品(?:いた)?しました",
-        r"返品(?:されました|済|が完了|(?:を)?させていただ)",
-    ),
-    "exchange": (
-        r"交換(?:を)?(?:いた)?しました",
-        r"交換(?:を|の)?(?:受け付け|受付|手配|承り|手続き)",
-        r"交換(?:されました|済|が完了|(?:を)?させていただ)",
-    ),
-    "handover": (
-        r"担当者?(?:に|へ)(?:お)?引き継",
-        r"担当(?:者|部署|チーム)?(?:から|より)(?:改めて)?(?:ご)?連絡",
-        r"担当者が(?:ご)?連絡",
-        r"チケットを(?:作成|発行|登録)",
-        r"エスカレーション(?:いた)?しました",
-        r"引き継ぎました",
-    ),
-    "done": (
-        r"完了(?:いた)?しました",
-        r"完了です",
-        r"完了となります",
-        r"手続き(?:が|を)完了",
-        r"対応(?:いた)?しました",
-        r"処理(?:いた)?しました",
-    ),
-}
-_JA = tuple((kind, re.compile("|".join(forms))) for kind, forms in _JA_FORMS.items())
-
-# What is not a claim: a question, a condition, an offer, a negation, what still waits.
-_NOT_EN = re.compile(
-    r"\?\s*$|^(?:if|once|when|as soon as|after|before|unless|should|would|could|can|shall|do|"
-    r"does|did|is|are|may|might|let me|let us|let's)\b|\b(?:if|unless|once you|once the|once it|"
-    r"as soon as|when you|when the|after you|after the|i can|i could|i would|i'd|we can|we could|"
-    r"we would|i will|i'll|i am going to|i'm going to|i need|we need|i'm able|i am "
-    r"able|happy to|would you|do you want|would like|shall i|should i|want me to|like me to|"
-    r"no|not|never|no longer|cannot|unable|nothing|none|yet to|pending|awaiting|await|awaits|"
-    r"waiting|wait|queued|approval|proposed|propose|requires|require|needs to|need to|must|"
-    r"try|trying|attempt|hope|expect|eligible|possible|can be|could be|may be|might be|would "
-    r"be|to confirm|confirm with|please confirm|planned|plan to|about to|going to be|usually|"
-    r"typically|normally|generally|our policy|policy|within \d+ (?:business )?days|"
-    r"(?:refunds|returns|exchanges|cancellations|orders|changes) (?:are|can|may|must|will|take))\b"
-    r"|n't\b"
-)
-_NOT_JA = re.compile(
-    r"[?？]\s*$|か[。.]?\s*$|でしょうか|ますか|もし|たら|れば|場合|次第|後(?:に|で)|できます|可能|"
-    r"しましょうか|いたしましょうか|ご希望|ません|ていない|できない|ないです|なかった|承認待ち|"
-    r"お待ち|保留|予定|確認させ|ご確認|よろしいですか|通常|一般的|ポリシー|規定|ると|されます"
-)
-# A clause that opens a condition: the clause after it is its consequence, no claim either.
-_IF_EN = re.compile(r"^(?:if|once|when|as soon as|after|unless|should you|provided)\b")
-_IF_JA = re.compile(r"^もし|(?:たら|れば|場合は?|次第|後)[、,]?$")
-_SPLIT = re.compile(
-    r"(?<=[.!?;:。！？；、])(?!\d)\s*|(?<=,)(?!\d)\s*|\n+|\s+-\s+|"
-    r"\s+(?:and|but|so)\s+"
-)
+# A clause: up to a stop, a comma or a line's end (not the point or comma of a number), then
+# split again at "and", "but", "so" and a dash between words.
+_CLAUSE = re.compile(r"(?:[^.!?;:。！？；、,\n]|[.,:](?=\d))+(?:[.!?;:。！？；、,]+|\n|$)")
+_JOIN = re.compile(r"\s+(?:and|but|so|-)\s+")
+_ENDS = (".", "!", "?", "。", "！", "？")
 _DIGIT = re.compile(r"\d")
+_KANA_KANJI = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 _BOTH = re.compile(
     r"\b(?:both|all (?:of )?(?:your|the|these|those)|each of|every)\b|両方|すべて|全て|全部"
 )
@@ -227,8 +79,15 @@ def clauses(answer: str) -> list[tuple[str, bool]]:
     """The answer in clauses, each read on its own (a question after a statement is a
     question; the statement stays a claim), each with whether it ends its sentence."""
     text = unicodedata.normalize("NFKC", answer).replace("\u2019", "'").replace("\u2018", "'")
-    parts = [part.strip() for part in _SPLIT.split(text) if part and part.strip()]
-    return [(part, part[-1] in ".!?。！？\n" or part == parts[-1]) for part in parts]
+    found: list[tuple[str, bool]] = []
+    for match in _CLAUSE.finditer(text):
+        piece = match.group()
+        ends = piece.rstrip().endswith(_ENDS) or piece.endswith("\n")
+        parts = [part.strip() for part in _JOIN.split(piece) if part.strip()]
+        found += [(part, ends and n == len(parts) - 1) for n, part in enumerate(parts)]
+    if found:
+        found[-1] = (found[-1][0], True)
+    return found
 
 
 def claims(answer: str) -> list[Claim]:
@@ -240,11 +99,11 @@ def claims(answer: str) -> list[Claim]:
     for clause, ends in clauses(answer):
         if _DIGIT.search(clause):  # every order code has a digit
             named = tuple(find_order_codes(clause)) or named
-        japanese = re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", clause) is not None
+        japanese = _KANA_KANJI.search(clause) is not None
         lower = clause.lower()
-        condition = condition or bool((_IF_JA if japanese else _IF_EN).search(lower))
+        condition = condition or bool((words.IF_JA if japanese else words.IF_EN).search(lower))
         claimed = []
-        if not condition and not (_NOT_JA if japanese else _NOT_EN).search(lower):
+        if not condition and not _not_a_claim(lower, japanese):
             claimed = _claimed(lower, named, clause, japanese)
         said_else = said_else or not claimed
         sentence += claimed
@@ -254,54 +113,27 @@ def claims(answer: str) -> list[Claim]:
     return found
 
 
-# Words each English kind's pattern needs one of: most clauses are tested for none of them.
-_CUES = {
-    "cancel": ("cancel",),
-    "refund": ("refund", "money", "credited", "reimbursed"),
-    "account_address": ("address",),
-    "address": ("address", "ship", "deliver", "redirect", "where"),
-    "payment": ("payment", "charged", "billed", "paid"),
-    "items": ("swap", "switch", "replac", "item", "size", "colo", "variant"),
-    "return": ("return", "label"),
-    "exchange": ("exchang",),
-    "handover": (
-        "transfer",
-        "hand",
-        "escalat",
-        "forward",
-        "pass",
-        "refer",
-        "ticket",
-        "will",
-        "assign",
-    ),
-    "done": ("done", "set", "complete", "finish", "taken care", "sorted", "went ahead", "success"),
-}
-
-
-_JA_CUES = {
-    "cancel": ("キャンセル",),
-    "refund": ("返金",),
-    "account_address": ("住所",),
-    "address": ("住所", "届け", "配送", "送り先"),
-    "payment": ("支払",),
-    "items": ("商品", "サイズ", "色", "カラー", "アイテム"),
-    "return": ("返品",),
-    "exchange": ("交換",),
-    "handover": ("担当", "チケット", "エスカレ", "引き継"),
-    "done": ("完了", "対応", "処理"),
-}
-
-
-_EN_CUED = {kind: re.compile("|".join(map(re.escape, cues))) for kind, cues in _CUES.items()}
-_JA_CUED = {kind: re.compile("|".join(map(re.escape, cues))) for kind, cues in _JA_CUES.items()}
+def _not_a_claim(lower: str, japanese: bool) -> bool:
+    """A question, a condition, an offer, a negation, what waits, policy."""
+    if japanese:
+        return words.NOT_JA.search(lower) is not None
+    return (
+        not words.NOT_WORDS.isdisjoint(words.WORDS.findall(lower))
+        or words.NOT_EN.search(lower) is not None
+    )
 
 
 def _claimed(lower: str, named: tuple[str, ...], clause: str, japanese: bool) -> list[Claim]:
-    patterns, cues = (_JA, _JA_CUED) if japanese else (_EN, _EN_CUED)
+    patterns, cues = (words.JA, words.JA_CUED) if japanese else (words.EN, words.EN_CUED)
     kinds = [
-        kind for kind, pattern in patterns if cues[kind].search(lower) and pattern.search(lower)
+        kind
+        for kind, pattern in patterns
+        if cues[kind].search(lower)
+        and not (kind in words.UNLESS and words.UNLESS[kind].search(lower))
+        and pattern.search(lower)
     ]
+    if not japanese and not kinds and words.FIRST_PERSON.search(lower) and words.DID.search(lower):
+        kinds = ["done"]
     if len(kinds) > 1 and "done" in kinds:
         kinds.remove("done")  # "done" stands for a kind only when the clause names none
     plural = bool(_BOTH.search(lower))

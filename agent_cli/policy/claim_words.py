@@ -1,0 +1,248 @@
+"""The words of claims (policy/claims.py reads answers with them): for each kind of act, the
+forms an answer says it was done in, English and Japanese; what makes a clause no claim; and the
+cue words that gate each pattern (most clauses are tested for none). Written from the labelled
+corpus in tests/claims_corpus.py; held-out sets there measure what they miss."""
+
+from __future__ import annotations
+
+import re
+
+DONE_EN = (
+    r"(?:updated|changed|modified|corrected|switched|swapped|replaced|set|moved|amended|"
+    r"processed|completed?|done|confirmed|finali[sz]ed|submitted|registered|initiated|started|"
+    r"accepted|arranged|created|opened|raised|logged|filed|issued|sent|made|approved|placed|"
+    r"requested|scheduled|taken care of|sorted|through|on (?:its|the) way|fixed|booked|"
+    r"reserved|flagged|put through|went through)"
+)
+EN: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern))
+    for kind, pattern in (
+        ("cancel", rf"\bcancel+(?:ed|ation)\b|\bcancel\b.*\b{DONE_EN}\b"),
+        (
+            "refund",
+            rf"\brefunded\b|\brefund\b.*\b{DONE_EN}\b|\b{DONE_EN}\b.*\brefund\b|"
+            r"\bmoney\b.*\b(?:back|returned|on its way)\b|\b(?:credited|reimbursed)\b",
+        ),
+        (
+            "account_address",
+            rf"\b(?:default|account|profile|saved|home) address\b.*\b(?:{DONE_EN}|is now)\b|"
+            rf"\b{DONE_EN}\b.*\b(?:default|account|profile|saved|home) address\b|"
+            r"\baddress (?:saved )?on your (?:account|profile)\b.*\b(?:is now|updated|changed)\b",
+        ),
+        (
+            "address",
+            rf"\baddress\b.*\b{DONE_EN}\b|\b{DONE_EN}\b.*\baddress\b|\baddress is now\b|"
+            r"\b(?:will )?(?:now )?(?:ship|be shipped|be delivered)s? (?:now )?to\b|"
+            r"\bnow ships? to\b|\bships? to .* (?:now|instead)\b|\bredirected\b|"
+            r"\b(?:changed|updated)\b.*\bwhere\b.*\b(?:ships?|goes|is delivered)\b",
+        ),
+        (
+            "payment",
+            rf"\bpayment\b.*\b{DONE_EN}\b|\b{DONE_EN}\b.*\bpayment\b|"
+            r"\bpayment(?: method)? is now\b|"
+            r"\b(?:now )?(?:charged|billed) to\b|\bnow paid\b|"
+            r"\bpaid (?:for )?with\b.*\b(?:now|instead)\b|"
+            rf"\b{DONE_EN}\b.*\bcharge\b.*\b(?:to|onto)\b",
+        ),
+        (
+            "items",
+            r"\b(?:swapped|switched|replaced)\b|"
+            r"\b(?:item|items|size|colou?r|variant)s?\b.*"
+            r"\b(?:updated|changed|modified|swapped|switched|replaced)\b|"
+            r"\b(?:updated|changed|modified)\b.*\b(?:item|items|size|colou?r|variant)s?\b",
+        ),
+        (
+            "return",
+            rf"\breturn\b.*\b{DONE_EN}\b|\b{DONE_EN}\b.*\breturn\b|\breturned\b.*\b(?:item|"
+            r"order|product|it|them|goods)s?\b|\bprepaid (?:return )?label\b.*\b(?:sent|emailed)\b",
+        ),
+        (
+            "exchange",
+            rf"\bexchange\b.*\b{DONE_EN}\b|\b{DONE_EN}\b.*\bexchange\b|\bexchanged\b",
+        ),
+        (
+            "handover",
+            r"\b(?:transferred|handed|escalated|forwarded|passed|referred)\b.*\b(?:you|this|it|"
+            r"case|request|issue|matter|team|colleague|person|specialist|agent|human|supervisor|"
+            r"manager)\b|\bticket\b.*\b(?:opened|created|raised|filed|logged|submitted)\b|"
+            r"\b(?:opened|created|raised|filed|logged|submitted)\b.*\bticket\b|"
+            r"\b(?:someone|somebody|a person|a colleague|a human|an agent|our team|the team|a "
+            r"specialist|a team member|one of our|a member of|a supervisor|a manager|our "
+            r"support|support team|a real person)\b.*\bwill\b.*\b(?:contact|call|reach|follow|"
+            r"get back|be in touch|email|write|look into|help|assist)\b|\bwill be in touch\b|"
+            r"\bhas been (?:assigned|escalated)\b|\b(?:who|they|he|she|a teammate|a supervisor|"
+            r"a manager) will (?:contact|call|ring|phone|reach|follow|get back|be in touch|email|"
+            r"write)\b|\bflagged\b.*\b(?:supervisor|manager|team|colleague|specialist|person)\b",
+        ),
+        (
+            "done",
+            r"^(?:done|all set|all done|complete|completed|finished)\b|\b(?:it's|it is|that's|"
+            r"that is|all|everything is|everything's|it has been|that has been) (?:now )?(?:done|"
+            r"complete|completed|taken care of|sorted|finished|set)\b|\bwent ahead\b|"
+            r"\bsuccessfully\b|\bis complete\b|\bhas been completed\b|"
+            r"^(?:sorted|fixed|updated|booked|changed|processed|arranged)\b",
+        ),
+    )
+)
+# Whatever else a first person says was done, in the past, is an act ("done"), unless a read.
+FIRST_PERSON = re.compile(r"\b(?:i|we)(?:'|\s)")
+DID = re.compile(
+    r"\b(?:i|we)(?:'ve| have| had| just| already)*(?: \w+ly)? (?!(?:looked|checked|found|"
+    r"searched|reviewed|verified|noticed|received|understood|noted|asked|tried|attempted|"
+    r"wanted|needed|hoped|saw|read|seen|learned|explained|mentioned|told|apologi[sz]ed|"
+    r"called up|pulled up|opened up)\b)\w+ed\b"
+)
+JA_FORMS: dict[str, tuple[str, ...]] = {
+    "cancel": (
+        r"キャンセル(?:を)?(?:いた)?しました",
+        r"キャンセル(?:されました|済|が完了|を完了|と(?:なり|させていただき))",
+        r"キャンセル(?:を)?させていただ",
+        r"キャンセルの手続き(?:を|が)完了",
+        r"取り消し(?:済|ました|いたしました)",
+    ),
+    "refund": (
+        r"(?:ご)?返金(?:を)?(?:いた)?しました",
+        r"返金(?:されました|済|が完了|を完了|手続き(?:を|が)完了)",
+        r"返金(?:を)?させていただ",
+        r"返金を(?:行|実行|処理)い?(?:ま)?し",
+    ),
+    "account_address": (r"(?:登録|アカウント|ご自宅)(?:の)?(?:ご)?住所.*(?:変更|更新|修正)",),
+    "address": (
+        r"(?:住所|お届け先|配送先|送り先).*(?:変更|更新|修正)(?:を)?(?:いた)?しました",
+        r"(?:住所|お届け先|配送先).*(?:変更|更新)(?:されました|済|が完了|(?:を)?させていただ)",
+        r"へお届けします",
+    ),
+    "payment": (
+        r"(?:支払|お支払い)(?:い)?(?:方法)?.*(?:変更|更新)(?:を)?(?:いた)?しました",
+        r"(?:支払|お支払い).*(?:切り替え|切替え?)(?:いた)?(?:し)?ました",
+        r"(?:支払|お支払い).*(?:変更|更新)(?:されました|済|が完了)",
+    ),
+    "items": (
+        r"(?:商品|サイズ|色|カラー|アイテム).*(?:変更|交換|差し替え)(?:を)?(?:いた)?しました",
+    ),
+    "return": (
+        r"返品(?:を|の)?(?:受け付け|受付|手配|承り|手続き|処理)",
+        r"返品(?:いた)?しました",
+        r"返品(?:されました|済|が完了|(?:を)?させていただ)",
+    ),
+    "exchange": (
+        r"交換(?:を)?(?:いた)?しました",
+        r"交換(?:を|の)?(?:受け付け|受付|手配|承り|手続き)",
+        r"交換(?:されました|済|が完了|(?:を)?させていただ)",
+    ),
+    "handover": (
+        r"担当者?(?:に|へ)(?:お)?引き継",
+        r"担当(?:者|部署|チーム)?(?:から|より)(?:改めて)?(?:ご)?連絡",
+        r"折り返し(?:ご)?連絡(?:いた)?します",
+        r"担当者が(?:ご)?連絡",
+        r"チケットを(?:作成|発行|登録)",
+        r"エスカレーション(?:いた)?しました",
+        r"引き継ぎました",
+    ),
+    "done": (
+        r"完了(?:いた)?しました",
+        r"完了です",
+        r"完了となります",
+        r"手続き(?:が|を)完了",
+        r"対応(?:いた)?しました",
+        r"処理(?:いた)?しました",
+        r"完了して(?:おり|い)ます",
+        r"(?:変更|更新)済み",
+    ),
+}
+JA = tuple((kind, re.compile("|".join(forms))) for kind, forms in JA_FORMS.items())
+
+# What is not a claim: a question, a condition, an offer, a negation, what still waits.
+NOT_EN = re.compile(
+    r"\?\s*$|^(?:once|when|as soon as|after|before|should|would|could|can|shall|do|does|did|"
+    r"is|are|may|might|let me|let us|let's)\b|\b(?:once you|once the|once it|as soon as|"
+    r"when you|when the|after you|after the|i can|i could|i would|i'd|we can|we could|we would|"
+    r"i will|i'll|i am going to|i'm going to|i need|we need|i'm able|i am able|happy to|"
+    r"would you|do you want|would like|shall i|should i|want me to|like me to|no longer|yet to|"
+    r"needs to|need to|can be|could be|may be|might be|would be|to confirm|confirm with|"
+    r"please confirm|plan to|about to|going to be|our policy|within \d+ (?:business )?days|"
+    r"(?:refunds|returns|exchanges|cancellations|orders|changes) (?:are|can|may|must|will|take))\b"
+    r"|n't\b"
+)
+# The single words that make a clause no claim (a set: most clauses are checked word by word).
+NOT_WORDS = frozenset(
+    ("if", "unless", "no", "not", "never", "cannot", "unable", "nothing", "none", "pending",
+     "awaiting", "await", "awaits", "waiting", "wait", "queued", "approval", "proposed",
+     "propose", "requires", "require", "must", "try", "trying", "attempt", "hope", "expect",
+     "eligible", "possible", "planned", "usually", "typically", "normally", "generally",
+     "policy")
+)  # fmt: skip
+WORDS = re.compile(r"[a-z]+")
+NOT_JA = re.compile(
+    r"[?？]\s*$|か[。.]?\s*$|でしょうか|ますか|もし|たら|れば|場合|次第|後(?:に|で)|できます|可能|"
+    r"しましょうか|いたしましょうか|ご希望|ません|ていない|できない|ないです|なかった|承認待ち|"
+    r"お待ち|保留|予定|確認させ|ご確認|よろしいですか|通常|一般的|ポリシー|規定|ると|されます"
+)
+# A clause that opens a condition: the clause after it is its consequence, no claim either.
+IF_EN = re.compile(r"^(?:if|once|when|as soon as|after|unless|should you|provided)\b")
+IF_JA = re.compile(r"^もし|(?:たら|れば|場合は?|次第|後)[、,]?$")
+
+
+# Words each English kind's pattern needs one of: most clauses are tested for none of them.
+CUES = {
+    "cancel": ("cancel",),
+    "refund": ("refund", "money", "credited", "reimbursed"),
+    "account_address": ("address",),
+    "address": ("address", "ship", "deliver", "redirect", "where"),
+    "payment": ("payment", "charge", "billed", "paid"),
+    "items": ("swap", "switch", "replac", "item", "size", "colo", "variant"),
+    "return": ("return", "label"),
+    "exchange": ("exchang",),
+    "handover": (
+        "transfer",
+        "hand",
+        "escalat",
+        "forward",
+        "pass",
+        "refer",
+        "ticket",
+        "will",
+        "assign",
+        "flagged",
+    ),
+    "done": (
+        "done",
+        "set",
+        "complete",
+        "finish",
+        "taken care",
+        "sorted",
+        "went ahead",
+        "success",
+        "fixed",
+        "updated",
+        "booked",
+        "changed",
+        "processed",
+        "arranged",
+    ),
+}
+
+
+JA_CUES = {
+    "cancel": ("キャンセル", "取り消"),
+    "refund": ("返金",),
+    "account_address": ("住所",),
+    "address": ("住所", "届け", "配送", "送り先"),
+    "payment": ("支払",),
+    "items": ("商品", "サイズ", "色", "カラー", "アイテム"),
+    "return": ("返品",),
+    "exchange": ("交換",),
+    "handover": ("担当", "チケット", "エスカレ", "引き継", "折り返し"),
+    "done": ("完了", "対応", "処理", "済"),
+}
+
+
+# Words that make a clause another kind's: a refund "to your payment method" changes no
+# payment; a payment "switched" to a card swaps no item.
+UNLESS = {
+    "payment": re.compile(r"\brefund"),
+    "items": re.compile(r"\b(?:payment|address|card|method)\b"),
+}
+EN_CUED = {kind: re.compile("|".join(map(re.escape, cues))) for kind, cues in CUES.items()}
+JA_CUED = {kind: re.compile("|".join(map(re.escape, cues))) for kind, cues in JA_CUES.items()}
