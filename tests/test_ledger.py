@@ -5,9 +5,7 @@ shop's window from delivery, and the approver sees the order's age."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
 from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +19,8 @@ from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import ToolRegistry
 from agent_cli.tools.desk_writes import WriteDesk, write_tools
 from agent_cli.tools.identity import CustomerSession
+
+from .test_desk_queue import Opener, opener  # noqa: F401 - the fixture: a connection each
 
 HARUKI = Target("haruki_sato_1001", "A106")  # A106: 60,000 JPY paid, 20,000 refunded
 
@@ -169,27 +169,8 @@ def _delivered_only(order: Any, refunded: int) -> None:
         raise RefundRefused(f"status {order.status}")
 
 
-Opener = Callable[[], OrderStore]
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
-    """Connections to one store: each approver has its own, as two processes would."""
-    if request.param == "sqlite":
-        path = tmp_path / "orders.db"
-        OrderStore.open(path).close()
-        yield lambda: OrderStore.open(path, create=False)
-        return
-    from agent_cli.store.postgres import PostgresStore
-    from agent_cli.store.samples import SAMPLE_SHOP
-
-    url = request.getfixturevalue("pg_server").database()
-    PostgresStore.connect(url, seed=SAMPLE_SHOP).close()
-    yield lambda: PostgresStore.connect(url)
-
-
 def test_concurrent_approvers_of_a_refund_and_a_return_send_money_back_once(
-    opener: Opener,
+    opener: Opener,  # noqa: F811 - the fixture imported above
 ) -> None:
     from agent_cli.store.desk_changes import Refused, ReturnWindow
 

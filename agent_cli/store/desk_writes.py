@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_cli.store import desk_reads
+from agent_cli.store import desk_reads, ledger
 from agent_cli.store.desk import Customer, DeskOrder
 from agent_cli.store.desk_changes import Plan, Records, Refused, ReturnWindow
 from agent_cli.store.desk_plans import plan
@@ -53,10 +53,7 @@ def records(
     for product_id in dict.fromkeys(item.product_id for item in order.items):
         if (found := desk_reads.product(store, product_id)) is not None:
             products.append(found)
-    ((recorded,),) = store.query(
-        "SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE order_code = ?", (order.code,)
-    )
-    return Records(customer, order, tuple(products), int(str(recorded)), window)
+    return Records(customer, order, tuple(products), ledger.recorded(store, order.code), window)
 
 
 def propose(

@@ -45,18 +45,23 @@ def of_order(order: DeskOrder, recorded: int) -> Ledger:
     return _ledger(paid, back, order.order.total, recorded)
 
 
-def read(store: LedgerStore, code: str, total: int) -> Ledger:
-    """The ledger of order `code` (of `total`) as the store holds it now."""
-    ((recorded,),) = store.query(
+def recorded(store: LedgerStore, code: str) -> int:
+    """What `issue_refund` recorded of order `code` (its rows in `refunds`)."""
+    ((amount,),) = store.query(
         "SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE order_code = ?", (code,)
     )
+    return _whole(amount)
+
+
+def read(store: LedgerStore, code: str, total: int) -> Ledger:
+    """The ledger of order `code` (of `total`) as the store holds it now."""
     ((paid, back),) = store.query(
         "SELECT COALESCE(SUM(CASE WHEN kind = 'payment' THEN amount ELSE 0 END), 0),"
         " COALESCE(SUM(CASE WHEN kind = 'refund' THEN amount ELSE 0 END), 0)"
         " FROM payments WHERE order_code = ?",
         (code,),
     )
-    return _ledger(_whole(paid), _whole(back), total, _whole(recorded))
+    return _ledger(_whole(paid), _whole(back), total, recorded(store, code))
 
 
 def _whole(value: object) -> int:
@@ -67,12 +72,15 @@ def _whole(value: object) -> int:
 def spent(store: LedgerStore, code: str) -> int:
     """How much of order `code`'s total can no longer go back: its total less what is left,
     whichever path the money went back by (what `issue_refund`'s rules subtract from it)."""
-    found = store.query("SELECT total FROM orders WHERE code = ?", (code,))
-    total = _whole(found[0][0]) if found else 0
+    total = _total(store, code)
     return max(total - read(store, code, total).left, 0)
 
 
 def refunded(store: LedgerStore, code: str) -> int:
     """What has gone back of order `code`, by any path (what `lookup_order` shows)."""
+    return read(store, code, _total(store, code)).back
+
+
+def _total(store: LedgerStore, code: str) -> int:
     found = store.query("SELECT total FROM orders WHERE code = ?", (code,))
-    return read(store, code, _whole(found[0][0]) if found else 0).back
+    return _whole(found[0][0]) if found else 0
