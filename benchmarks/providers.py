@@ -6,8 +6,10 @@
 (b) 100 sequential 3-step runs at 50 ms latency against the 15 s floor (3 x 50 ms x 100);
 (c) TCP connections opened per run; (d) request bytes per step, tools mode vs json mode, over a
 10-step run; (e) the history's bounds; (f) the first request of the seed's question and of desk
-questions, with the tools `agent ask` offers them, both modes (issue 41: at most 1,000 and
-2,500 bytes). Prints a table; asserts nothing.
+questions, with the tools `agent ask` offers them by the conversation's phase, both modes
+(issue 49: the seed's at most 1,500 bytes; the largest request of a whole desk conversation,
+at most 8,000, is pinned by tests/test_desk_requests.py: about 10,260 today). Prints a table;
+asserts nothing.
 """
 
 from __future__ import annotations
@@ -168,7 +170,7 @@ def desk_first_requests() -> None:
     from agent_cli.core.budget import Limits, RefundCounter
     from agent_cli.core.loop import run
     from agent_cli.runtime.assemble import build_tools
-    from agent_cli.tools.offered import needed_tools
+    from agent_cli.tools.offered import offer
 
     tools = build_tools(Settings(), lambda: STORE, RefundCounter(), dry_run=True)
     for mode in ("tools", "json"):
@@ -177,7 +179,7 @@ def desk_first_requests() -> None:
         sizes = []
         for question in DESK_QUESTIONS:
             server.reset()
-            offered = tools.offering(needed_tools([question], tools.names()))
+            offered = tools.offering(offer(tools.names(), "phase", [question]))
             for _ in run(question, model, offered, limits=Limits(1, grounding=False)):
                 pass
             sizes.append(server.stats()["request_bytes"][0])

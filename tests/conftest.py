@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import socket
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,9 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     isolate(tmp_path, monkeypatch)
 
 
+SHARED_CACHE = Path(tempfile.mkdtemp(prefix="agent-cli-test-cache-"))
+
+
 def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A home, an order database and an environment of the test's own: never the user's (a
     fixture of a wider scope than a test's calls this itself)."""
@@ -53,6 +57,9 @@ def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
+    # What can be rebuilt (the trained intent model) is shared by the session's tests, so a
+    # subprocess loads it instead of training it again.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(SHARED_CACHE))
     monkeypatch.setenv("AGENT_DB", str(tmp_path / "orders.db"))
     # A named database is never created on first use: make it, with the sample orders at the
     # dates the tests are written for (--today 2026-10-13).

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -57,6 +59,39 @@ def test_doctor_offline() -> None:
     assert result.exit_code == 0
     assert "offline playbook model (chosen automatically)" in result.stdout
     assert "✓ order store" in result.stdout
+
+
+def test_doctor_says_how_many_examples_a_shop_added_and_the_held_out_score(
+    tmp_path: Path,
+) -> None:
+    examples = tmp_path / "intents.txt"
+    examples.write_text("[cancel]\nzap my order\nzap it please\n[status]\nparcel on the boat?\n")
+    config = tmp_path / "c.toml"
+    config.write_text(f"[agent]\nintent_examples = {str(examples)!r}\n")
+    result = runner.invoke(app, ["doctor", "--config", str(config), "--json"])
+    assert result.exit_code == 0, result.output
+    (check,) = [json.loads(x) for x in result.stdout.splitlines() if "intent model" in x]
+    assert check["ok"] is True
+    assert check["detail"].startswith(f"3 of the shop's examples ({examples})")
+    assert re.search(r"held-out accuracy en \d+\.\d%, ja \d+\.\d%", check["detail"])
+    plain = runner.invoke(app, ["doctor"])
+    assert "✓ intent model: the package's corpus; held-out accuracy en" in plain.stdout
+
+
+def test_doctor_names_a_bad_line_of_a_shops_examples(tmp_path: Path) -> None:
+    examples = tmp_path / "intents.txt"
+    examples.write_text("[cancel]\nzap\n[zapping]\nzap zap\n")
+    config = tmp_path / "c.toml"
+    config.write_text(f"[agent]\nintent_examples = {str(examples)!r}\n")
+    result = runner.invoke(app, ["doctor", "--config", str(config)])
+    assert result.exit_code == 1
+    assert (
+        "✗ intent model:" in result.stdout
+        and "intents.txt:3: unknown intent [zapping]" in result.stdout
+    )
+    asked = runner.invoke(app, ["ask", "Is A100 refundable?", "--config", str(config)])
+    assert asked.exit_code == 2 and "intents.txt:3: unknown intent [zapping]" in asked.stderr
+    assert "Traceback" not in asked.output
 
 
 def test_doctor_reports_a_bad_config(tmp_path: Path) -> None:

@@ -103,12 +103,14 @@ def test_repeat_is_the_old_name_of_trials(tmp_path: Path) -> None:
 
 def test_list_prints_each_case_on_one_line_and_runs_nothing(tmp_path: Path) -> None:
     from agent_cli.evaluation.cases import builtin_cases
+    from agent_cli.evaluation.heard import with_heard
 
     listed = runner.invoke(app, ["eval", "--builtin", "--list"])
     assert listed.exit_code == 0, listed.stderr
     lines = listed.stdout.splitlines()
-    assert [line.split("\t")[0] for line in lines] == [c.id for c in builtin_cases()]
-    assert {c.id: c.kind for c in builtin_cases()} == dict(line.split("\t")[:2] for line in lines)
+    every = with_heard(builtin_cases())  # the written cases, then the heard ones
+    assert [line.split("\t")[0] for line in lines] == [c.id for c in every]
+    assert {c.id: c.kind for c in every} == dict(line.split("\t")[:2] for line in lines)
     assert "desk-cancel-en\tquestion\tPlease cancel my order B200." in listed.stdout
     cases = tmp_path / "cases.toml"
     cases.write_text(CASE.replace("Is order A100 refundable?", "Is order\\nA100 refundable?"))

@@ -339,8 +339,9 @@ def test_trace_files_are_fsynced_at_step_boundaries(
     real = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd)))
     trace = tmp_path / "t.jsonl"
-    result = runner.invoke(app, ["ask", "A100?", "--dry-run", "--trace", str(trace)])
-    assert result.exit_code == 0
+    question = "Is A100 refundable?"
+    result = runner.invoke(app, ["ask", question, "--dry-run", "--trace", str(trace)])
+    assert result.exit_code == 0, result.output
     kinds = [r["event"] for r in records(trace.read_text())]
     assert len(synced) == kinds.count("observation") + kinds.count("run_finished") == 3
 

@@ -45,7 +45,9 @@ def test_offline_another_language_gets_english_and_one_line_saying_so(question: 
     assert result.exit_code == 0, result.output
     first, second = result.stdout.strip().splitlines()[:2]
     assert first == ONLY_ENGLISH_AND_JAPANESE
-    assert second.startswith("Order A100 is refundable")
+    # The intent model reads English and Japanese only: what else is asked is not guessed at
+    # (issue 49), the order's state and what the desk can do are said instead.
+    assert second.startswith("Order A100 is delivered. With it I can check whether")
     assert "返金可能" not in result.stdout
 
 

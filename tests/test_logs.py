@@ -20,6 +20,7 @@ from agent_cli.core.decisions import Usage
 from agent_cli.core.events import RunFinished, RunStarted
 from agent_cli.errors import UsageError
 from agent_cli.evaluation.cases import builtin_cases
+from agent_cli.evaluation.heard import with_heard
 from agent_cli.record.recorder import RunRecorder
 from agent_cli.record.runlog import _MIGRATIONS, SCHEMA_VERSION, RunFilter, RunLog
 
@@ -228,16 +229,16 @@ def test_every_eval_case_is_logged_under_one_id_even_from_threads() -> None:
     cases = [json.loads(line) for line in result.stdout.splitlines() if '"case"' in line]
     assert logged() == []  # kept apart from the operators' runs
     runs = logged("--kind", "eval")
-    assert len(cases) == len(builtin_cases())
+    assert len(cases) == len(with_heard(builtin_cases()))
     assert len(runs) == sum(c["runs"] for c in cases)  # a conversation's turns are runs
     assert {r["kind"] for r in runs} == {"eval"} and len({r["session_id"] for r in runs}) == 1
     assert {c["run_id"] for c in cases} <= {r["run_id"] for r in runs}
 
 
-def _started(run_id: str) -> RunStarted:
+def _started(run_id: str, goal: str = "Is A100 refundable?") -> RunStarted:
     return RunStarted(
         run_id=run_id,
-        goal="Is A100 refundable?",
+        goal=goal,
         remembered_turns=0,
         provider="p",
         model="m",

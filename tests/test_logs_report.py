@@ -18,10 +18,12 @@ from typer.testing import CliRunner
 
 from agent_cli.cli import app
 from agent_cli.commands.logs_report import figures
-from agent_cli.core.events import ApprovalDecided, ToolObserved
+from agent_cli.core.events import ApprovalDecided, RunStarted, ToolObserved
 from agent_cli.core.tool_outcomes import Failed, Outcome, Proposed, Read
 from agent_cli.record.desk_facts import RunFacts
 from agent_cli.record.runlog import _MIGRATIONS, RunLog
+
+from .test_logs import _started
 
 runner = CliRunner()
 
@@ -201,10 +203,15 @@ def decided(step: int, approved: bool, queued: int | None = None) -> ApprovalDec
     )
 
 
+def started(goal: str) -> RunStarted:
+    return _started("r", goal)
+
+
 def test_a_runs_desk_figures_are_counted_from_its_events() -> None:
     facts = RunFacts()
     proposed = "PROPOSED (nothing is changed yet): x"
     for event in (
+        started("I'd like to call off my order B200"),
         observed(1, "lookup_order", "ERROR: x", error=True),  # a read's error: no refusal
         observed(2, "cancel_pending_order", proposed),
         observed(3, "return_delivered_order_items", proposed),
@@ -215,8 +222,23 @@ def test_a_runs_desk_figures_are_counted_from_its_events() -> None:
         decided(8, False, queued=3),
     ):
         facts.add(event)
-    assert facts.row() == ("cancel", 2, 1, 1, 1, 2)
-    assert RunFacts().row() == ("other", 0, 0, 0, 0, 0)
+    assert facts.row() == ("cancel", 2, 1, 1, 1, 2)  # the question's intent, not the tools'
+    assert RunFacts().row() == ("unknown", 0, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("goal", "intent"),
+    [
+        ("Is order A100 refundable?", "refund"),
+        ("My parcel still hasn't come, A101", "status"),
+        ("A100", "unknown"),  # a reading the model is unsure of is its own row
+    ],
+)
+def test_a_runs_intent_is_the_intent_models_reading_of_its_question(goal: str, intent: str) -> None:
+    facts = RunFacts()
+    facts.add(started(goal))
+    facts.add(observed(1, "lookup_order", "status=delivered"))  # the tools do not decide it
+    assert facts.intent == intent
 
 
 def test_the_html_page_holds_the_figures(tmp_path: Path) -> None:

@@ -333,7 +333,9 @@ def test_a_chat_session_starts_each_server_once_even_across_models_and_stops_it(
     assert result.exit_code == 0, result.stderr
     first, second = fake_llm.bodies()
     assert second["model"] == "gpt-other"
-    assert "crm__lookup_customer" in tool_names("openai", first) == tool_names("openai", second)
+    assert "crm__lookup_customer" in tool_names("openai", first)
+    # a later turn is offered every tool (who the customer is was found in an earlier turn)
+    assert set(tool_names("openai", first)) <= set(tool_names("openai", second))
     (pid,) = (tmp_path / "starts").read_text().split()
     with pytest.raises(ProcessLookupError):  # the server is gone with the session
         os.kill(int(pid), 0)

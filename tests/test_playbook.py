@@ -12,6 +12,7 @@ from agent_cli.core.decisions import CallTool, FinalAnswer
 from agent_cli.core.events import ModelDecided, QuestionAsked, RunFinished, ToolObserved
 from agent_cli.core.loop import run
 from agent_cli.errors import NeedsInput
+from agent_cli.providers import playbook_unsure
 from agent_cli.providers.playbook import PlaybookModel, find_order_codes, is_japanese
 from agent_cli.store.models import Order
 from agent_cli.store.sqlite import OrderStore
@@ -91,13 +92,35 @@ def test_policy_comes_from_the_policy_tool(store: OrderStore) -> None:
 
 
 def test_window_boundary_is_inclusive(store: OrderStore) -> None:
-    assert "is refundable" in answer(store, "A100?", today=date(2026, 10, 31))[0]
-    assert "not refundable" in answer(store, "A100?", today=date(2026, 11, 1))[0]
+    assert (
+        "is refundable"
+        in answer(store, "Can I get a refund for A100?", today=date(2026, 10, 31))[0]
+    )
+    assert (
+        "not refundable"
+        in answer(store, "Can I get a refund for A100?", today=date(2026, 11, 1))[0]
+    )
 
 
 def test_delivery_after_today_is_not_judged(store: OrderStore) -> None:
-    text, _ = answer(store, "A100?", today=date(2026, 9, 1))
+    text, _ = answer(store, "Is A100 refundable?", today=date(2026, 9, 1))
     assert "is after today" in text
+
+
+@pytest.mark.parametrize(
+    ("goal", "said"),
+    [
+        ("A100?", "Order A100 is delivered. With it I can check whether a refund is possible"),
+        ("Z999?", "I could not find an order with the code Z999."),
+        ("A100は？", "注文A100の状態は「お届け済み」です。この注文では、返金できるかどうかの確認"),
+    ],
+)
+def test_a_message_it_did_not_understand_gets_the_orders_state_never_a_verdict(
+    store: OrderStore, goal: str, said: str
+) -> None:
+    text, _ = answer(store, goal)
+    assert text.startswith(said)
+    assert "refundable:" not in text and "返金可能です" not in text
 
 
 @pytest.mark.parametrize(
@@ -112,10 +135,10 @@ def test_delivery_after_today_is_not_judged(store: OrderStore) -> None:
             "注文A101は返金できません：ステータスがSHIPPINGです。返金できるのはDELIVEREDの注文のみです。",
         ),
         (
-            "注文番号Ａ１０３を返品したい",
+            "注文番号Ａ１０３は返金できますか",
             "注文A103は返金できません：2026-06-15に配達済み（120日前）で、30日間の返金期間を過ぎています。",
         ),
-        ("Z999は？", "注文Z999は見つかりませんでした。注文番号をご確認ください。"),
+        ("Z999は返金できますか？", "注文Z999は見つかりませんでした。注文番号をご確認ください。"),
     ],
 )
 def test_japanese_questions_get_japanese_answers(
@@ -200,7 +223,12 @@ def test_a_failed_lookup_is_reported_not_invented(store: OrderStore) -> None:
         1, CallTool(tool="lookup_order", args={"order_code": "A100"}), "ERROR: db down", True
     )
     policy = Step(2, CallTool(tool="refund_policy"), RefundPolicy().describe(), False)
-    reply = PlaybookModel().decide(ModelRequest("A100?", TODAY, (), (failed, policy), 1e9))
+    goal = "Is A100 refundable?"
+    reply = PlaybookModel().decide(ModelRequest(goal, TODAY, (), (failed, policy), 1e9))
     (decision,) = reply.decisions
     assert isinstance(decision, FinalAnswer)
     assert decision.answer == "I could not check order A100: ERROR: db down"
+    unsure = PlaybookModel().decide(ModelRequest("A100?", TODAY, (), (failed,), 1e9))
+    assert unsure.decisions == (
+        FinalAnswer(answer=playbook_unsure.ENGLISH.could_not_read.format(code="A100")),
+    )

@@ -66,7 +66,9 @@ def test_openai_tools_mode_full_run(fake_llm: FakeLLM) -> None:
     first, second, third = fake_llm.bodies()
     assert first["model"] == "gpt-4o-mini"
     names = [[t["function"]["name"] for t in body["tools"]] for body in (first, second)]
-    assert names == [["lookup_order"], ["refund_policy"]]  # the lookup it must make, then the rest
+    assert names[0] == ["lookup_order"]  # the lookup it must make, then the rest
+    phase = {"find_user_id_by_email", "find_user_id_by_name_zip", "transfer_to_human_agents"}
+    assert [n for n in names[1] if n not in {*phase, "search_help"}] == ["refund_policy"]
     assert first["tools"][0]["function"]["parameters"]["required"] == ["order_code"]
     assert (
         first["messages"][0]["role"] == "system" and "2026-10-13" in first["messages"][0]["content"]
@@ -454,11 +456,11 @@ def test_the_first_request_stays_lean_and_grows_by_little_per_step(
 ) -> None:
     """Every byte of the first request is paid again on every step of every run: the scenario
     lookup_order -> refund_policy -> answer starts under 950 bytes (2,094 before the prompt
-    diet, about 1,120 before the lookup it must make was sent alone; 863-923 now) and each step
-    adds under 360 on OpenAI (an observation carries its computed facts and its <data>
-    delimiters; the lookup is no longer offered once made: about 325 here). Anthropic keeps
-    every tool its history's calls named, so its second step carries the lookup again: under
-    500 a step there (about 480): its later steps are as they were before the first was cut."""
+    diet, about 1,120 before the lookup it must make was sent alone; 863-923 now); the second
+    step offers the phase's tools beside the seed's (about 1,850 bytes, issue 49), and each
+    later step adds under 360 on OpenAI (an observation carries its computed facts and its
+    <data> delimiters: about 310 here). Anthropic keeps every tool its history's calls named,
+    so its steps carry the lookup again: under 500 a step there."""
     if provider == "openai":
         replies = [
             openai_calls(("lookup_order", {"order_code": "A100"})),
@@ -477,7 +479,10 @@ def test_the_first_request_stays_lean_and_grows_by_little_per_step(
     sizes = [wire_size(body) for body in fake_llm.bodies()]
     assert len(sizes) == 3
     assert sizes[0] <= 950, sizes
-    assert (sizes[-1] - sizes[0]) / (len(sizes) - 1) <= (360 if provider == "openai" else 500)
+    # The second step opens the phase's tools (identification, the help centre, a hand-over:
+    # issue 49), about 1,850 bytes; from there each step adds what it observed.
+    assert sizes[1] - sizes[0] <= 2_100, sizes
+    assert sizes[2] - sizes[1] <= (360 if provider == "openai" else 500), sizes
     for body in fake_llm.bodies():  # keywords no model reads stay home
         sent = json.dumps(body.get("tools", []))
         assert '"title"' not in sent and '"pattern"' not in sent

@@ -125,8 +125,20 @@ def schemas(fake: FakeLLM) -> list[dict[str, Any]]:
     return [b["response_format"]["json_schema"]["schema"] for b in fake.bodies()]
 
 
+# The tools offered from a conversation's start whatever it asks (tools/offered.py's phase):
+# these tests are about the seed's narrowing, so `offered` and `tool_names` leave them out, and
+# test_the_phase_tools_are_offered_beside_the_seeds_from_the_start pins them.
+PHASE_ONE = ("find_user_id_by_email", "find_user_id_by_name_zip", "transfer_to_human_agents")
+PHASE_ONE += ("search_help",)
+
+
 def offered(schema: dict[str, Any]) -> list[str]:
-    """The decisions a schema allows: tool names, then ask_user and final."""
+    """The decisions a schema allows: tool names, then ask_user and final (the phase's first
+    tools left out)."""
+    return [name for name in every_offered(schema) if name not in PHASE_ONE]
+
+
+def every_offered(schema: dict[str, Any]) -> list[str]:
     branches = schema.get("anyOf", [schema])
     names = []
     for branch in branches:
@@ -374,7 +386,21 @@ def choices(fake: FakeLLM) -> list[Any]:
 
 
 def tool_names(body: dict[str, Any]) -> list[str]:
-    return [tool.get("function", tool)["name"] for tool in body["tools"]]
+    """The tools a request offers, the phase's first tools left out (see PHASE_ONE)."""
+    names = [tool.get("function", tool)["name"] for tool in body["tools"]]
+    return [name for name in names if name not in PHASE_ONE]
+
+
+def test_the_phase_tools_are_offered_beside_the_seeds_from_the_start(fake_llm: FakeLLM) -> None:
+    """Identification, the help centre and a hand-over are offered from a run's first free
+    step, whatever the question's words (issue 49, point 4): a customer who asks in words no
+    list foresaw can still be served."""
+    fake_llm.queue(openai_calls(("lookup_order", {"order_code": "A100"})), openai_text("Done."))
+    result = ask(fake_llm, "openai", "--no-stream", "--no-grounding")
+    assert result.exit_code == 0, result.output
+    second = [tool["function"]["name"] for tool in fake_llm.bodies()[1]["tools"]]
+    assert set(PHASE_ONE) <= set(second)
+    assert "get_order_details" not in second  # the customer's records wait for identification
 
 
 def lookup_params(body: dict[str, Any]) -> dict[str, Any]:

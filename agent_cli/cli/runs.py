@@ -211,6 +211,13 @@ def eval_(
     min_pass: Annotated[
         float, typer.Option(help="Exit 3 unless every model passes this fraction of cases.")
     ] = 1.0,
+    min_heard: Annotated[
+        float,
+        typer.Option(
+            help="With --builtin: exit 3 unless every model passes this fraction of the heard "
+            "cases (held-out customer messages, reported in a row of their own)."
+        ),
+    ] = 0.0,
     instructions: Annotated[
         list[Path] | None,
         typer.Option(
@@ -299,6 +306,7 @@ def eval_(
             report=report,
             record=record,
             min_pass=min_pass,
+            min_heard=min_heard,
             instructions=tuple(instructions or ()),
             list_cases=list_cases,
             customer=_customer(customer_model, customer_provider, customer_base_url),

@@ -18,6 +18,7 @@ from agent_cli.config import (
     load_settings_with_sources,
 )
 from agent_cli.errors import AgentError, UsageError
+from agent_cli.language import intents
 from agent_cli.policy.refund_rules import hidden_by
 from agent_cli.providers.choice import ProviderChoice, choose_provider, key_problem
 from agent_cli.providers.connect import channel_for
@@ -60,6 +61,7 @@ def _checks(options: ProviderOptions) -> Iterator[Check]:
     yield Check(True, "provider", _describe(choice))
     yield _store_check(settings)
     yield from _rules_checks(settings)
+    yield _intents_check(settings)
     yield from _mcp_checks(settings)
     if choice.kind == "offline":
         yield Check(None, "endpoint", "offline playbook model: nothing to reach")
@@ -94,6 +96,18 @@ def _rules_checks(settings: Settings) -> Iterator[Check]:
             f"auto rule {auto!r} comes before deny rule {deny!r} and decides first for refunds "
             "both match: put the deny rule first",
         )
+
+
+def _intents_check(settings: Settings) -> Check:
+    """The intent model: the shop's own examples, if any, and the held-out accuracy with them."""
+    path = settings.agent.intent_examples
+    try:
+        shop, accuracy = intents.measured(path)
+    except AgentError as exc:
+        return Check(False, "intent model", str(exc))
+    scores = ", ".join(f"{language} {share:.1%}" for language, share in accuracy.items())
+    added = f"{shop} of the shop's examples ({path}) and " if path is not None else ""
+    return Check(True, "intent model", f"{added}the package's corpus; held-out accuracy {scores}")
 
 
 def _mcp_checks(settings: Settings) -> Iterator[Check]:

@@ -110,6 +110,12 @@ class AgentSettings(_Section):
     # place.
     instructions: str | None = Field(default=None, max_length=8_000)
     instructions_file: Annotated[Path, Field(strict=False)] | None = None
+    # The shop's own labelled customer messages, learnt beside the package's corpus
+    # (language/intent_corpus.py's format); `agent doctor` counts them.
+    intent_examples: Annotated[Path, Field(strict=False)] | None = None
+    # Which tools a real model is offered (tools/offered.py): by the conversation's phase, or
+    # also narrowed to the intents its words may mean (for small local models).
+    tool_offer: Literal["phase", "narrow"] = "phase"
 
     @model_validator(mode="after")
     def _one_source(self) -> AgentSettings:
@@ -278,6 +284,13 @@ BUILTIN_PROFILES = {
         kind="openai", base_url="http://localhost:11434/v1", model="llama3.2", api_key_env=""
     ),
 }
+
+
+def cache_dir() -> Path:
+    """Where what can be rebuilt is kept (the trained intent model): `$XDG_CACHE_HOME/agent-cli`,
+    else ~/.cache/agent-cli."""
+    cache_home = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache_home) / "agent-cli"
 
 
 def state_dir() -> Path:

@@ -165,7 +165,7 @@ class _Context:
     goal: str
     model: ReasoningModel
     toolbox: Toolbox
-    specs: tuple[ToolSpec, ...]
+    specs: tuple[ToolSpec, ...]  # offered at the start (the run's record names them)
     today: date
     conversation: tuple[Exchange, ...]
     check_answer: AnswerCheck | None
@@ -250,7 +250,7 @@ def _consult(
     request = ModelRequest(
         context.goal,
         context.today,
-        context.specs,
+        context.toolbox.specs(),  # asked every step: the offer may widen as the run goes
         state.visible_history(),
         state.deadline,
         calls.append,

@@ -26,6 +26,12 @@ class ToolSpec:
     # is identified, an article once searched): before that a call could only fail, and the
     # tool costs its bytes in the request and a small model's attention. Empty: always.
     after: tuple[str, ...] = ()
+    # Offered only once an order read in the run has one of these statuses (a pending order's
+    # changes, a delivered order's returns): a write of another status could only be refused.
+    statuses: tuple[str, ...] = ()
+    # No longer offered once one of these has answered (the customer's identification, once
+    # they are found: a conversation serves one customer).
+    until: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,8 +191,10 @@ class ReasoningModel(Protocol):
 
 
 class Toolbox(Protocol):
-    """The tools a run may use. `invoke` never raises for a tool's own failure, and does not
-    wait (for a lock, say) longer than `time_left` seconds, the run's remaining time."""
+    """The tools a run may use. `specs` is asked at every step: the tools offered may grow as
+    the conversation goes (a customer identified). `invoke` never raises for a tool's own
+    failure, and does not wait (for a lock, say) longer than `time_left` seconds, the run's
+    remaining time."""
 
     def specs(self) -> tuple[ToolSpec, ...]: ...
 

@@ -178,6 +178,7 @@ class DeskExpectations:
     handover: bool | None = None
     cited: tuple[str, ...] = ()
     orders_after: tuple[tuple[str, OrderAfter], ...] = ()
+    heard: Intent | None = None  # a held-out corpus line's intent (evaluation/heard.py)
 
 
 @dataclass(frozen=True, slots=True)

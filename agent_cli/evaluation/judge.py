@@ -11,6 +11,7 @@ from agent_cli.core.events import Event
 from agent_cli.core.tool_outcomes import Changed, NotFound, Proposed
 from agent_cli.evaluation import intents, matching
 from agent_cli.evaluation.cases import EvalCase, OrderAfter
+from agent_cli.evaluation.heard import heard_problems
 from agent_cli.policy.verdicts import Verdict, stated_verdicts
 from agent_cli.record.outcomes import Failure, RunRecord, ToolRun
 
@@ -27,6 +28,8 @@ def judge(
 ) -> tuple[Failure, ...]:
     """Every way the run falls short of the case; empty when it passes. `after`: the case's
     `orders_after` orders as the store holds them once the run is over."""
+    if case.desk.heard is not None:  # words the desk was not written for: what it did with them
+        return tuple(Failure("heard", p) for p in heard_problems(case.desk.heard, run))
     failures = list(_status(case, run))
     if run.status in ("answered", "handed_over") and run.answer is not None:
         failures += _verdicts(case, run)

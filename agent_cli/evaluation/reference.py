@@ -22,12 +22,12 @@ from collections.abc import Iterable
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer
 from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.core.tool_outcomes import Proposed
+from agent_cli.domain.intents import IDENTIFY
 from agent_cli.evaluation.cases import EvalCase
 from agent_cli.record.outcomes import Failure, FailureKind, ToolRun
 from agent_cli.store import desk_reads
 from agent_cli.store.desk_changes import WRITE_TOOLS
 from agent_cli.store.sqlite import OrderStore
-from agent_cli.tools.desk import IDENTIFY
 
 LABEL = "reference/gold"
 # What it is judged on (the rest is about a model's wording and choices).

@@ -7,15 +7,27 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from agent_cli.evaluation.heard import SUFFIX, is_heard
 from agent_cli.record.outcomes import CaseResult, ModelSummary
 
 
 def summarize(results: Iterable[CaseResult], models: Iterable[str]) -> list[ModelSummary]:
-    """One summary per model, in the order given (a model with no results has zeros)."""
-    by_model: dict[str, list[CaseResult]] = {model: [] for model in models}
+    """One summary per model, in the order given (a model with no results has zeros); a model's
+    heard cases (evaluation/heard.py: held-out customer messages) in a row of their own after
+    it, `MODEL · heard`, so the written cases' figure stays theirs."""
+    by_model: dict[str, list[CaseResult]] = {}
+    for model in models:
+        by_model[model] = []
+    heard: dict[str, list[CaseResult]] = {}
     for result in results:
-        by_model.setdefault(result.model, []).append(result)
-    return [_summary(model, rows) for model, rows in by_model.items()]
+        rows = heard.setdefault(result.model, []) if is_heard(result.case) else None
+        (rows if rows is not None else by_model.setdefault(result.model, [])).append(result)
+    summaries = []
+    for model, rows in by_model.items():
+        summaries.append(_summary(model, rows))
+        if heard.get(model):
+            summaries.append(_summary(model + SUFFIX, heard[model]))
+    return summaries
 
 
 def pass_hat_k(trials: int, passed: int, k: int) -> float:

@@ -41,6 +41,7 @@ from typing import Any
 
 from agent_cli.core.decisions import ASK_USER_TOOL, Step
 from agent_cli.core.seams import ModelRequest, ToolSpec
+from agent_cli.core.tool_outcomes import Read
 from agent_cli.policy.grounding import LOOKUP_TOOL, computed_verdicts
 from agent_cli.policy.verdicts import find_order_codes, is_japanese, opening, read_amount
 from agent_cli.providers.prompts import ASK_USER_SPEC, grammar_schema
@@ -160,12 +161,25 @@ def _answer_waits(
 
 def ready_tools(request: ModelRequest) -> tuple[ToolSpec, ...]:
     """The run's tools whose prerequisites have answered (`ToolSpec.after`): an order's details
-    once the customer is identified, an article once searched. In a chat's later turns every
-    tool is ready: what an earlier turn found (who the customer is) is not in this history."""
+    once the customer is identified, an article once searched; a write once an order of a
+    status it applies to was read (`statuses`); the identification until it found the customer
+    (`until`). In a chat's later turns every tool is ready: what an earlier turn found (who the
+    customer is) is not in this history."""
     if request.conversation:
         return request.tools
     answered = {s.call.tool for s in request.history if s.call is not None and not s.is_error}
-    return tuple(t for t in request.tools if not t.after or answered.intersection(t.after))
+    statuses = {
+        s.outcome.status.upper()
+        for s in request.history
+        if isinstance(s.outcome, Read) and s.outcome.status and not s.is_error
+    }
+    return tuple(
+        t
+        for t in request.tools
+        if (not t.after or answered.intersection(t.after))
+        and (not t.statuses or statuses.intersection(t.statuses))
+        and not answered.intersection(t.until)
+    )
 
 
 def _observed(request: ModelRequest) -> bool:

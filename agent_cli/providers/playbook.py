@@ -22,7 +22,14 @@ from agent_cli.core.tool_outcomes import NotFound
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.language import language_of
 from agent_cli.policy.verdicts import find_order_codes, is_japanese
-from agent_cli.providers import playbook_desk, playbook_intents, playbook_who, playbook_writes
+from agent_cli.providers import (
+    playbook_desk,
+    playbook_intents,
+    playbook_unsure,
+    playbook_who,
+    playbook_writes,
+)
+from agent_cli.providers.playbook_turn import ABOUT_AN_ORDER, CHANGES, intent_of_turn
 from agent_cli.providers.playbook_typos import Typos
 from agent_cli.providers.playbook_writes import customer_said
 
@@ -54,9 +61,12 @@ class PlaybookModel:
 
     def _decide_one(self, request: ModelRequest) -> Decision:
         heard = _Heard.of(request)
-        desk = _desk_step(request, heard)
+        intent = intent_of_turn(request)
+        desk = _desk_step(request, heard, intent)
         if desk is not None:
             return desk
+        if intent not in ("refund", "refund_status"):  # a verdict only when it was asked for
+            return _not_understood(request, heard, intent)
         writer = _JAPANESE if heard.japanese else _ENGLISH
         codes, typos, lookups = heard.codes, heard.typos, heard.lookups
         if not request.final:  # at a step limit, answer from what is known
@@ -68,8 +78,22 @@ class PlaybookModel:
         codes = [code for code in codes if code not in typos.replaced] or typos.unknown(lookups)
         facts = [_assess(code, lookups.get(code), heard.policy, request.today) for code in codes]
         words = playbook_desk.JAPANESE if heard.japanese else playbook_desk.ENGLISH
-        said = playbook_desk.refund_status(request.goal, codes, lookups, words)
+        status = intent == "refund_status"
+        said = playbook_desk.refund_status(codes, lookups, words) if status else None
         return FinalAnswer(answer=said or writer.answer(facts, heard.policy))
+
+
+def _not_understood(request: ModelRequest, heard: _Heard, intent: str) -> Decision:
+    """A message the desk did not understand, a greeting, or a request its flow could not
+    take further (no order named for a request about one: asked for, once)."""
+    writer = _JAPANESE if heard.japanese else _ENGLISH
+    if intent in ABOUT_AN_ORDER and not heard.codes and not heard.replies and not request.final:
+        return AskUser(question=writer.which_order)
+    words = playbook_unsure.JAPANESE if heard.japanese else playbook_unsure.ENGLISH
+    decision = playbook_unsure.unsure(intent, heard.codes, heard.lookups, words)
+    if request.final and not isinstance(decision, FinalAnswer):  # no step left to look up
+        return playbook_unsure.unsure(intent, [], {}, words)
+    return decision
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,31 +131,36 @@ class _Heard:
         return cls(made, replies, codes, texts, japanese, lookups, policy, typos)
 
 
-def _desk_step(request: ModelRequest, heard: _Heard) -> Decision | None:
-    """The next step of a desk intent (a hand-over, the customer's orders, a change, a help
-    question, tracking), or None when the question is the refund flow's."""
+def _desk_step(request: ModelRequest, heard: _Heard, intent: str) -> Decision | None:
+    """The next step of the turn's desk intent (a hand-over, the customer's orders, a change,
+    a help question, tracking), or None when it is the refund flow's, or its flow could not
+    go on (no order named, its tools not offered)."""
     words = playbook_desk.JAPANESE if heard.japanese else playbook_desk.ENGLISH
     who = playbook_who.JAPANESE if heard.japanese else playbook_who.ENGLISH
     changes = playbook_writes.JAPANESE if heard.japanese else playbook_writes.ENGLISH
     made, typos = heard.made, heard.typos
-    steps: list[Callable[[], Decision | None]] = [
-        lambda: playbook_desk.hand_over(request, made, words),
-        lambda: playbook_who.orders_of(request, made, heard.texts, who),
-        lambda: (
-            None
-            if typos.cleaned and not typos.meant  # a mistyped code is asked about first
-            else playbook_writes.change(request, made, heard.codes, heard.texts, (changes, who))
-        ),
-        lambda: (
-            None if heard.codes or typos.cleaned or _asked_which(made) else _help(request, made)
-        ),
-        lambda: (
+    if intent in CHANGES and not (typos.cleaned and not typos.meant):  # a typo is asked first
+        said = (changes, who)
+        return playbook_writes.change(
+            request, made, heard.codes, heard.texts, said, intent=CHANGES[intent]
+        )
+    if intent == "help" or (intent == "refund_status" and not heard.codes):
+        asked_which = heard.codes or typos.cleaned or _asked_which(made)
+        helped = None if asked_which else _help(request, made)
+        if isinstance(helped, FinalAnswer) and intent == "refund_status":  # and whose refund?
+            return FinalAnswer(answer=f"{helped.answer} {words.which_refund}")
+        return helped
+    flows: dict[str, Callable[[], Decision | None]] = {
+        "handover": lambda: playbook_desk.hand_over(request, made, words),
+        "orders": lambda: playbook_who.orders_of(request, made, heard.texts, who),
+        "status": lambda: (
             None
             if typos.meant
             else playbook_desk.tracking(request, made, heard.codes, heard.texts, words)
         ),
-    ]
-    return next((d for step in steps if (d := step()) is not None), None)
+    }
+    flow = flows.get(intent)
+    return flow() if flow is not None else None
 
 
 def _asked_which(made: list[tuple[CallTool, Step]]) -> bool:

@@ -49,6 +49,7 @@ class _Words:
     would_hand_over: str  # the same under --dry-run: no ticket
     refunded: str  # what was refunded of an order, and what is left
     not_refunded: str
+    which_refund: str  # after the help centre's word on refunds, when no order was named
     japanese: bool = False
 
 
@@ -66,6 +67,8 @@ ENGLISH = _Words(
     refunded="Order {code}: {refunded} has been refunded so far; {left} of its {total} total "
     "is left to refund. Refunds to a card or PayPal take 5-7 business days to show.",
     not_refunded="Order {code} has had no refund yet; its total is {total}.",
+    which_refund="Which order is the refund for? With its code I can check what has been "
+    "refunded and what is left.",
 )
 JAPANESE = _Words(
     moving="注文{code}は{carrier}で配送中です（追跡番号{tracking}）。",
@@ -80,6 +83,7 @@ JAPANESE = _Words(
     refunded="注文{code}は、これまでに{refunded}が返金済みで、合計{total}のうち{left}が未返金です。"
     "カードやPayPalへの返金は反映まで5〜7営業日かかります。",
     not_refunded="注文{code}にはまだ返金がありません（合計{total}）。",
+    which_refund="どのご注文の返金でしょうか？注文番号をお知らせいただければ、返金済みの額と残りをお調べします。",
     japanese=True,
 )
 
@@ -91,9 +95,10 @@ def tracking(
     texts: str,
     words: _Words,
 ) -> Decision | None:
-    """The next step of "where is my order?", or None when the question is not that (or the
-    tools are not offered): find the customer, track each order, answer from the records."""
-    if not _is_tracking(request, codes):
+    """The next step of "where is my order?" (the turn's intent, playbook_turn.py), or None
+    when no order is named or the tool is not offered: find the customer, track each order,
+    answer from the records."""
+    if not codes or "track_order" not in {spec.name for spec in request.tools}:
         return None
     user = identify(
         request, made, texts, playbook_who.JAPANESE if words.japanese else playbook_who.ENGLISH
@@ -108,12 +113,6 @@ def tracking(
             return CallTool(tool="track_order", args={"order_id": code})
     joiner = "" if words is JAPANESE else "\n"
     return FinalAnswer(answer=joiner.join(_said(code, tracked[code], words) for code in codes))
-
-
-def _is_tracking(request: ModelRequest, codes: list[str]) -> bool:
-    """A question of where named orders are (not of refunding them), with the tool offered."""
-    offered = {spec.name for spec in request.tools}
-    return bool(codes) and asks_where(request.goal) and "track_order" in offered
 
 
 def asks_where(text: str) -> bool:
@@ -157,12 +156,10 @@ def _said(code: str, step: Step, words: _Words) -> str:
     return said
 
 
-def refund_status(
-    goal: str, codes: list[str], lookups: dict[str, Step], words: _Words
-) -> str | None:
-    """ "Where is my refund?": what each order's lookup says was refunded and is left, or None
-    when the question is not that (or an order was not read)."""
-    if not codes or not asks_refund_status(goal):
+def refund_status(codes: list[str], lookups: dict[str, Step], words: _Words) -> str | None:
+    """ "Where is my refund?" (the turn's intent): what each order's lookup says was refunded
+    and is left, or None when no order was named or one was not read."""
+    if not codes:
         return None
     said = []
     for code in codes:
@@ -189,11 +186,10 @@ def _money(value: str, currency: str, words: _Words) -> str:
 def hand_over(
     request: ModelRequest, made: list[tuple[CallTool, Step]], words: _Words
 ) -> Decision | None:
-    """What the desk cannot do (a double charge, a complaint) or a person asked for: a ticket
-    opened with `transfer_to_human_agents`, then the customer told; None when it is not that
-    (or the tool is not offered)."""
-    offered = {spec.name for spec in request.tools}
-    if "transfer_to_human_agents" not in offered or not hands_over(request.goal):
+    """What the desk cannot do (a double charge, a complaint) or a person asked for (the turn's
+    intent): a ticket opened with `transfer_to_human_agents`, then the customer told; None when
+    the tool is not offered."""
+    if "transfer_to_human_agents" not in {spec.name for spec in request.tools}:
         return None
     done = next((s for c, s in made if c.tool == "transfer_to_human_agents"), None)
     if done is None:

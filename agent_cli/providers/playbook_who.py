@@ -123,10 +123,10 @@ def asks_for_orders(goal: str) -> bool:
 def orders_of(
     request: ModelRequest, made: list[tuple[CallTool, Step]], texts: str, words: Who
 ) -> Decision | None:
-    """ "I don't have my order number": identify the customer, list their orders from their
-    record with each one's status (looked up), and ask which one; None when not asked."""
-    offered = {spec.name for spec in request.tools}
-    if not asks_for_orders(request.goal) or "get_user_details" not in offered:
+    """ "I don't have my order number" (the turn's intent): identify the customer, list their
+    orders from their record with each one's status (looked up), and ask which one; None when
+    the tool is not offered."""
+    if "get_user_details" not in {spec.name for spec in request.tools}:
         return None
     user = identify(request, made, texts, words)
     if not isinstance(user, str):

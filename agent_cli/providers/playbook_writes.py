@@ -141,16 +141,6 @@ def wanted(goal: str) -> str | None:
     return None if intent == "return" and _MAY_I.search(goal) else intent
 
 
-def _still_wanted(request: ModelRequest) -> str | None:
-    """In a chat, the change of the turn before when the desk's answer to it was a question
-    ("Which items?" "The mugs.")."""
-    if not request.conversation:
-        return None
-    last = request.conversation[-1]
-    asked = "?" in last.answer or "？" in last.answer  # "Which items ...? It has: ..."
-    return wanted(last.question) if asked else None
-
-
 @dataclass(frozen=True, slots=True)
 class _Talk:
     """What the playbook knows of the conversation: its texts, the calls made and the replies."""
@@ -190,13 +180,15 @@ def change(
     codes: list[str],
     texts: str,
     said: tuple[Words, Who],
+    *,
+    intent: str,
 ) -> Decision | None:
-    """The next step of a change the customer asked for, or None when they asked for none (or
-    the write tools are not offered)."""
-    intent = wanted(request.goal) or _still_wanted(request)
+    """The next step of the change `intent` (cancel, address, user_address, payment, return,
+    items: playbook_turn.py's CHANGES), or None when no order is named or the write tools are
+    not offered."""
     offered = {spec.name for spec in request.tools}
     no_order = not codes and intent != "user_address"  # asked for as any question's is
-    if intent is None or not offered & set(_WRITES) or no_order:
+    if not offered & set(_WRITES) or no_order:
         return None
     words, who_words = said
     user = identify(request, made, texts, who_words)
@@ -323,8 +315,9 @@ def _address(talk: _Talk) -> dict[str, str] | Decision:
     """The new address the customer wrote ("... to 4-5-6 Umeda, Kita-ku, Osaka 530-0001,
     Japan"), asked for once when there is none."""
     for text in reversed(talk.texts.split("\n")):
-        after = re.search(r"(?i)(?:\bto|:|：)\s*(.+)$", text)
-        parsed = parsed_address(after.group(1) if after else text)
+        after = re.search(r"(?i)(?:\bto\b|:|：)\s*(.+)$", text)  # not the "To" of "Tokyo"
+        parsed = parsed_address(after.group(1)) if after else None
+        parsed = parsed or parsed_address(text)
         if parsed is not None:
             return parsed
     return talk.ask_once(talk.words.address_please)

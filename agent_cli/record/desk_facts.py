@@ -1,77 +1,36 @@
-"""What a desk run did, in a few figures, for the run log and `agent logs report`: the intent it
-worked on (read from the tools it called, as the eval judges it), the writes it proposed and
+"""What a desk run did, in a few figures, for the run log and `agent logs report`: the intent of
+its question (the intent model's reading, `unknown` when it was unsure), the writes it proposed and
 what became of them at the approval (approved, denied, queued), and the writes the tools
 refused by rule. Counted from the run's events as they pass."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-from agent_cli.core.events import ApprovalDecided, Event, ToolObserved
+from agent_cli.core.events import ApprovalDecided, Event, RunStarted, ToolObserved
 from agent_cli.core.tool_outcomes import Failed, Proposed
+from agent_cli.domain.intents import ACTING, INTENT_TOOLS, UNKNOWN, Intent, intents_shown
+from agent_cli.language import intents
 from agent_cli.record.outcomes import ToolRun
 from agent_cli.store.desk_changes import WRITE_TOOLS
 
-Intent = Literal[
-    "refund",  # is it refundable? (and a refund made)
-    "refund_status",  # where is my refund, how much is left
-    "status",  # where is my order
-    "orders",  # which orders do I have
-    "cancel",
-    "address",
-    "payment",
-    "items",  # items of a pending order swapped
-    "return",
-    "exchange",
-    "help",  # a help-centre question
-    "handover",
-]
-
-INTENT_TOOLS: Mapping[Intent, frozenset[str]] = {
-    "refund": frozenset({"lookup_order", "refund_policy", "issue_refund"}),
-    "refund_status": frozenset({"lookup_order", "get_order_details"}),
-    "status": frozenset({"track_order"}),
-    "orders": frozenset({"get_user_details"}),
-    "cancel": frozenset({"cancel_pending_order"}),
-    "address": frozenset({"modify_pending_order_address", "modify_user_address"}),
-    "payment": frozenset({"modify_pending_order_payment"}),
-    "items": frozenset({"modify_pending_order_items"}),
-    "return": frozenset({"return_delivered_order_items"}),
-    "exchange": frozenset({"exchange_delivered_order_items"}),
-    "help": frozenset({"search_help", "get_article"}),
-    "handover": frozenset({"transfer_to_human_agents"}),
-}
-# The intents that act: a run may look things up on its way, but acts on one intent only.
-ACTING: frozenset[Intent] = frozenset(
-    {"cancel", "address", "payment", "items", "return", "exchange", "handover"}
-)
+__all__ = ["ACTING", "INTENT_TOOLS", "WRITES", "Intent", "RunFacts", "intents_of"]
 
 
 def intents_of(tools: Iterable[ToolRun]) -> set[Intent]:
     """Every intent whose tools the run called (a proposal or a refusal counts: it tried)."""
-    called = {tool.tool for tool in tools}
-    return {intent for intent, names in INTENT_TOOLS.items() if called & names}
+    return intents_shown(tool.tool for tool in tools)
 
 
 WRITES = frozenset((*WRITE_TOOLS, "issue_refund"))  # the desk's writes and the seed's refund
-
-
-def main_intent(called: Iterable[str]) -> str:
-    """The one intent a run is counted under: the first acting one (a change, a hand-over),
-    else the first it looked into, else "other"."""
-    names = set(called)
-    shown: list[str] = [intent for intent, tools in INTENT_TOOLS.items() if names & tools]
-    acting = [intent for intent in shown if intent in ACTING]
-    return (acting or shown or ["other"])[0]
 
 
 @dataclass(slots=True)
 class RunFacts:
     """One run's desk figures."""
 
-    called: set[str] = field(default_factory=set)
+    intent: str = UNKNOWN  # the intent model's reading of the question
     proposed: int = 0  # a write's first call: proposed, put to the customer
     approved: int = 0
     denied: int = 0
@@ -79,8 +38,9 @@ class RunFacts:
     refused: int = 0  # a write the tools refused by rule (Failed), nothing changed
 
     def add(self, event: Event) -> None:
-        if isinstance(event, ToolObserved):
-            self.called.add(event.tool)
+        if isinstance(event, RunStarted):
+            self.intent = str(intents.read(event.goal).intent)
+        elif isinstance(event, ToolObserved):
             if event.tool in WRITES and isinstance(event.outcome, Proposed):
                 self.proposed += 1
             elif event.tool in WRITES and isinstance(event.outcome, Failed):
@@ -92,10 +52,6 @@ class RunFacts:
                 self.approved += 1
             else:
                 self.denied += 1
-
-    @property
-    def intent(self) -> str:
-        return main_intent(self.called)
 
     def row(self) -> tuple[str, int, int, int, int, int]:
         return (self.intent, self.proposed, self.approved, self.denied, self.queued, self.refused)

@@ -38,6 +38,7 @@ FailureKind = Literal[
     "facts",  # the agent never said a fact the case wants said
     "consent",  # a write committed with no yes from the customer after its proposal
     "customer",  # the simulated customer's model failed: the conversation did not happen
+    "heard",  # a held-out customer message taken as another intent (evaluation/heard.py)
 ]
 
 

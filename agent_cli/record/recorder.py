@@ -48,8 +48,9 @@ class RunRecorder:
         line = dumps_event(event, session_id=self.session_id)
         with self._lock:
             if isinstance(event, RunStarted):
-                run = self._row(event)
-                self._runs[event.run_id] = (run, [line], RunFacts())
+                run, facts = self._row(event), RunFacts()
+                facts.add(event)  # the question's intent
+                self._runs[event.run_id] = (run, [line], facts)
                 self._write(lambda log: log.started(run, line))
                 return
             entry = self._runs.get(event.run_id)

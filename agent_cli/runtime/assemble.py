@@ -18,6 +18,7 @@ from agent_cli.core.events import Event
 from agent_cli.core.loop import run
 from agent_cli.core.seams import AnswerCheck, Exchange, ReasoningModel, Reply, TextDelta
 from agent_cli.errors import UsageError
+from agent_cli.language import intents
 from agent_cli.policy.grounding import ground_answer
 from agent_cli.policy.instructions import shop_instructions
 from agent_cli.providers.choice import choose_provider
@@ -34,7 +35,7 @@ from agent_cli.tools.desk_writes import WriteDesk, write_tools
 from agent_cli.tools.handover import handover_tool
 from agent_cli.tools.help_center import help_tools
 from agent_cli.tools.identity import CustomerSession
-from agent_cli.tools.offered import needed_tools
+from agent_cli.tools.offered import offer
 from agent_cli.tools.orders import AsOf, RefundPolicy, order_tools
 
 if TYPE_CHECKING:
@@ -71,18 +72,23 @@ class Runtime:
         today = self.today_for(question)
         if self.as_of is not None:
             self.as_of.day = today  # what lookup_order computes its facts as of
-        said = (*(turn.question for turn in conversation), question)
+        said = [*(turn.question for turn in conversation), question]  # grows as they reply
         run_id = uuid.uuid4().hex
-        hear = None
+        consent = None
         if self.identity is not None:  # what a hand-over ticket records of the run
             self.identity.run_id, self.identity.question = run_id, question
             # A chat turn answers what the last answer proposed, if it put it to the customer.
             self.identity.consent.heard(conversation[-1].answer if conversation else "", question)
-            hear = self.identity.consent.heard
+            consent = self.identity.consent.heard
+
+        def hear(asked: str, reply: str) -> str | None:
+            said.append(reply)
+            return consent(asked, reply) if consent is not None else None
+
         return run(
             question,
             self.model,
-            self.tools.offering(needed_tools(said, self.tools.names())),
+            self.tools.offering(offer(self.tools.names(), self.settings.agent.tool_offer, said)),
             limits=self.limits,
             today=today,
             conversation=conversation,
@@ -109,6 +115,7 @@ def open_runtime(
     passes its `previous` runtime: the refund count and the MCP servers carry over. `notify`
     is told, unless the options are quiet, that the offline model answers for want of a key."""
     settings = settings or options.settings()
+    intents.use_examples(settings.agent.intent_examples)  # a bad file fails here, before a run
     today = parse_today(options.today)
     instructions = shop_instructions(settings, options.instructions).text
     model = choose_model(options, settings, stack)

@@ -133,6 +133,17 @@ _AFTER = {  # what is left to do with an order past the desk's changes
 }
 
 
+# The order statuses each write of an order can apply to (its `status_is` check): the tool is
+# offered to a model once an order of one of them was read (tools/desk_writes.py).
+WRITE_STATUSES: dict[str, tuple[str, ...]] = {
+    "cancel_pending_order": ("PENDING",),
+    "modify_pending_order_address": ("PENDING",),
+    "modify_pending_order_payment": ("PENDING",),
+    "modify_pending_order_items": ("PENDING",),
+    "return_delivered_order_items": ("DELIVERED",),
+    "exchange_delivered_order_items": ("DELIVERED",),
+}
+
 PENDING_ONLY = (
     "only a pending order can be changed or cancelled: once it is delivered, the customer can "
     "return or exchange items"

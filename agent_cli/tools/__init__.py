@@ -86,10 +86,12 @@ class Tool(Generic[A]):
     args_model: type[A]
     execute: Callable[[A], str | Observation | ApprovalNeeded]
     after: tuple[str, ...] = ()  # offered once one of these has answered (see ToolSpec)
+    statuses: tuple[str, ...] = ()  # ...once an order read has one of these statuses
+    until: tuple[str, ...] = ()  # ...until one of these has answered
 
     def spec(self) -> ToolSpec:
         schema = copy.deepcopy(_schema(self.args_model))
-        return ToolSpec(self.name, self.description, schema, self.after)
+        return ToolSpec(self.name, self.description, schema, self.after, self.statuses, self.until)
 
     def signature(self) -> str:
         return signature(self.name, _schema(self.args_model))
@@ -139,6 +141,7 @@ class ToolRegistry:
                 raise ValueError(f"duplicate tool name {tool.name!r}")
             self._tools[tool.name] = tool
         self._specs = tuple(tool.spec() for tool in self._tools.values())
+        self._offer: Callable[[], Iterable[str]] | None = None
 
     def __iter__(self) -> Any:
         return iter(self._tools.values())
@@ -146,17 +149,20 @@ class ToolRegistry:
     def names(self) -> tuple[str, ...]:
         return tuple(self._tools)
 
-    def offering(self, names: Iterable[str]) -> ToolRegistry:
-        """The same tools with only `names` offered to the model (tools/offered.py: what the
-        question needs, so a first request does not carry twenty schemas). Every tool stays
-        callable, under every rule: a call is judged by the tool, not by the offer."""
-        wanted = set(names)
+    def offering(self, offer: Callable[[], Iterable[str]]) -> ToolRegistry:
+        """The same tools with only those `offer()` names offered to the model, asked again at
+        every step (tools/offered.py: by the conversation's phase, so a reply can widen it).
+        Every tool stays callable, under every rule: a call is judged by the tool, not by the
+        offer."""
         offered = copy.copy(self)
-        offered._specs = tuple(spec for spec in self._specs if spec.name in wanted)
+        offered._offer = offer
         return offered
 
     def specs(self) -> tuple[ToolSpec, ...]:
-        return self._specs
+        if self._offer is None:
+            return self._specs
+        wanted = set(self._offer())
+        return tuple(spec for spec in self._specs if spec.name in wanted)
 
     def invoke(
         self, name: str, args: Mapping[str, Any], *, time_left: float = math.inf

@@ -26,6 +26,7 @@ from pydantic import Field
 from agent_cli.config.currencies import major
 from agent_cli.core.seams import ApprovalNeeded, Observation
 from agent_cli.core.tool_outcomes import Read
+from agent_cli.domain.intents import IDENTIFY  # what the others come after
 from agent_cli.store import desk_reads
 from agent_cli.store.desk import Customer, DeskOrder, Variant
 from agent_cli.store.sqlite import OrderStore
@@ -33,7 +34,6 @@ from agent_cli.tools import NoArgs, Tool, ToolArgs, ToolFailure
 from agent_cli.tools.identity import CustomerSession
 
 Result = str | Observation | ApprovalNeeded
-IDENTIFY = ("find_user_id_by_email", "find_user_id_by_name_zip")  # what the others come after
 _PRODUCT_IDS = ("get_order_details", "get_user_details", "list_all_product_types")
 _ID = r"^[A-Za-z0-9_.-]{1,64}$"
 _ORDER_ID = r"^#?[A-Za-z0-9]{1,16}$"
@@ -299,7 +299,7 @@ class _Reads:
 def desk_tools(open_store: Callable[[], OrderStore], session: CustomerSession) -> list[Tool[Any]]:
     """The read tools over the store `open_store()` opens, with identity kept in `session`."""
     return [
-        Tool(t.name, t.description, t.args_model, _reporting(t.execute), t.after)
+        Tool(t.name, t.description, t.args_model, _reporting(t.execute), t.after, until=t.until)
         for t in _tools(_Reads(open_store, session))
     ]
 
@@ -325,6 +325,7 @@ def _tools(reads: _Reads) -> list[Tool[Any]]:
             "or change tool. Returns their user id.",
             EmailArgs,
             reads.find_by_email,
+            until=IDENTIFY,
         ),
         Tool(
             "find_user_id_by_name_zip",
@@ -332,6 +333,7 @@ def _tools(reads: _Reads) -> list[Tool[Any]]:
             "their email. Returns their user id.",
             NameZipArgs,
             reads.find_by_name_zip,
+            until=IDENTIFY,
         ),
         Tool(
             "get_user_details",
@@ -377,11 +379,13 @@ def _tools(reads: _Reads) -> list[Tool[Any]]:
             "Every product's name and product id, as JSON: for a product named by its name.",
             NoArgs,
             reads.product_types,
+            after=IDENTIFY,  # the catalogue opens with the customer's records (tools/offered.py)
         ),
         Tool(
             "calculate",
             "Arithmetic: numbers, + - * / and parentheses; the result rounded to 2 decimals.",
             CalculateArgs,
             lambda args: calculate(args.expression),
+            after=IDENTIFY,
         ),
     ]

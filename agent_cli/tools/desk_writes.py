@@ -27,15 +27,15 @@ from agent_cli.config.rules import RefundRule
 from agent_cli.core.seams import ApprovalNeeded, Observation, Verdict
 from agent_cli.core.tool_outcomes import Changed, Denied, Proposed, Queued, Simulated
 from agent_cli.dates import system_today
+from agent_cli.domain.intents import IDENTIFY
 from agent_cli.policy.refund_rules import RefundFacts, policy_verdict, rule_for
 from agent_cli.store import approval_queue, desk_reads
 from agent_cli.store.approval_queue import WriteProposal
 from agent_cli.store.desk import CANCEL_REASONS
-from agent_cli.store.desk_changes import Plan, Refused, ReturnWindow
+from agent_cli.store.desk_changes import WRITE_STATUSES, Plan, Refused, ReturnWindow
 from agent_cli.store.desk_writes import Target, commit, propose
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import Tool, ToolArgs, ToolFailure
-from agent_cli.tools.desk import IDENTIFY
 from agent_cli.tools.identity import CustomerSession
 
 _ID = r"^[A-Za-z0-9_.-]{1,64}$"
@@ -223,7 +223,8 @@ _WHEN = (
 def write_tools(desk: WriteDesk) -> list[Tool[Any]]:
     def tool(name: str, args: type[ToolArgs], what: str) -> Tool[Any]:
         after = IDENTIFY if args is UserAddressArgs else ("get_order_details",)  # its ids
-        return Tool(name, what + _WHEN, args, lambda a: desk.call(name, a), after)
+        statuses = WRITE_STATUSES.get(name, ())
+        return Tool(name, what + _WHEN, args, lambda a: desk.call(name, a), after, statuses)
 
     return [
         tool(

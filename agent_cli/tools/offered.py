@@ -1,110 +1,59 @@
-"""Which tools a question needs: the seed's always, and of the desk's those its intents use.
-Every tool's schema costs its bytes in every request of a run (and a small model's attention,
-and it chooses from the descriptions alone): "Is order A100 refundable?" is sent the seed's
-tools only, as before the desk (benchmarks/providers.py keeps its first request under 1,000
-bytes); "Please cancel B200" the customer's identification, the order's details, the cancel
-and a hand-over, not the other six writes nor the catalogue (a desk question's first request
-under 2,500 bytes). Deterministic, in English and Japanese; a chat turn counts the turns before
-it, so "and where is it?" after an order keeps what that order needed."""
+"""Which tools a real model is offered, by the conversation's phase, not by its words.
+
+`phase` (the default): every tool of the run, each opened as the conversation reaches it
+(`ToolSpec.after`, read at every step by providers/decision_schema.py): the seed's tools, the
+customer's identification, the help centre and the hand-over from the start; the customer's
+records, the catalogue and every write once the customer is identified (and a write once the
+order it changes was read); an article once the help centre was searched. Nothing a customer
+may ask for is out of reach because of how they worded it, and their reply widens the offer.
+
+`narrow` (opt-in, `agent.tool_offer = "narrow"`, for small local models whose attention and
+context each schema costs): the same phases, within the tools of the intents the customer's
+words may mean (domain/intents.py's `uses`), read by the intent model with recall first: every
+intent at least `RECALL_AT` likely in any of their messages, the question, earlier turns and
+their replies in this run, asked again at every step; when the model is unsure of every
+message, every tool."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Callable, Sequence
+from typing import Literal
 
+from agent_cli.domain.intents import BY_NAME, HAND_OVER, IDENTIFY
+from agent_cli.language import intents
 from agent_cli.store.desk_changes import WRITE_TOOLS
-from agent_cli.tools.desk import IDENTIFY
 from agent_cli.tools.help_center import HELP
 
+Profile = Literal["phase", "narrow"]
+PROFILES: tuple[Profile, ...] = ("phase", "narrow")
+RECALL_AT = 0.05  # an intent this likely in any message keeps its tools offered
+
 SEED = ("lookup_order", "refund_policy", "issue_refund")
-HAND_OVER = "transfer_to_human_agents"
 CUSTOMER = (*IDENTIFY, "get_user_details", "get_order_details", "track_order", HAND_OVER)
 CATALOG = ("get_product_details", "get_item_details", "list_all_product_types", "calculate")
 WRITES = WRITE_TOOLS  # the desk's seven writes (store/desk_changes.py)
 DESK = (*CUSTOMER, *CATALOG, *WRITES, *HELP)
-
-_ORDER = "get_order_details"
-_SWAPS = ("get_product_details", "modify_pending_order_items", "exchange_delivered_order_items")
-# (what the customer says, the tools it needs); a customer who asks to change something may
-# need a person (transfer_to_human_agents) when the rules forbid it.
-_NEEDS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    (
-        re.compile(
-            r"(?i)\b(?:where(?:'s| is)|track\w*|arriv\w*|shipped|when will|deliver(?:y|ed)?)\b|"
-            r"届|追跡|いつ|どこ|配送状況"
-        ),
-        (*IDENTIFY, "track_order", _ORDER),
-    ),
-    (
-        re.compile(
-            r"(?i)\b(?:order (?:number|code|id)|my orders|account|e-?mail|zip)\b|@|"
-            r"注文番号|注文一覧|メール"
-        ),
-        (*IDENTIFY, "get_user_details", _ORDER),
-    ),
-    (
-        re.compile(r"(?i)\bcancel\w*|キャンセル"),
-        (*IDENTIFY, _ORDER, "cancel_pending_order", HAND_OVER),
-    ),
-    (
-        re.compile(
-            r"(?i)\b(?:address|moved?|(?:ship|deliver|send) (?:\S+ ){0,3}to)\b|"
-            r"住所|届け先|配送先|引っ越"
-        ),
-        (*IDENTIFY, _ORDER, "get_user_details", "modify_pending_order_address"),
-    ),
-    (
-        re.compile(r"(?i)\b(?:default|account|home|registered) address\b|登録(?:の)?住所"),
-        (*IDENTIFY, "get_user_details", "modify_user_address"),
-    ),
-    (
-        re.compile(r"(?i)\b(?:pay\w*|paid|gift card|paypal|credit card|card)\b|支払|ギフト|カード"),
-        (*IDENTIFY, _ORDER, "get_user_details", "modify_pending_order_payment", HAND_OVER),
-    ),
-    (
-        re.compile(r"(?i)\b(?:return\w*|send \w+ back)\b|返品"),
-        (*IDENTIFY, _ORDER, "return_delivered_order_items", HAND_OVER),
-    ),
-    (
-        re.compile(
-            r"(?i)\b(?:exchang\w*|swap\w*|switch\w*|chang\w*|modif\w*|wrong size|"
-            r"sizes?|colou?rs?|variants?)\b|交換|変更|サイズ|色"
-        ),
-        (*IDENTIFY, _ORDER, *_SWAPS, HAND_OVER),
-    ),
-    (
-        re.compile(
-            r"(?i)\b(?:products?|items?|stock|available|price|cost|calculat\w*)\b|在庫|価格|値段"
-        ),
-        CATALOG,
-    ),
-    (
-        re.compile(
-            r"(?i)\b(?:human|person|agent|someone|charged|complain\w*)\b|担当者|人と|二重|苦情"
-        ),
-        (HAND_OVER,),
-    ),
-    (
-        re.compile(
-            r"(?i)\b(?:how long|how many days|shipping|deliver\w*|warranty|guarantee|polic\w+|"
-            r"opened|returns?|refunds? (?:take|arrive|go|method)\w*|when will (?:my|the) refund|"
-            r"payment methods?|pay with|gift cards?|contact|hours|person|human|someone|"
-            r"money back)\b|"
-            r"配送|送料|何日|保証|返品|返金(?:は|の)?(?:いつ|方法|時期)|支払|ギフト|担当者|営業|開封"
-        ),
-        HELP,
-    ),
-)
+ALWAYS = (*SEED, *IDENTIFY, HAND_OVER)  # the narrow profile's floor
 
 
-def needed_tools(texts: Iterable[str], names: Iterable[str]) -> tuple[str, ...]:
-    """The tools of `names` to offer for a conversation whose customer wrote `texts`: the seed's
-    and every tool not the desk's (an MCP server's), and the desk's tools each intent the texts
-    speak of uses (`_NEEDS`): tracking, the customer's orders, a cancel, an address, a payment,
-    a return, items swapped or exchanged, products, a person, the help centre."""
-    said = "\n".join(texts)
-    wanted = {name for name in names if name not in DESK}
-    for words, tools in _NEEDS:
-        if words.search(said):
-            wanted.update(tools)
+def offer(
+    names: Sequence[str], profile: Profile, said: Sequence[str]
+) -> Callable[[], tuple[str, ...]]:
+    """The offer of a run whose tools are `names`: asked at every step, it reads `said` (the
+    customer's messages so far, which the runtime extends as they reply) each time."""
+    if profile == "phase":
+        everything = tuple(names)
+        return lambda: everything
+    return lambda: narrowed(names, said)
+
+
+def narrowed(names: Sequence[str], said: Sequence[str]) -> tuple[str, ...]:
+    """`names` within what the customer's messages may ask for (see the module's docstring)."""
+    readings = [intents.read(text) for text in said if text.strip()]
+    if not any(reading.sure for reading in readings):
+        return tuple(names)
+    wanted = {name for name in names if name not in DESK} | set(ALWAYS)
+    for reading in readings:
+        for intent in reading.likely(RECALL_AT):
+            wanted.update(BY_NAME[intent].uses)
     return tuple(name for name in names if name in wanted)

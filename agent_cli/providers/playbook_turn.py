@@ -1,0 +1,47 @@
+"""What one turn of a conversation asks for, as the offline playbook routes it: the intent
+model's reading of the customer's message (language/intents.py), never a word list. A turn
+that answers the desk's own question ("Which items?" "The mugs."; "What is your email?"
+"kaito@example.com"; a yes) carries on the turn before's intent, unless the model reads a
+new request in it with confidence."""
+
+from __future__ import annotations
+
+from agent_cli.core.seams import ModelRequest
+from agent_cli.domain.intents import UNKNOWN
+from agent_cli.language import intents
+from agent_cli.policy.consent import ambiguous, explicit_yes
+from agent_cli.policy.language import language_of
+
+_CARRIES_ON = frozenset({"orders", "greeting", "other", UNKNOWN})  # an email, a yes, "the mugs"
+NEW_REQUEST_AT = 0.8  # a reply this surely another intent starts a new request
+# The desk's writes by the intent that asks for them (an exchange and an item change are one
+# flow: the order's status says which write it is).
+CHANGES = {
+    "cancel": "cancel",
+    "address": "address",
+    "account_address": "user_address",
+    "payment": "payment",
+    "return": "return",
+    "items": "items",
+    "exchange": "items",
+}
+ABOUT_AN_ORDER = frozenset({"refund", "status", "refund_status", *CHANGES} - {"account_address"})
+
+
+def intent_of_turn(request: ModelRequest) -> str:
+    """The intent this turn is routed by (an intent of domain/intents.py, or `unknown`). A
+    message in neither English nor Japanese is `unknown`: the model learnt neither its words
+    nor its script (Chinese shares kanji with Japanese), so any reading of it is a guess."""
+    if language_of(request.goal) not in ("en", "ja"):
+        return UNKNOWN
+    reading = intents.read(request.goal)
+    said = str(reading.intent)
+    if not request.conversation:
+        return said
+    last = request.conversation[-1]
+    asked = "?" in last.answer or "？" in last.answer
+    answered = explicit_yes(request.goal) or ambiguous(request.goal)  # the consent's reading
+    if asked and (answered or said in _CARRIES_ON or reading.probability < NEW_REQUEST_AT):
+        before = str(intents.read(last.question).intent)
+        return said if before in _CARRIES_ON else before
+    return said

@@ -1,0 +1,104 @@
+"""What the offline playbook says when it did not understand, or was only greeted: never a
+guess (issue 49, point 3). A message about a named order gets the order's state in one
+sentence and what the desk can do with it; with nothing named, a question listing what the desk
+can help with; a greeting or thanks, the same list after a word of welcome. The list is the
+intent table's (domain/intents.py), in the customer's language; the state is the lookup's
+typed outcome, never its text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent_cli.core.decisions import CallTool, Decision, FinalAnswer, Step
+from agent_cli.core.tool_outcomes import NotFound, Read
+from agent_cli.domain.intents import BY_NAME, OFFERS, Intent
+
+# What the desk can do with an order in each status (the table's rows, in its order).
+_WITH_ORDER: dict[str, tuple[Intent, ...]] = {
+    "PENDING": ("status", "cancel", "address", "items", "payment"),
+    "PENDING_ITEM_MODIFIED": ("status", "cancel", "address", "payment"),
+    "SHIPPING": ("status",),
+    "DELIVERED": ("refund", "return", "exchange", "status"),
+    "CANCELLED": ("refund_status",),
+    "REFUNDED": ("refund_status",),
+    "RETURN_REQUESTED": ("refund_status", "status"),
+    "EXCHANGE_REQUESTED": ("status",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    unsure: str
+    not_in_help: str  # a help question the help centre has no article for
+    welcome: str
+    state: str
+    no_such_order: str
+    could_not_read: str
+    joiner: str
+    japanese: bool
+
+    def can(self, intents: tuple[Intent, ...]) -> str:
+        rows = [BY_NAME[i] for i in intents]
+        return self.joiner.join(row.ja if self.japanese else row.en for row in rows)
+
+
+ENGLISH = Words(
+    unsure="I'm not sure what you would like me to do. I can {can}. What would you like?",
+    not_in_help="I could not find an answer to that in our help articles. I can {can}, or "
+    "pass you to a person on our team. What would you like?",
+    welcome="Hello, and thank you for writing. I can {can}. How can I help?",
+    state="Order {code} is {status}. With it I can {can}. What would you like me to do?",
+    no_such_order="I could not find an order with the code {code}. Please check the code on "
+    "your order confirmation.",
+    could_not_read="I could not read order {code} just now. Please try again in a moment.",
+    joiner="; ",
+    japanese=False,
+)
+JAPANESE = Words(  # one clause ending in できます: an offer, never read as a change made
+    unsure="ご用件を確かめさせてください。この窓口では、{can}ができます。どれをご希望ですか？",
+    not_in_help="ヘルプ記事に該当する答えが見つかりませんでした。この窓口では、{can}ができます。"
+    "どれをご希望ですか？",
+    welcome="ご連絡ありがとうございます。この窓口では、{can}ができます。ご用件をお聞かせください。",
+    state="注文{code}の状態は「{status}」です。この注文では、{can}ができます。どれをご希望ですか？",
+    no_such_order="注文番号{code}の注文は見つかりませんでした。ご注文確認に記載の番号をご確認ください。",
+    could_not_read="ただいま注文{code}を確認できませんでした。少し時間をおいてお試しください。",
+    joiner="・",
+    japanese=True,
+)
+_STATUS_JA = {
+    "PENDING": "発送準備中",
+    "PENDING_ITEM_MODIFIED": "発送準備中（商品変更済み）",
+    "SHIPPING": "配送中",
+    "DELIVERED": "お届け済み",
+    "CANCELLED": "キャンセル済み",
+    "REFUNDED": "返金済み",
+    "RETURN_REQUESTED": "返品手続き中",
+    "EXCHANGE_REQUESTED": "交換手続き中",
+}
+_EVERYTHING: tuple[Intent, ...] = tuple(row.name for row in OFFERS)
+
+
+def unsure(intent: str, codes: list[str], lookups: dict[str, Step], words: Words) -> Decision:
+    """The next step for a message the desk did not understand (or a greeting): each named
+    order looked up, then its state and what can be done; else the list of what it can do."""
+    if not codes:
+        template = {"greeting": words.welcome, "help": words.not_in_help}.get(intent, words.unsure)
+        return FinalAnswer(answer=template.format(can=words.can(_EVERYTHING)))
+    for code in codes:
+        if code not in lookups:
+            thought = f"I did not understand the request; order {code}'s state says what can help."
+            return CallTool(tool="lookup_order", args={"order_code": code}, thought=thought)
+    said = [_state(code, lookups[code], words) for code in codes]
+    return FinalAnswer(answer=("" if words.japanese else "\n").join(said))
+
+
+def _state(code: str, lookup: Step, words: Words) -> str:
+    outcome = lookup.outcome
+    if isinstance(outcome, NotFound):
+        return words.no_such_order.format(code=code)
+    if lookup.is_error or not isinstance(outcome, Read) or outcome.status is None:
+        return words.could_not_read.format(code=code)
+    status = outcome.status.upper()
+    can = _WITH_ORDER.get(status, ("status",))
+    shown = _STATUS_JA.get(status, status) if words.japanese else status.lower().replace("_", " ")
+    return words.state.format(code=code, status=shown, can=words.can(can))
