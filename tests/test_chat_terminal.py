@@ -83,7 +83,7 @@ def test_ctrl_c_during_a_run_cancels_it_and_the_session_goes_on(
     )
     child.expect("agent> ")
     child.sendline("slow question")
-    child.expect("max 8 steps")
+    child.expect("max 12 steps")
     child.sendintr()
     child.expect("agent: error: Interrupted")
     child.expect("agent> ")

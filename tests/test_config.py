@@ -18,7 +18,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_defaults() -> None:
     settings = load_settings()
-    assert (settings.limits.max_steps, settings.limits.timeout) == (8, 120.0)
+    assert (settings.limits.max_steps, settings.limits.timeout) == (12, 120.0)
     assert settings.policy.refund_window_days == 30
     assert settings.policy.refundable_statuses == ("DELIVERED",)
 

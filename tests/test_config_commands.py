@@ -39,7 +39,7 @@ def test_set_writes_the_value_and_keeps_every_comment() -> None:
     after = config_file().read_text()
     comments = [line for line in before.splitlines() if line.startswith("#")]
     assert comments == [line for line in after.splitlines() if line.startswith("#")]
-    assert "max_steps = 5" in after and "max_steps = 8" not in after
+    assert "max_steps = 5" in after and "max_steps = 12" not in after
     assert runner.invoke(app, ["config", "get", "limits.max_steps"]).stdout == "5\n"
     shown = json.loads(runner.invoke(app, ["config", "get", "limits.max_steps", "--json"]).stdout)
     assert shown == {"key": "limits.max_steps", "value": 5, "source": f"file {config_file()}"}

@@ -92,3 +92,37 @@ def test_the_builtin_eval_reports_the_heard_cases_in_a_row_of_their_own() -> Non
         assert strict.exit_code == 3 and "below --min-heard 100%" in strict.stderr
     wrong = runner.invoke(app, ["eval", "--builtin", "--dry-run", "--min-heard", "2"])
     assert wrong.exit_code == 2 and "--min-heard is a fraction" in wrong.stderr
+
+
+def test_a_heard_cases_id_says_its_language_and_intent() -> None:
+    ids = {c.id for c in heard_cases()}
+    assert {"heard-en-account-address-1", "heard-ja-refund-status-4"} <= ids
+
+
+@pytest.mark.parametrize(
+    ("intent", "record", "problem"),
+    [
+        ("help", run("answered", "lookup_order"), "it never called get_article, search_help"),
+        ("handover", run("needs_input", "find_user_id_by_email"), None),  # who, first: fine
+        ("handover", run("answered", "search_help"), "it never called transfer_to_human_agents"),
+        ("cancel", run("answered", "track_order"), "it did nothing towards cancel"),
+        ("cancel", run("answered", "lookup_order"), None),  # the named order, looked up first
+        ("status", run("answered", "get_order_details"), None),  # a tool the intent uses
+        ("return", run("answered", "find_user_id_by_email"), None),
+        (
+            "other",
+            run("answered", "search_help", "get_user_details"),
+            "search_help, get_user_details",
+        ),
+        ("status", run("error", answer=None), "the run ended error"),
+    ],
+)
+def test_the_heard_judge_at_its_edges(intent: str, record: RunRecord, problem: str | None) -> None:
+    problems = heard_problems(intent, record)  # type: ignore[arg-type]
+    assert (problems == []) if problem is None else any(problem in p for p in problems), problems
+
+
+def test_a_failed_run_says_why() -> None:
+    record = run("error", answer=None)
+    record.error = "the store is down"
+    assert heard_problems("status", record) == ["the run ended error: the store is down"]

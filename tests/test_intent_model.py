@@ -292,3 +292,144 @@ def test_a_shops_examples_are_read_in_their_own_language(tmp_path: Path) -> None
     raw = "[cancel]\nキャンセルして\ncancel it\n".encode()
     found = intent_corpus.shop_examples(path, raw)
     assert [(e.language, e.held_out) for e in found] == [("ja", False), ("en", False)]
+
+
+# Pins from mutation testing (tests/mutate.sh on language/): the arithmetic, the edges.
+
+
+def test_the_naive_bayes_arithmetic_by_hand() -> None:
+    """Two intents, three messages: each feature's gain is log((n + a) / a), the floor of an
+    unseen feature log(a) - log(total + a * vocabulary), the priors the messages' shares."""
+    import math
+
+    from agent_cli.language.intent_model import SMOOTHING as A
+    from agent_cli.language.intent_model import features
+
+    lines = [("zap", "cancel"), ("zap", "cancel"), ("zip", "status")]
+    model = IntentModel.trained_on(lines)
+    state = model.state()
+    vocabulary = len(features("zap") | features("zip"))
+    n_cancel, n_status = 2 * len(features("zap")), len(features("zip"))
+    assert state["intents"] == ["status", "cancel"]  # the table's order
+    assert state["base"] == [math.log(1 / 3), math.log(2 / 3)]
+    assert state["unseen"] == pytest.approx(
+        [math.log(A) - math.log(n_status + A * vocabulary),
+         math.log(A) - math.log(n_cancel + A * vocabulary)]
+    )  # fmt: skip
+    rows = state["rows"]
+    assert isinstance(rows, dict)
+    assert rows["w:zap"] == f"1:{math.log((2 + A) / A):.4f}"
+    assert rows["w:zip"] == f"0:{math.log((1 + A) / A):.4f}"
+    assert rows["z"] == f"0:{math.log((1 + A) / A):.4f} 1:{math.log((2 + A) / A):.4f}"
+
+
+def test_more_examples_of_an_intent_make_it_likelier_for_words_both_share() -> None:
+    model = IntentModel.trained_on([("a b", "cancel")] * 3 + [("a b", "status")])
+    reading = model.read("a b")
+    assert reading.probabilities["cancel"] > reading.probabilities["status"]
+
+
+def test_a_message_with_no_known_feature_reads_as_nothing_at_all(model: IntentModel) -> None:
+    reading = model.read("")
+    assert (reading.intent, reading.probability) == (UNKNOWN, 0.0)
+    assert reading.probabilities == dict.fromkeys(model.intents, 0.0)
+
+
+def test_likely_keeps_an_intent_exactly_at_the_bar(model: IntentModel) -> None:
+    reading = model.read("Please cancel B200")
+    assert reading.likely(reading.probability) == ["cancel"]
+
+
+def test_a_typographic_apostrophe_reads_as_a_plain_one() -> None:
+    assert normalise("I’d like to cancel") == normalise("I'd like to cancel")
+    assert " " not in features("a b")  # a lone space is no feature
+
+
+def test_a_model_needs_a_prior_and_a_floor_per_intent() -> None:
+    with pytest.raises(ValueError, match="one prior and one floor per intent"):
+        IntentModel(("cancel", "status"), [0.0], [0.0, 0.0], {})
+    with pytest.raises(ValueError):
+        IntentModel((), [], [], {})
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"intents": ["cancel"], "base": [0.0], "unseen": [0.0], "rows": []},
+        {"intents": ["cancel"], "base": 0.0, "unseen": [0.0], "rows": {}},
+        {"intents": ["cancel"], "base": [0.0], "unseen": 0.0, "rows": {}},
+        {"intents": ["cancel"], "base": [0.0], "unseen": [0.0], "rows": {"a": 1}},
+        {"intents": ["nope"], "base": [0.0], "unseen": [0.0], "rows": {}},
+    ],
+)
+def test_a_state_that_is_not_a_model_is_refused(state: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        IntentModel.from_state(state)
+
+
+def test_the_cache_creates_its_folders_and_keeps_the_newest(
+    tmp_path: Path, model: IntentModel
+) -> None:
+    folder = tmp_path / "a" / "b" / "c"
+    calls, train = _counting_trainer(model)
+    for n in range(6):
+        intent_cache.load_or_train([bytes([n])], train, folder)
+    intent_cache.load_or_train([bytes([5])], train, folder)  # the newest is kept: not trained
+    assert calls == [1] * 6
+
+
+def test_the_cache_is_keyed_by_the_models_settings_too(
+    tmp_path: Path, model: IntentModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_cli.language import intent_model
+
+    calls, train = _counting_trainer(model)
+    intent_cache.load_or_train([b"c"], train, tmp_path)
+    monkeypatch.setattr(intent_model, "SMOOTHING", 0.2)
+    intent_cache.load_or_train([b"c"], train, tmp_path)
+    assert calls == [1, 1]
+
+
+def test_a_message_line_may_begin_with_a_bracket() -> None:
+    found = intent_corpus.parse("[cancel]\n[urgent] cancel B200\n", "en", source="x")
+    assert [(e.text, e.intent) for e in found] == [("[urgent] cancel B200", "cancel")]
+    with pytest.raises(ConfigError, match="use one of: refund, status, cancel"):
+        intent_corpus.parse("[nope]\n", "en", source="x")
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("一", "ja"),
+        ("返金", "ja"),
+        ("ｦ", "ja"),
+        ("ﾝ", "ja"),
+        ("ぁ", "ja"),
+        ("ヾ", "ja"),
+        ("refund", "en"),
+    ],
+)
+def test_a_shops_line_is_japanese_by_its_kana_or_kanji(text: str, language: str) -> None:
+    assert intent_corpus.language_of(text) == language
+
+
+def test_a_third_of_the_lines_learnt_are_learnt_again_with_an_email() -> None:
+    lines = [intent_corpus.Example(f"line {n}", "cancel", "en", held_out=False) for n in range(600)]
+    added = len(intent_corpus.with_who(lines)) - 600
+    assert 170 <= added <= 230
+
+
+def test_a_missing_examples_file_says_why(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="No such file or directory; fix the path"):
+        intent_corpus.shop_file(tmp_path / "missing.txt")
+
+
+def test_doctors_held_out_accuracy_is_the_models_with_the_shops_examples(tmp_path: Path) -> None:
+    wrong = tmp_path / "wrong.txt"  # every line of the corpus's refunds, taught as a greeting
+    refunds = [e.text for e in intent_corpus.builtin() if e.intent == "refund"]
+    wrong.write_text("[greeting]\n" + "\n".join(refunds * 3) + "\n", encoding="utf-8")
+    shop, accuracy = intents.measured(wrong)
+    assert shop == 3 * len(refunds)
+    _, plain = intents.measured(None)
+    assert plain["en"] > 0.85 and plain["ja"] > 0.85
+    assert accuracy["en"] < plain["en"] and accuracy["ja"] < plain["ja"]

@@ -48,7 +48,7 @@ class _Section(BaseModel):
 
 
 class LimitSettings(_Section):
-    max_steps: int = Field(default=8, ge=1, le=100)
+    max_steps: int = Field(default=12, ge=1, le=100)  # fits a whole desk flow (issue 49)
     timeout: float = Field(default=120.0, gt=0, le=86_400)
     max_question_chars: int = Field(default=4_000, ge=1, le=100_000)
     max_repairs: int = Field(default=2, ge=0, le=20)

@@ -43,7 +43,11 @@ class PlaybookModel:
     model = "playbook"
 
     def decide(self, request: ModelRequest) -> ModelReply:
-        return ModelReply(_in_english_said(self._decide(request), request.goal))
+        decision = self._decide(request)
+        if request.final and not isinstance(decision, FinalAnswer):  # no step left to take
+            japanese, codes = is_japanese(request.goal), find_order_codes(request.goal)
+            decision = playbook_unsure.at_limit(request.history, japanese, codes)
+        return ModelReply(_in_english_said(decision, request.goal))
 
     def _decide(self, request: ModelRequest) -> Decision:
         """Each question of the message in turn: the next step of the first not yet answered,
@@ -151,7 +155,9 @@ def _desk_step(request: ModelRequest, heard: _Heard, intent: str) -> Decision | 
             return FinalAnswer(answer=f"{helped.answer} {words.which_refund}")
         return helped
     flows: dict[str, Callable[[], Decision | None]] = {
-        "handover": lambda: playbook_desk.hand_over(request, made, words),
+        "handover": lambda: playbook_desk.hand_over(
+            request, made, words, (heard.texts, heard.codes)
+        ),
         "orders": lambda: playbook_who.orders_of(request, made, heard.texts, who),
         "status": lambda: (
             None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from agent_cli.core.decisions import CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelRequest
 from agent_cli.core.tool_outcomes import NotFound, Transferred
+from agent_cli.domain.intents import IDENTIFY
 from agent_cli.providers import playbook_who
 from agent_cli.providers.playbook_who import identify
 
@@ -49,6 +50,7 @@ class _Words:
     would_hand_over: str  # the same under --dry-run: no ticket
     refunded: str  # what was refunded of an order, and what is left
     not_refunded: str
+    about: str  # before a hand-over's words, when the order it is about was read
     which_refund: str  # after the help centre's word on refunds, when no order was named
     japanese: bool = False
 
@@ -67,6 +69,7 @@ ENGLISH = _Words(
     refunded="Order {code}: {refunded} has been refunded so far; {left} of its {total} total "
     "is left to refund. Refunds to a card or PayPal take 5-7 business days to show.",
     not_refunded="Order {code} has had no refund yet; its total is {total}.",
+    about="About order {code}: ",
     which_refund="Which order is the refund for? With its code I can check what has been "
     "refunded and what is left.",
 )
@@ -83,6 +86,7 @@ JAPANESE = _Words(
     refunded="注文{code}は、これまでに{refunded}が返金済みで、合計{total}のうち{left}が未返金です。"
     "カードやPayPalへの返金は反映まで5〜7営業日かかります。",
     not_refunded="注文{code}にはまだ返金がありません（合計{total}）。",
+    about="注文{code}の件について：",
     which_refund="どのご注文の返金でしょうか？注文番号をお知らせいただければ、返金済みの額と残りをお調べします。",
     japanese=True,
 )
@@ -174,6 +178,22 @@ def refund_status(codes: list[str], lookups: dict[str, Step], words: _Words) -> 
     return ("" if words.japanese else "\n").join(said)
 
 
+def _ticket_facts(
+    request: ModelRequest, made: list[tuple[CallTool, Step]], texts: str, codes: list[str]
+) -> CallTool | None:
+    """The look-up that puts on a hand-over's ticket what the customer gave: who they are
+    (their email), the order they named; never a question (a person will ask)."""
+    offered = {spec.name for spec in request.tools}
+    called = {c.tool for c, _ in made}
+    email = playbook_who.EMAIL.search(texts)
+    if email and "find_user_id_by_email" in offered and not called & {*IDENTIFY}:
+        return CallTool(tool="find_user_id_by_email", args={"email": email.group(0)})
+    found = any(c.tool in IDENTIFY and not s.is_error for c, s in made)
+    if codes and found and "get_order_details" not in called:  # theirs: the ticket names it
+        return CallTool(tool="get_order_details", args={"order_id": codes[0]})
+    return None
+
+
 def _money(value: str, currency: str, words: _Words) -> str:
     """An amount from a lookup (major units, no separators) as people write it."""
     whole, _, cents = value.partition(".")
@@ -184,13 +204,20 @@ def _money(value: str, currency: str, words: _Words) -> str:
 
 
 def hand_over(
-    request: ModelRequest, made: list[tuple[CallTool, Step]], words: _Words
+    request: ModelRequest,
+    made: list[tuple[CallTool, Step]],
+    words: _Words,
+    known: tuple[str, list[str]] = ("", []),
 ) -> Decision | None:
     """What the desk cannot do (a double charge, a complaint) or a person asked for (the turn's
-    intent): a ticket opened with `transfer_to_human_agents`, then the customer told; None when
-    the tool is not offered."""
+    intent): the customer and the order found first when the customer gave them (`known`:
+    their words and the codes named), so the ticket names them; then a ticket opened with
+    `transfer_to_human_agents`, and the customer told; None when the tool is not offered."""
     if "transfer_to_human_agents" not in {spec.name for spec in request.tools}:
         return None
+    before = _ticket_facts(request, made, *known)
+    if before is not None:
+        return before
     done = next((s for c, s in made if c.tool == "transfer_to_human_agents"), None)
     if done is None:
         summary = f"The customer wrote: {' '.join(request.goal.split())[:280]}"
@@ -198,4 +225,10 @@ def hand_over(
     if done.is_error:
         return None
     opened = isinstance(done.outcome, Transferred)  # a dry run opens no ticket
-    return FinalAnswer(answer=words.handed_over if opened else words.would_hand_over)
+    said = words.handed_over if opened else words.would_hand_over
+    read = [
+        str(c.args.get("order_id"))
+        for c, s in made
+        if c.tool == "get_order_details" and not s.is_error
+    ]
+    return FinalAnswer(answer=words.about.format(code=read[0]) + said if read else said)

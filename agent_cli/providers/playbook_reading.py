@@ -90,6 +90,21 @@ def unquote(text: str) -> str:
     return value if isinstance(value, str) else text
 
 
+_JAPANESE = r"[\u3040-\u30ff\u4e00-\u9fff]"
+
+
+def _after_words(street: str) -> str:
+    """ "登録住所を1-1 Marunouchi" -> "1-1 Marunouchi": the sentence before a Latin address."""
+    found = re.fullmatch(rf".*{_JAPANESE}[をはにへ：:]\s*([0-9A-Za-z].*)", street)
+    return found[1] if found else street
+
+
+def _before_words(country: str) -> str:
+    """ "Japanに変更してください" -> "Japan": the sentence after a Latin country."""
+    found = re.match(rf"([A-Za-z][A-Za-z .'-]*?)\s*{_JAPANESE}", country)
+    return found[1] if found else country
+
+
 def parsed_address(text: str) -> dict[str, str] | None:
     text = EMAIL.sub("", text)
     parts = [p.strip() for p in re.split(r"[,、，]", text) if p.strip()]
@@ -97,6 +112,7 @@ def parsed_address(text: str) -> dict[str, str] | None:
         parts[-1] = re.split(r"[.。!?！？](?:\s|$)", parts[-1])[0].strip()
     if len(parts) not in (4, 5):
         return None
+    parts[0], parts[-1] = _after_words(parts[0]), _before_words(parts[-1])
     state_zip = re.fullmatch(r"(.*?)\s*〒?([A-Za-z0-9-]*\d[A-Za-z0-9-]*)", parts[-2])
     if state_zip is None:
         return None

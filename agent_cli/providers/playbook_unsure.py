@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent_cli.core.decisions import CallTool, Decision, FinalAnswer, Step
-from agent_cli.core.tool_outcomes import NotFound, Read
+from agent_cli.core.tool_outcomes import Changed, NotFound, Read
 from agent_cli.domain.intents import BY_NAME, OFFERS, Intent
 
 # What the desk can do with an order in each status (the table's rows, in its order).
@@ -76,6 +76,31 @@ _STATUS_JA = {
     "EXCHANGE_REQUESTED": "交換手続き中",
 }
 _EVERYTHING: tuple[Intent, ...] = tuple(row.name for row in OFFERS)
+# At the run's step limit, in the middle of a flow: what was done, and that nothing else was.
+_AT_LIMIT = {
+    False: (
+        "I could not finish this here{about}, so nothing was changed. Please write again and I "
+        "will pick it up.",
+        "Done: {summary}. I could not finish the rest here; please write again for it.",
+    ),
+    True: (
+        "{about}ここでは手続きを完了できなかったため、何も変更していません。もう一度ご連絡ください。",
+        "次の変更を行いました：{summary}。残りのご依頼はここでは完了できませんでした。"
+        "もう一度ご連絡ください。",
+    ),
+}
+
+
+def at_limit(history: tuple[Step, ...], japanese: bool, codes: list[str]) -> FinalAnswer:
+    """The answer at the step limit when the flow was not done: the changes made, else that
+    nothing was changed (never silence), naming the orders the customer named."""
+    nothing, done = _AT_LIMIT[japanese]
+    made = [s.outcome.summary for s in history if isinstance(s.outcome, Changed)]
+    if made:
+        return FinalAnswer(answer=done.format(summary=("、" if japanese else "; ").join(made)))
+    named = ("・" if japanese else ", ").join(codes)
+    about = (f"注文{named}について、" if japanese else f" (order {named})") if codes else ""
+    return FinalAnswer(answer=nothing.format(about=about))
 
 
 def unsure(intent: str, codes: list[str], lookups: dict[str, Step], words: Words) -> Decision:

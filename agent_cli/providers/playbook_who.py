@@ -26,6 +26,9 @@ _NO_NUMBER = re.compile(
     r"注文番号(?:が|を)?(?:わから|わかり|分から|分かり|知ら|忘れ|ありません|不明)|注文(?:の)?一覧"
 )
 _ORDERS = re.compile(r"^orders: (.*)$", re.M)
+_STREETS = frozenset(
+    ("street", "road", "avenue", "lane", "drive", "boulevard", "way", "place", "court", "square")
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,13 +88,25 @@ def identify(
         return _found(request, made, found, words)
     if (email := EMAIL.search(texts)) is not None:
         return CallTool(tool="find_user_id_by_email", args={"email": email.group(0)})
-    if (named := _NAME_ZIP.search(texts)) is not None:
+    if (named := _name_and_zip(texts)) is not None:
         args = {"first_name": named[1], "last_name": named[2], "zip": named[3]}
         return CallTool(tool="find_user_id_by_name_zip", args=args)
     asked = [c.args.get("question") for c, _ in made if c.tool == ASK_USER_TOOL]
     if words.email_please in asked:
         return FinalAnswer(answer=words.no_email)  # asked once already
     return AskUser(question=words.email_please)
+
+
+def _name_and_zip(texts: str) -> re.Match[str] | None:
+    """A first and last name, then a zip code; never the street of an address ("12 Baker
+    Street, Springfield 62704": a house number before it, a street's word as its last)."""
+    start = 0
+    while (named := _NAME_ZIP.search(texts, start)) is not None:
+        before = texts[: named.start()].rstrip()
+        if not (before[-1:].isdigit() or named[2].lower() in _STREETS):
+            return named
+        start = named.end(2)  # the street skipped, a name after it may still come
+    return None
 
 
 def _found(

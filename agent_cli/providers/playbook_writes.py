@@ -80,6 +80,7 @@ class Words:
     address_please: str
     which_items: str
     which_variant: str
+    your_account: str = "your account"  # what an account's change is to, said to a customer
     japanese: bool = False
 
 
@@ -112,6 +113,7 @@ JAPANESE = Words(
     "（例：4-5-6 Umeda, Kita-ku, Osaka 530-0001, Japan）。",
     which_items="注文{code}のどの商品でしょうか？注文内容：{items}。",
     which_variant="{name}はどれに交換しますか？在庫があるもの：{variants}。",
+    your_account="ご登録情報",
     japanese=True,
 )
 
@@ -194,7 +196,8 @@ def change(
     user = identify(request, made, texts, who_words)
     if not isinstance(user, str):
         return user
-    talk = _Talk(request, made, texts, words, codes[0] if codes else user)
+    # An order by its code; an account in words, never by its id (an operator's word)
+    talk = _Talk(request, made, texts, words, codes[0] if codes else words.your_account)
     if intent == "user_address":
         return _user_address(talk, user)
     details = talk.step("get_order_details", order_id=codes[0])
