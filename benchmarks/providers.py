@@ -8,7 +8,7 @@
 10-step run; (e) the history's bounds; (f) the first request of the seed's question and of desk
 questions, with the tools `agent ask` offers them by the conversation's phase, both modes
 (issue 49: the seed's at most 1,500 bytes; the largest request of a whole desk conversation,
-at most 8,000, is pinned by tests/test_desk_requests.py: about 10,260 today). Prints a table;
+at most 8,000, is kept by tests/test_desk_requests.py: 7,957 today). Prints a table;
 asserts nothing.
 """
 

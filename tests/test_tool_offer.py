@@ -99,7 +99,7 @@ def test_the_loop_asks_the_toolbox_for_its_offer_at_every_step() -> None:
     assert model.offered == [["a"], ["a", "b"]]
 
 
-def _spec(name: str, **gates: tuple[str, ...]) -> ToolSpec:
+def _spec(name: str, **gates: Any) -> ToolSpec:
     return ToolSpec(name, name, {"type": "object"}, **gates)
 
 
@@ -123,3 +123,38 @@ def test_a_write_is_ready_once_an_order_of_its_status_was_read() -> None:
     failed = (Step(1, CallTool(tool="find"), "ERROR: nobody", True),)
     again = ModelRequest("q", date(2026, 10, 13), specs, failed, 1e9)
     assert [s.name for s in ready_tools(again)] == ["find"]  # not found: asked again
+
+
+def _proposed(step: int, tool: str) -> Step:
+    from agent_cli.core.tool_outcomes import Proposed
+
+    return Step(step, CallTool(tool=tool), "x", False, outcome=Proposed(tool, "swap it"))
+
+
+def _asked(step: int, reply: str) -> Step:
+    from agent_cli.core.tool_outcomes import Replied
+
+    return Step(step, CallTool(tool="ask_user"), reply, False, outcome=Replied(reply))
+
+
+def test_while_a_proposal_waits_for_its_yes_only_that_write_is_offered() -> None:
+    from agent_cli.providers.decision_schema import waiting_write
+
+    specs = (
+        _spec("exchange", kind="write"),
+        _spec("return", kind="write"),
+        _spec("get_product_details"),
+        _spec("get_order_details"),
+    )
+    proposed = (_proposed(1, "exchange"),)
+    later = ModelRequest("q", date(2026, 10, 13), specs, proposed, 1e9)
+    assert waiting_write(proposed) == "exchange"
+    assert [s.name for s in ready_tools(later)] == ["exchange", "get_order_details"]
+    yes = (*proposed, _asked(2, "yes"))
+    assert waiting_write(yes) == "exchange"
+    no = (*proposed, _asked(2, "no, the blue one instead"))
+    assert waiting_write(no) is None  # a no: everything is offered again
+    again = ModelRequest("q", date(2026, 10, 13), specs, no, 1e9)
+    assert len(ready_tools(again)) == 4
+    read_after = (*proposed, _read(2, "get_order_details", "delivered"))
+    assert waiting_write(read_after) is None

@@ -32,6 +32,9 @@ class ToolSpec:
     # No longer offered once one of these has answered (the customer's identification, once
     # they are found: a conversation serves one customer).
     until: tuple[str, ...] = ()
+    # "write": it changes something once the customer said yes; while one write's proposal
+    # waits for that yes, the other writes and the catalogue are not offered.
+    kind: str = "read"
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,9 @@ from typing import Any
 
 from agent_cli.core.decisions import ASK_USER_TOOL, Step
 from agent_cli.core.seams import ModelRequest, ToolSpec
-from agent_cli.core.tool_outcomes import Read
+from agent_cli.core.tool_outcomes import Proposed, Read, Replied
+from agent_cli.domain.intents import SWAPS as CATALOG
+from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.grounding import LOOKUP_TOOL, computed_verdicts
 from agent_cli.policy.verdicts import find_order_codes, is_japanese, opening, read_amount
 from agent_cli.providers.prompts import ASK_USER_SPEC, grammar_schema
@@ -173,13 +175,32 @@ def ready_tools(request: ModelRequest) -> tuple[ToolSpec, ...]:
         for s in request.history
         if isinstance(s.outcome, Read) and s.outcome.status and not s.is_error
     }
+    waiting = waiting_write(request.history)
     return tuple(
         t
         for t in request.tools
         if (not t.after or answered.intersection(t.after))
         and (not t.statuses or statuses.intersection(t.statuses))
         and not answered.intersection(t.until)
+        and not (waiting and t.name != waiting and (t.kind == "write" or t.name in CATALOG))
     )
+
+
+def waiting_write(history: tuple[Step, ...]) -> str | None:
+    """The write whose proposal waits for the customer's yes: the last step that was not a
+    question proposed it, and the customer has not answered anything but yes since. While it
+    waits, the conversation is about that change alone (the other writes and the catalogue
+    cost their bytes and a small model's attention); a no ends it, and all is offered again."""
+    for step in reversed(history):
+        if step.call is None:
+            continue
+        if step.call.tool == ASK_USER_TOOL:
+            reply = step.outcome.words if isinstance(step.outcome, Replied) else step.observation
+            if not explicit_yes(reply):
+                return None
+            continue
+        return step.call.tool if isinstance(step.outcome, Proposed) else None
+    return None
 
 
 def _observed(request: ModelRequest) -> bool:

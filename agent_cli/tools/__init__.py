@@ -88,10 +88,12 @@ class Tool(Generic[A]):
     after: tuple[str, ...] = ()  # offered once one of these has answered (see ToolSpec)
     statuses: tuple[str, ...] = ()  # ...once an order read has one of these statuses
     until: tuple[str, ...] = ()  # ...until one of these has answered
+    kind: str = "read"  # "write": proposed, then made after the customer's yes (see ToolSpec)
 
     def spec(self) -> ToolSpec:
         schema = copy.deepcopy(_schema(self.args_model))
-        return ToolSpec(self.name, self.description, schema, self.after, self.statuses, self.until)
+        gates = (self.after, self.statuses, self.until, self.kind)
+        return ToolSpec(self.name, self.description, schema, *gates)
 
     def signature(self) -> str:
         return signature(self.name, _schema(self.args_model))

@@ -224,7 +224,8 @@ def write_tools(desk: WriteDesk) -> list[Tool[Any]]:
     def tool(name: str, args: type[ToolArgs], what: str) -> Tool[Any]:
         after = IDENTIFY if args is UserAddressArgs else ("get_order_details",)  # its ids
         statuses = WRITE_STATUSES.get(name, ())
-        return Tool(name, what + _WHEN, args, lambda a: desk.call(name, a), after, statuses)
+        call = lambda a: desk.call(name, a)  # noqa: E731
+        return Tool(name, what + _WHEN, args, call, after, statuses, kind="write")
 
     return [
         tool(

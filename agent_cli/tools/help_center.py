@@ -50,10 +50,9 @@ def help_tools(open_store: Callable[[], OrderStore]) -> list[Tool[Any]]:
     return [
         Tool(
             "search_help",
-            "Search the shop's help centre (shipping times, returns, refunds, warranty, payment "
-            "methods, contacting a person) for questions about no particular order: the best "
-            "few articles, each [id], title and the passage that matched. Cite an article you "
-            "use as [id].",
+            "Search the shop's help centre (shipping, returns, refunds, warranty, payment) for "
+            "questions about no particular order: the best articles' [id], title and passage. "
+            "Cite one you use as [id].",
             SearchArgs,
             search,
         ),
