@@ -85,7 +85,7 @@ def test_a_simulated_customer_cancels_an_order(customer: FakeLLM, tmp_path: Path
     assert [m["role"] for m in second] == ["user", "assistant", "user"]
     assert second[1]["content"] == "Hi, I'd like to cancel my order B200."
     assert "email address on your account" in second[2]["content"]
-    assert "Here is the change, exactly: cancel B200" in bodies[2]["messages"][-1]["content"]
+    assert "Here is the change (P1): cancel order B200" in bodies[2]["messages"][-1]["content"]
     assert bodies[3]["messages"][-1]["content"].startswith("Done (change #1): cancel B200")
 
 

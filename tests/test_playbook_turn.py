@@ -4,6 +4,8 @@ understand, a reply to its own question carrying on the turn before's intent."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agent_cli.core.decisions import AskUser, CallTool, FinalAnswer
@@ -150,7 +152,9 @@ def test_an_emails_local_part_is_never_an_order_code(text: str, codes: list[str]
         ("I'm Kaito Yamamoto, zip 220-0012", ("Kaito", "Yamamoto", "220-0012")),
         ("Haruki Sato, 150-0001", ("Haruki", "Sato", "150-0001")),
         ("Please ship B200 to 12 Baker Street, Springfield 62704", None),
-        ("New address: Harbour Road 2000, Sydney", None),
+        ("Deliver to Harbour Road, Springfield 62704", None),  # a street's word, no number
+        ("Ship to 3 Queen Anne, Springfield 62704", None),  # a house number before it
+        ("Ship to 3  Queen Anne, Springfield 62704", None),  # spaces before it too
         (
             "Ship to 12 Baker Street. I'm Kaito Yamamoto, 220-0012",
             ("Kaito", "Yamamoto", "220-0012"),
@@ -399,3 +403,16 @@ def test_what_the_desk_can_do_is_said_in_the_customers_language() -> None:
     assert "返金できるかどうかの確認" in japanese.answer and "refund" not in japanese.answer
     helped = playbook_unsure.unsure("help", [], {}, playbook_unsure.ENGLISH)
     assert isinstance(helped, FinalAnswer) and helped.answer.startswith("I could not find")
+
+
+def test_a_hand_over_with_an_email_nobody_has_reads_no_order() -> None:
+    from typer.testing import CliRunner
+
+    from agent_cli.cli import app
+
+    argv = ["ask", "I was charged twice for A100. nobody@example.com", "--json"]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 6, result.output
+    called = [line for line in result.stdout.splitlines() if '"event":"observation"' in line]
+    tools = [json.loads(line)["tool"] for line in called]
+    assert tools == ["find_user_id_by_email", "transfer_to_human_agents"]

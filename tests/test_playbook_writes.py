@@ -109,8 +109,11 @@ def test_a_cancel_is_proposed_confirmed_approved_and_made() -> None:
         "cancel_pending_order",
     ]
     (asked,) = desk.asked()
-    assert "cancel B200 (1 item; reason: no longer needed): refund 5,400 JPY" in asked
-    assert asked.endswith("Shall I go ahead? Please answer yes or no.")
+    # the change in the customer's words, its id (what their yes answers) and the amount
+    assert asked == (
+        "Here is the change (P1): cancel order B200; 5,400 JPY goes back the way it was paid. "
+        "Shall I go ahead? Please answer yes or no."
+    )
     assert answer.startswith("Done (change #1): cancel B200")
     order = desk.order("B200")
     assert order.order.status == "CANCELLED" and order.cancel_reason == "no longer needed"
@@ -119,7 +122,8 @@ def test_a_cancel_is_proposed_confirmed_approved_and_made() -> None:
 def test_a_cancel_in_japanese_by_mistake() -> None:
     desk = Desk()
     answer = desk.say(f"B200を間違えて注文したのでキャンセルしてください。{KAITO}", "はい")
-    assert desk.asked()[0].startswith("次の変更を行います：cancel B200")
+    assert desk.asked()[0].startswith("次の変更（P1）を行います：注文B200をキャンセルし、5,400円を")
+    assert "cancel" not in desk.asked()[0]  # the customer reads their own language
     assert answer.startswith("変更しました（変更番号1）")
     assert desk.order("B200").cancel_reason == "ordered by mistake"
 

@@ -16,7 +16,7 @@ _JA_NAMES = {
     "rice cooker": "炊飯器", "camera": "カメラ", "lamp": "ランプ", "earbuds": "イヤホン",
     "watch": "時計", "shoes": "靴", "backpack": "リュック",
 }  # fmt: skip
-_JA_VALUES = {
+JA_VALUES = {
     "white": "白", "blue": "青", "black": "黒", "green": "緑", "silver": "銀", "navy": "紺",
     "grey": "グレー", "red": "赤",
 }  # fmt: skip
@@ -68,7 +68,7 @@ def variant(text: str, product: str, current: set[str]) -> str | None:
 
 
 def _said(text: str, value: str) -> bool:
-    japanese = _JA_VALUES.get(value.lower())
+    japanese = JA_VALUES.get(value.lower())
     if japanese and japanese in text:
         return True
     flags = 0 if len(value) <= 2 else re.I  # "L" is a size; "l" is not

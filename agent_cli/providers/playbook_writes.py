@@ -29,6 +29,7 @@ from agent_cli.core.tool_outcomes import (
     Transferred,
 )
 from agent_cli.policy.consent import ambiguous, explicit_yes
+from agent_cli.providers import playbook_shown
 from agent_cli.providers.playbook_reading import (
     VARIANT,
     Item,
@@ -253,17 +254,38 @@ def _confirmed(talk: _Talk, planned: CallTool) -> Decision:
     if len(tries) > 1 or not isinstance(first.outcome, Proposed):
         return _outcome(tries[-1][1], talk)
     answers = [s for c, s in talk.made[first_index:] if c.tool == ASK_USER_TOOL]
+    proposal, said_so = first.outcome.proposal, _shown(talk, planned)
     if not answers:
-        return AskUser(question=talk.words.confirm.format(summary=first.outcome.summary))
+        return AskUser(question=_put(talk, said_so, proposal, first.outcome.summary))
     said = customer_said(answers[-1])
     if ambiguous(said) and len(answers) == 1:  # "大丈夫です": asked once more, in plain words
-        question = talk.words.plainly.format(
-            id=first.outcome.proposal, summary=first.outcome.summary
-        )
-        return AskUser(question=question)
+        summary = said_so or first.outcome.summary
+        return AskUser(question=talk.words.plainly.format(id=proposal, summary=summary))
     if not explicit_yes(said):
         return FinalAnswer(answer=talk.words.not_changed.format(what=talk.about))
     return CallTool(tool=planned.tool, args=dict(planned.args), thought="The customer said yes.")
+
+
+def _put(talk: _Talk, said_so: str | None, proposal: str, summary: str) -> str:
+    """The question that puts the proposal to the customer: in their words when the playbook
+    can say it (naming the proposal's id, which their yes answers), else the tool's line."""
+    if said_so is None:
+        return talk.words.confirm.format(summary=summary)
+    return _words(talk).ask.format(shown=said_so, id=proposal)
+
+
+def _words(talk: _Talk) -> playbook_shown.Shown:
+    return playbook_shown.JAPANESE if talk.words.japanese else playbook_shown.ENGLISH
+
+
+def _shown(talk: _Talk, planned: CallTool) -> str | None:
+    """The change as the customer reads it (playbook_shown.py), from what the run read."""
+    order = talk.step("get_order_details", order_id=planned.args.get("order_id"))
+    products = [s for c, s in talk.made if c.tool == "get_product_details" and not s.is_error]
+    record = order.observation if order is not None and not order.is_error else ""
+    return playbook_shown.shown(
+        planned, record, products[-1].observation if products else "", _words(talk)
+    )
 
 
 def customer_said(reply: Step) -> str:
