@@ -147,3 +147,50 @@ def test_the_playbook_puts_the_change_to_the_customer_in_their_words(
     result = CliRunner().invoke(app, argv, input=f"{question}\n{yes}\n", env=env)
     assert result.exit_code == 0, result.output
     assert f"? {asked}" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        (
+            CallTool(
+                tool="modify_pending_order_address",
+                args={
+                    "order_id": "B200",
+                    "address1": "4-5-6 Umeda",
+                    "address2": "Apt 3",
+                    "city": "Kita-ku",
+                    "state": "Osaka",
+                    "zip": "530-0001",
+                    "country": "Japan",
+                },
+            ),
+            "send order B200 to 4-5-6 Umeda, Apt 3, Kita-ku, Osaka 530-0001, Japan",
+        ),
+        (
+            CallTool(
+                tool="modify_pending_order_payment",
+                args={"order_id": "B200", "payment_method_id": "credit_card_1007"},
+            ),
+            "pay for order B200 with your credit card",
+        ),
+        (
+            CallTool(
+                tool="modify_pending_order_payment",
+                args={"order_id": "B200", "payment_method_id": "store_credit_5"},
+            ),
+            "pay for order B200 with your store_credit",  # a kind we have no words for: as is
+        ),
+    ],
+)
+def test_an_address_and_a_method_in_words(call: CallTool, said: str) -> None:
+    assert shown(call, ORDER, PRODUCT, ENGLISH) == said
+
+
+def test_a_return_whose_price_cannot_be_read_is_not_said() -> None:
+    unpriced = ORDER.replace("price=10900", "price=?")
+    call = CallTool(
+        tool="return_delivered_order_items", args={"order_id": "A105", "item_ids": ["1009001"]}
+    )
+    assert shown(call, unpriced, PRODUCT, ENGLISH) is None
+    assert shown(call, ORDER, PRODUCT, ENGLISH) is not None
