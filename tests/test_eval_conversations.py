@@ -24,15 +24,13 @@ from agent_cli.errors import CaseFileError
 from agent_cli.evaluation import end_state, intents
 from agent_cli.evaluation.cases import ReferenceWrite, builtin_cases, load_cases, parse_cases
 from agent_cli.evaluation.judge import judge
-from agent_cli.providers import (
-    playbook,
-    playbook_desk,
-    playbook_intents,
-    playbook_reading,
-    playbook_typos,
-    playbook_who,
-    playbook_writes,
-)
+from agent_cli.providers.playbook import desk as playbook_desk
+from agent_cli.providers.playbook import model as playbook
+from agent_cli.providers.playbook import parts as playbook_intents
+from agent_cli.providers.playbook import reading as playbook_reading
+from agent_cli.providers.playbook import typos as playbook_typos
+from agent_cli.providers.playbook import who as playbook_who
+from agent_cli.providers.playbook import writes as playbook_writes
 from agent_cli.record.outcomes import RunRecord, ToolRun
 from agent_cli.store.samples import SAMPLE_DAY
 from agent_cli.store.sqlite import OrderStore

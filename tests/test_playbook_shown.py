@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from agent_cli.cli import app
 from agent_cli.core.decisions import CallTool
 from agent_cli.policy.consent import Proposal, carries
-from agent_cli.providers import playbook_shown as shown_module
-from agent_cli.providers.playbook_shown import ENGLISH, JAPANESE, shown
+from agent_cli.providers.playbook import shown as shown_module
+from agent_cli.providers.playbook.shown import ENGLISH, JAPANESE, shown
 
 ORDER = (
     "order_id=A105 user_id=u status=DELIVERED total=15800 currency=JPY\n"

@@ -12,9 +12,9 @@ from agent_cli.core.decisions import AskUser, CallTool, FinalAnswer
 from agent_cli.core.seams import Exchange, ModelRequest
 from agent_cli.domain.intents import OFFERS, UNKNOWN
 from agent_cli.policy.claims import claims
-from agent_cli.providers import playbook_unsure
 from agent_cli.providers.playbook import PlaybookModel
-from agent_cli.providers.playbook_turn import intent_of_turn
+from agent_cli.providers.playbook import unsure as playbook_unsure
+from agent_cli.providers.playbook.turn import intent_of_turn
 from agent_cli.store.sqlite import OrderStore
 
 from .helpers import TODAY
@@ -164,7 +164,7 @@ def test_an_emails_local_part_is_never_an_order_code(text: str, codes: list[str]
 def test_a_street_is_never_read_as_a_customers_name(
     text: str, found: tuple[str, str, str] | None
 ) -> None:
-    from agent_cli.providers.playbook_who import _name_and_zip
+    from agent_cli.providers.playbook.who import _name_and_zip
 
     named = _name_and_zip(text)
     assert (named.groups() if named else None) == found
@@ -218,7 +218,7 @@ def test_an_accounts_change_is_said_to_the_customer_without_its_id(
 def test_an_address_in_a_japanese_sentence_is_the_address_alone(
     text: str, street: str, country: str
 ) -> None:
-    from agent_cli.providers.playbook_reading import parsed_address
+    from agent_cli.providers.playbook.reading import parsed_address
 
     parsed = parsed_address(text)
     assert parsed is not None

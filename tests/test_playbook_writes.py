@@ -18,7 +18,7 @@ from agent_cli.core.seams import QUEUE, Exchange, Verdict
 from agent_cli.core.tool_outcomes import Replied
 from agent_cli.errors import NeedsInput
 from agent_cli.providers.playbook import PlaybookModel
-from agent_cli.providers.playbook_writes import customer_said
+from agent_cli.providers.playbook.writes import customer_said
 from agent_cli.runtime.answerers import refuse
 from agent_cli.runtime.assemble import Runtime, build_tools, limits_for
 from agent_cli.runtime.drive import drive

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_cli.providers.playbook_intents import intent_of, parts
+from agent_cli.providers.playbook.parts import intent_of, parts
 
 from .test_playbook_writes import Desk
 

@@ -12,8 +12,8 @@ from agent_cli.core.decisions import CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelRequest
 from agent_cli.core.tool_outcomes import NotFound, Transferred
 from agent_cli.domain.intents import IDENTIFY
-from agent_cli.providers import playbook_who
-from agent_cli.providers.playbook_who import identify
+from agent_cli.providers.playbook import who as playbook_who
+from agent_cli.providers.playbook.who import identify
 
 _TRACKING = re.compile(
     r"(?i)\b(?:where(?:'s| is)|track\w*|when will .* (?:arrive|come|get here)|"
@@ -99,7 +99,7 @@ def tracking(
     texts: str,
     words: _Words,
 ) -> Decision | None:
-    """The next step of "where is my order?" (the turn's intent, playbook_turn.py), or None
+    """The next step of "where is my order?" (the turn's intent, playbook/turn.py), or None
     when no order is named or the tool is not offered: find the customer, track each order,
     answer from the records."""
     if not codes or "track_order" not in {spec.name for spec in request.tools}:

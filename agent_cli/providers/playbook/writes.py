@@ -29,8 +29,8 @@ from agent_cli.core.tool_outcomes import (
     Transferred,
 )
 from agent_cli.policy.consent import ambiguous, explicit_yes
-from agent_cli.providers import playbook_shown
-from agent_cli.providers.playbook_reading import (
+from agent_cli.providers.playbook import shown as playbook_shown
+from agent_cli.providers.playbook.reading import (
     VARIANT,
     Item,
     named_items,
@@ -38,7 +38,7 @@ from agent_cli.providers.playbook_reading import (
     parsed_address,
     variant,
 )
-from agent_cli.providers.playbook_who import Who, identify
+from agent_cli.providers.playbook.who import Who, identify
 
 _CANCEL = re.compile(r"(?i)\bcancel\w*|キャンセル")
 _USER_ADDRESS = re.compile(r"(?i)\b(?:default|account|home|registered) address\b|登録(?:の)?住所")
@@ -187,7 +187,7 @@ def change(
     intent: str,
 ) -> Decision | None:
     """The next step of the change `intent` (cancel, address, user_address, payment, return,
-    items: playbook_turn.py's CHANGES), or None when no order is named or the write tools are
+    items: playbook/turn.py's CHANGES), or None when no order is named or the write tools are
     not offered."""
     offered = {spec.name for spec in request.tools}
     no_order = not codes and intent != "user_address"  # asked for as any question's is
@@ -279,7 +279,7 @@ def _words(talk: _Talk) -> playbook_shown.Shown:
 
 
 def _shown(talk: _Talk, planned: CallTool) -> str | None:
-    """The change as the customer reads it (playbook_shown.py), from what the run read."""
+    """The change as the customer reads it (playbook/shown.py), from what the run read."""
     order = talk.step("get_order_details", order_id=planned.args.get("order_id"))
     products = [s for c, s in talk.made if c.tool == "get_product_details" and not s.is_error]
     record = order.observation if order is not None and not order.is_error else ""

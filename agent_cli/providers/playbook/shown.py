@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from agent_cli.core.decisions import CallTool
-from agent_cli.providers.playbook_reading import ITEM, JA_VALUES, VARIANT, unquote
+from agent_cli.providers.playbook.reading import ITEM, JA_VALUES, VARIANT, unquote
 
 _OPTION = re.compile(r'("(?:[^"\\]|\\.)*")=("(?:[^"\\]|\\.)*")')
 _PRICE = re.compile(r"\bprice=(\d+(?:\.\d+)?)")

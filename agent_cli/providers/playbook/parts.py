@@ -11,7 +11,9 @@ from collections.abc import Sequence
 
 from agent_cli.core.seams import Exchange
 from agent_cli.policy.verdicts import find_order_codes
-from agent_cli.providers import playbook_desk, playbook_who, playbook_writes
+from agent_cli.providers.playbook import desk as playbook_desk
+from agent_cli.providers.playbook import who as playbook_who
+from agent_cli.providers.playbook import writes as playbook_writes
 
 _SPLIT = re.compile(
     r"(?<=[.?!])\s+|(?<=[。？！])\s*(?:(?:それと|あと|また)、?)?|"  # a full stop ends at a space

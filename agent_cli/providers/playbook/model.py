@@ -22,16 +22,14 @@ from agent_cli.core.tool_outcomes import NotFound
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.language import language_of
 from agent_cli.policy.verdicts import find_order_codes, is_japanese
-from agent_cli.providers import (
-    playbook_desk,
-    playbook_intents,
-    playbook_unsure,
-    playbook_who,
-    playbook_writes,
-)
-from agent_cli.providers.playbook_turn import ABOUT_AN_ORDER, CHANGES, intent_of_turn
-from agent_cli.providers.playbook_typos import Typos
-from agent_cli.providers.playbook_writes import customer_said
+from agent_cli.providers.playbook import desk as playbook_desk
+from agent_cli.providers.playbook import parts as playbook_intents
+from agent_cli.providers.playbook import unsure as playbook_unsure
+from agent_cli.providers.playbook import who as playbook_who
+from agent_cli.providers.playbook import writes as playbook_writes
+from agent_cli.providers.playbook.turn import ABOUT_AN_ORDER, CHANGES, intent_of_turn
+from agent_cli.providers.playbook.typos import Typos
+from agent_cli.providers.playbook.writes import customer_said
 
 _FIELD = re.compile(r"(\w+)=(\S+)")
 

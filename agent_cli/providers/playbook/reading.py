@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 
-from agent_cli.providers.playbook_who import EMAIL
+from agent_cli.providers.playbook.who import EMAIL
 
 # The names Japanese customers use for the sample shop's products, and its options' values.
 _JA_NAMES = {
