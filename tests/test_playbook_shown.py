@@ -194,3 +194,54 @@ def test_a_return_whose_price_cannot_be_read_is_not_said() -> None:
     )
     assert shown(call, unpriced, PRODUCT, ENGLISH) is None
     assert shown(call, ORDER, PRODUCT, ENGLISH) is not None
+
+
+@pytest.mark.parametrize(
+    ("rule", "said"),
+    [
+        (
+            "order A105 was delivered 2026-10-06, 62 days ago; returns and exchanges are "
+            "accepted within 30 days of delivery",
+            "注文A105は2026-10-06にお届け済み（62日前）で、返品・交換はお届けから30日以内のみ承っています",
+        ),
+        (
+            "order A100 is delivered; only a pending order can be changed or cancelled: once it "
+            "is delivered, the customer can return or exchange items",
+            "注文A100は発送準備中ではないため、変更やキャンセルはできません（お届け後は返品・交換を承ります）",
+        ),
+        (
+            "order B200 is pending; only a delivered order's items can be returned or exchanged",
+            "注文B200はお届け前か、すでに返品・交換済みのため、返品・交換はできません",
+        ),
+        (
+            "order B201's items were changed already, and an order is changed once",
+            "注文B201は商品の変更が済んでいるため、これ以上の変更やキャンセルはできません",
+        ),
+        ("order C300 is cancelled; nothing more can be done", "注文C300はキャンセル済みのため"),
+        ("a rule we have no words for", "a rule we have no words for"),  # as the tool said it
+    ],
+)
+def test_the_desks_refusals_in_japanese(rule: str, said: str) -> None:
+    from agent_cli.providers.playbook.rules_ja import in_japanese
+
+    assert in_japanese(rule).startswith(said)
+
+
+def test_a_japanese_customer_reads_a_refusal_and_a_denial_in_japanese() -> None:
+    runner = CliRunner()
+    refused = runner.invoke(
+        app, ["chat", "--dry-run"], input="A100をキャンセルしてください。haruki.sato@example.com\n"
+    )
+    answer = refused.stdout.split("Answer:")[-1]
+    assert "注文A100は発送準備中ではないため、変更やキャンセルはできません" in answer
+    assert "only a pending order" not in answer
+    env = {"AGENT_TODAY": "2026-10-13"}
+    question = "A105のTシャツをLサイズに交換したいです。mei.watanabe@example.com\nはい\n"
+    argv = ["chat", "--today", "2026-10-13"]
+    denied = runner.invoke(app, [*argv, "--dry-run"], input=question, env=env)
+    answer = denied.stdout.split("Answer:")[-1]
+    assert "担当者の承認が得られませんでした。何も変更していません。" in answer
+    assert "exchange T-Shirt" not in answer  # the tool's line is the operator's
+    queued = runner.invoke(app, argv, input=question, env=env)  # no terminal: it waits
+    answer = queued.stdout.split("Answer:")[-1]
+    assert "承認待ちです（#1）。まだ何も変更されていません：注文A105のT-Shirtを交換" in answer

@@ -19,6 +19,7 @@ from decimal import Decimal
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.core.tool_outcomes import NotFound
+from agent_cli.language import intents
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.language import language_of
 from agent_cli.policy.verdicts import find_order_codes, is_japanese
@@ -27,7 +28,7 @@ from agent_cli.providers.playbook import parts as playbook_intents
 from agent_cli.providers.playbook import unsure as playbook_unsure
 from agent_cli.providers.playbook import who as playbook_who
 from agent_cli.providers.playbook import writes as playbook_writes
-from agent_cli.providers.playbook.turn import ABOUT_AN_ORDER, CHANGES, intent_of_turn
+from agent_cli.providers.playbook.turn import ABOUT_AN_ORDER, CHANGES, RETURN_TOO, intent_of_turn
 from agent_cli.providers.playbook.typos import Typos
 from agent_cli.providers.playbook.writes import customer_said
 
@@ -82,7 +83,18 @@ class PlaybookModel:
         words = playbook_desk.JAPANESE if heard.japanese else playbook_desk.ENGLISH
         status = intent == "refund_status"
         said = playbook_desk.refund_status(codes, lookups, words) if status else None
-        return FinalAnswer(answer=said or writer.answer(facts, heard.policy))
+        return FinalAnswer(
+            answer=said or writer.answer(facts, heard.policy) + _offer(request, facts, writer)
+        )
+
+
+def _offer(request: ModelRequest, facts: list[_Fact], writer: _Language) -> str:
+    """After a refundable verdict, the return that sends the money back, offered when the intent
+    model finds a return likely too ("Can I return it for a refund?"), not for eligibility alone."""
+    returns = any(spec.name == "return_delivered_order_items" for spec in request.tools)
+    refundable = returns and any(f.verdict == "refundable" for f in facts)
+    sending_back = intents.read(request.goal).probabilities.get("return", 0.0) if refundable else 0
+    return writer.offer_return if sending_back >= RETURN_TOO else ""
 
 
 def _not_understood(request: ModelRequest, heard: _Heard, intent: str) -> Decision:
@@ -319,6 +331,7 @@ class _Language:
 
     or_: str
     capped: str  # after a refundable verdict, when one refund may be less than what is left
+    offer_return: str  # after a refundable verdict, when the desk can start the return
 
     def answer(self, facts: list[_Fact], policy_step: Step | None) -> str:
         if facts:
@@ -402,6 +415,8 @@ _ENGLISH = _Language(
     "Please give the code as it is written on your order confirmation.",
     or_=" or ",
     capped=" This desk refunds at most {cap} at a time; more needs a supervisor.",
+    offer_return=" If you would like, I can start the return that sends the money back: tell "
+    "me which items, and the email on your account.",
 )
 
 _JAPANESE = _Language(
@@ -428,4 +443,6 @@ _JAPANESE = _Language(
     "ご注文確認メールに記載の注文番号を教えてください。",
     or_="または",
     capped="この窓口で一度に返金できるのは{cap}までです。それを超える分は担当者が対応します。",
+    offer_return="ご希望でしたら、返金のための返品手続きをいたします。返品する商品と、ご登録の"
+    "メールアドレスをお知らせください。",
 )

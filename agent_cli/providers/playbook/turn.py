@@ -14,6 +14,8 @@ from agent_cli.policy.language import language_of
 
 _CARRIES_ON = frozenset({"orders", "greeting", "other", UNKNOWN})  # an email, a yes, "the mugs"
 NEW_REQUEST_AT = 0.8  # a reply this surely another intent starts a new request
+RETURN_TOO = 0.2  # a return this likely beside a refund: after its verdict, the return is offered
+
 # The desk's writes by the intent that asks for them (an exchange and an item change are one
 # flow: the order's status says which write it is).
 CHANGES = {

@@ -29,6 +29,7 @@ from agent_cli.core.tool_outcomes import (
     Transferred,
 )
 from agent_cli.policy.consent import ambiguous, explicit_yes
+from agent_cli.providers.playbook import rules_ja
 from agent_cli.providers.playbook import shown as playbook_shown
 from agent_cli.providers.playbook.reading import (
     VARIANT,
@@ -297,24 +298,30 @@ def _outcome(step: Step, talk: _Talk) -> FinalAnswer:
     """What became of a write (or of the read before it), in the customer's words: a refusal
     names the rule the tool gave."""
     words = talk.words
+    # A Japanese customer reads the change in Japanese (shown.py), not the tool's English line.
+    said = _shown(talk, step.call) if words.japanese and step.call is not None else None
     match step.outcome:
         case Failed(message=message):
             rule = _rule(message, talk.offered)
+            rule = rules_ja.in_japanese(rule) if words.japanese else rule
             return FinalAnswer(answer=words.refused.format(what=talk.about, rule=rule))
         case Changed(change_id=number, summary=summary):
-            return FinalAnswer(answer=words.changed.format(number=number, summary=summary))
+            return FinalAnswer(answer=words.changed.format(number=number, summary=said or summary))
         case Queued(item=number, summary=summary):
-            return FinalAnswer(answer=words.queued.format(number=number, summary=summary))
+            return FinalAnswer(answer=words.queued.format(number=number, summary=said or summary))
         case Simulated(summary=summary):
-            return FinalAnswer(answer=words.dry_run.format(summary=summary))
+            return FinalAnswer(answer=words.dry_run.format(summary=said or summary))
         case Denied(reason=reason):
-            reason = reason.split("\n")[0].rstrip(".")
+            reason = NOT_APPROVED if words.japanese else reason.split("\n")[0].rstrip(".")
             return FinalAnswer(answer=words.denied.format(what=talk.about, reason=reason))
         case Read() | NotFound() | Proposed() | Refunded() | Transferred() | Replied() | Opaque():
             reason = step.observation.split("\n")[0].rstrip(".")
             return FinalAnswer(answer=words.denied.format(what=talk.about, reason=reason))
         case _:
             assert_never(step.outcome)
+
+
+NOT_APPROVED = "担当者の承認が得られませんでした"  # a Japanese customer's word for a denial
 
 
 def _rule(error: str, tools: Iterable[str]) -> str:
