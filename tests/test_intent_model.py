@@ -19,9 +19,9 @@ from agent_cli.language.intent_model import IntentModel, features, normalise
 from agent_cli.language.intent_scores import held_out, score
 
 # The floor the held-out accuracy must not drop below, per language (an `unknown` reading counts
-# as wrong). Measured 91.4% (English) and 90.8% (Japanese) when last set; issue 49 asks for 95%,
+# as wrong). Measured 91.6% (English) and 91.3% (Japanese) when last set; issue 49 asks for 95%,
 # which this corpus and model do not reach yet (benchmarks/intents.py prints the figures).
-FLOOR = {"en": 0.89, "ja": 0.88}
+FLOOR = {"en": 0.89, "ja": 0.89}
 
 
 @pytest.fixture(scope="module")

