@@ -7,8 +7,8 @@
 (c) TCP connections opened per run; (d) request bytes per step, tools mode vs json mode, over a
 10-step run; (e) the history's bounds; (f) the first request of the seed's question and of desk
 questions, with the tools `agent ask` offers them by the conversation's phase, both modes
-(issue 49: the seed's at most 1,500 bytes; the largest request of a whole desk conversation,
-at most 8,000, is kept by tests/test_desk_requests.py: 7,957 today). Prints a table;
+(issue 49: the seed's at most 1,500 bytes); (g) every request of a whole exchange on the
+sample shop (issue 49: the largest at most 8,000; `--desk` prints it alone). Prints a table;
 asserts nothing.
 """
 
@@ -103,7 +103,12 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=100)
-    runs = parser.parse_args().runs
+    parser.add_argument("--desk", action="store_true", help="(g) alone")
+    args = parser.parse_args()
+    if args.desk:
+        desk_conversation()
+        return
+    runs = args.runs
     STORE = OrderStore.open(Path(tempfile.mkdtemp()) / "orders.db")
 
     fast = Server(latency=0.0)
@@ -148,6 +153,7 @@ def main() -> None:
         )
     bounded_history()
     desk_first_requests()
+    desk_conversation()
 
 
 DESK_QUESTIONS = (
@@ -191,6 +197,77 @@ def desk_first_requests() -> None:
             f"(f) {mode:5} mode, first request: seed question {seed} B; {len(desk)} desk "
             f"questions {min(desk)}-{max(desk)} B (largest: {largest!r})"
         )
+
+
+MEI = "mei.watanabe@example.com"
+EXCHANGE = {
+    "order_id": "A105",
+    "item_ids": ["1008001"],
+    "new_item_ids": ["1008002"],
+    "payment_method_id": "gift_card_1006",
+}
+
+
+def desk_conversation() -> None:
+    """(g) Every request of a whole exchange, as the `openai` adapter would send it (its body
+    measured, nothing sent): look the order up, identify, read the order and the product,
+    propose, ask for the yes, commit, answer; on the sample shop, offered by phase
+    (issue 49: the largest at most 8,000 bytes)."""
+    import os
+    from contextlib import ExitStack
+    from dataclasses import replace
+
+    from agent_cli.core.decisions import AskUser, CallTool, FinalAnswer
+    from agent_cli.core.events import ApprovalRequested, QuestionAsked
+    from agent_cli.core.seams import ModelReply, ModelRequest, Verdict
+    from agent_cli.runtime.assemble import open_runtime
+    from agent_cli.runtime.options import RunOptions
+    from agent_cli.store.samples import SAMPLE_SHOP
+    from agent_cli.store.sqlite import OrderStore
+
+    script = [
+        CallTool(tool="lookup_order", args={"order_code": "A105"}),
+        CallTool(tool="find_user_id_by_email", args={"email": MEI}),
+        CallTool(tool="get_order_details", args={"order_id": "A105"}),
+        CallTool(tool="get_product_details", args={"product_id": "P-TSHIRT"}),
+        CallTool(tool="exchange_delivered_order_items", args=EXCHANGE),
+        AskUser(question="Shall I make change P1, the T-shirt for size L? Please say yes or no."),
+        CallTool(tool="exchange_delivered_order_items", args=EXCHANGE),
+        FinalAnswer(answer="Order A105: your T-shirt is exchanged for size L (change #1)."),
+    ]
+    measure = adapter("http://127.0.0.1:9")  # never called: only its bodies are built
+    sizes: list[int] = []
+
+    class Measured:
+        provider, model = "openai", "bench"
+
+        def decide(self, request: ModelRequest) -> ModelReply:
+            body = json.dumps(measure.body(request), separators=(",", ":"), ensure_ascii=False)
+            sizes.append(len(body.encode()))
+            return ModelReply(script.pop(0))
+
+    database = Path(tempfile.mkdtemp()) / "sample.db"  # the run's changes land here
+    OrderStore.open(database, seed=SAMPLE_SHOP).close()
+    os.environ.update(AGENT_DB=str(database), AGENT_TODAY="2026-10-13")
+    with ExitStack() as stack:
+        runtime = open_runtime(RunOptions(today="2026-10-13"), stack)  # a throwaway store
+        runtime = replace(runtime, model=Measured())
+        events = runtime.events(f"I'd like to exchange the T-shirt in A105 for size L. {MEI}")
+        event: Any = next(events)
+        try:
+            while True:
+                if isinstance(event, QuestionAsked):
+                    event = events.send("yes")
+                elif isinstance(event, ApprovalRequested):
+                    event = events.send(Verdict(approved=True, by="operator"))
+                else:
+                    event = next(events)
+        except StopIteration:
+            pass
+    print(
+        f"(g) a whole exchange, {len(sizes)} requests (tools mode): "
+        f"{', '.join(f'{s:,}' for s in sizes)} B; the largest {max(sizes):,} B"
+    )
 
 
 def bounded_history() -> None:

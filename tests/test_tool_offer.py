@@ -158,3 +158,9 @@ def test_while_a_proposal_waits_for_its_yes_only_that_write_is_offered() -> None
     assert len(ready_tools(again)) == 4
     read_after = (*proposed, _read(2, "get_order_details", "delivered"))
     assert waiting_write(read_after) is None
+    from agent_cli.core.tool_outcomes import Changed, Failed
+
+    made = Step(3, CallTool(tool="exchange"), "x", False, outcome=Changed(1, "exchange", "s"))
+    assert waiting_write((*yes, made)) == "exchange"  # made: the answer is about it alone
+    refused = Step(3, CallTool(tool="exchange"), "x", True, outcome=Failed("gone"))
+    assert waiting_write((*yes, refused)) is None  # refused: another way may be needed

@@ -41,7 +41,7 @@ from typing import Any
 
 from agent_cli.core.decisions import ASK_USER_TOOL, Step
 from agent_cli.core.seams import ModelRequest, ToolSpec
-from agent_cli.core.tool_outcomes import Proposed, Read, Replied
+from agent_cli.core.tool_outcomes import Changed, Proposed, Queued, Read, Replied, Simulated
 from agent_cli.domain.intents import SWAPS as CATALOG
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.grounding import LOOKUP_TOOL, computed_verdicts
@@ -187,10 +187,11 @@ def ready_tools(request: ModelRequest) -> tuple[ToolSpec, ...]:
 
 
 def waiting_write(history: tuple[Step, ...]) -> str | None:
-    """The write whose proposal waits for the customer's yes: the last step that was not a
-    question proposed it, and the customer has not answered anything but yes since. While it
-    waits, the conversation is about that change alone (the other writes and the catalogue
-    cost their bytes and a small model's attention); a no ends it, and all is offered again."""
+    """The write the conversation is about: the last step that was not a question proposed it
+    (or made, queued or simulated it after the yes), and the customer has answered nothing but
+    yes since. Until then, the other writes and the catalogue are not offered (they cost their
+    bytes and a small model's attention); a no, a refusal or any other call ends it, and all
+    is offered again."""
     for step in reversed(history):
         if step.call is None:
             continue
@@ -199,7 +200,8 @@ def waiting_write(history: tuple[Step, ...]) -> str | None:
             if not explicit_yes(reply):
                 return None
             continue
-        return step.call.tool if isinstance(step.outcome, Proposed) else None
+        about = isinstance(step.outcome, Proposed | Changed | Queued | Simulated)
+        return step.call.tool if about else None
     return None
 
 
