@@ -200,12 +200,9 @@ def desk_first_requests() -> None:
 
 
 MEI = "mei.watanabe@example.com"
-EXCHANGE = {
-    "order_id": "A105",
-    "item_ids": ["1008001"],
-    "new_item_ids": ["1008002"],
-    "payment_method_id": "gift_card_1006",
-}
+# The sample shop's exchange of A105's T-shirt (M, navy) for its size L, paid by gift card.
+EXCHANGE = dict(order_id="A105", item_ids=["1008001"], new_item_ids=["1008002"])
+EXCHANGE["payment_method_id"] = "gift_card_1006"
 
 
 def desk_conversation() -> None:
