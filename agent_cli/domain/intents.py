@@ -55,7 +55,7 @@ def _row(
 
 ORDER = "get_order_details"
 ACCOUNT = "get_user_details"
-SWAPS = ("get_product_details", "get_item_details", "list_all_product_types", "calculate")
+CATALOG = ("get_product_details", "get_item_details", "list_all_product_types", "calculate")
 
 
 TABLE: tuple[IntentRow, ...] = (
@@ -102,7 +102,7 @@ TABLE: tuple[IntentRow, ...] = (
     _row(
         "items",
         ("modify_pending_order_items",),
-        uses=(ORDER, ACCOUNT, *SWAPS),
+        uses=(ORDER, ACCOUNT, *CATALOG),
         acts=True,
         en="change the items of an order that has not shipped",
         ja="発送前のご注文の商品の変更",
@@ -126,7 +126,7 @@ TABLE: tuple[IntentRow, ...] = (
     _row(
         "exchange",
         ("exchange_delivered_order_items",),
-        uses=(ORDER, ACCOUNT, *SWAPS),
+        uses=(ORDER, ACCOUNT, *CATALOG),
         acts=True,
         en="exchange items of a delivered order",
         ja="お届け済みの商品の交換",

@@ -26,7 +26,7 @@ SMOOTHING = 0.1  # additive smoothing of every feature's count
 SHARPNESS = 6.0  # a message's mean log-likelihood per feature, scaled into a probability
 VERSION = 2  # bump when the features or the training change: the cache is keyed by it
 
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+EMAIL = re.compile(r"[\w.%+-]+@[\w-]+(?:\.[\w-]+)+")  # policy/verdicts.py reads it too
 _CODE = re.compile(r"#?\b[a-z]{1,3}[0-9]{2,9}\b|#[0-9]{4,}")
 _DIGITS = re.compile(r"[0-9]+")
 _WORD = re.compile(r"[a-z0-9#@']+|[\u3000-\u9fff\uff00-\uffef]+")
@@ -58,7 +58,7 @@ class Reading:
 def normalise(text: str) -> str:
     """The text as the model reads it: NFKC, lower case, codes/emails/digits folded."""
     folded = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
-    folded = _EMAIL.sub(" @mail ", folded)
+    folded = EMAIL.sub(" @mail ", folded)
     folded = _CODE.sub(" #code ", folded)
     folded = _DIGITS.sub("0", folded)
     return _SPACE.sub(" ", folded).strip()

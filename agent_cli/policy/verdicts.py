@@ -22,6 +22,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Literal
 
+from agent_cli.language.intent_model import EMAIL
 from agent_cli.policy.language import language_of
 
 Verdict = Literal["refundable", "not_refundable", "not_found"]
@@ -29,15 +30,13 @@ Verdict = Literal["refundable", "not_refundable", "not_found"]
 # ASCII word boundaries: "注文A100は" has one before A; `_` is a word character, so fold turns
 # it into a space first ("_A100_" is Markdown emphasis). Faster than lookarounds.
 CODE = re.compile(r"\b[A-Za-z]{1,3}[0-9]{2,9}\b", re.ASCII)
-# An email's local part is no order code: τ²-bench's customers are `sofia.li9874@...`.
-_EMAIL = re.compile(r"[\w.%+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def find_order_codes(text: str) -> list[str]:
     """Order codes in `text`, upper-cased, in order of first mention (full-width folded),
     none read from an email address."""
-    folded = fold(text)
-    unmailed = _EMAIL.sub(" ", folded) if "@" in folded else folded
+    folded = fold(text)  # τ²-bench's emails hold code-like parts: `sofia.li9874@...`
+    unmailed = EMAIL.sub(" ", folded) if "@" in folded else folded
     return list(dict.fromkeys(match.upper() for match in CODE.findall(unmailed)))
 
 

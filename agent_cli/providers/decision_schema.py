@@ -42,7 +42,7 @@ from typing import Any
 from agent_cli.core.decisions import ASK_USER_TOOL, Step
 from agent_cli.core.seams import ModelRequest, ToolSpec
 from agent_cli.core.tool_outcomes import Changed, Proposed, Queued, Read, Replied, Simulated
-from agent_cli.domain.intents import SWAPS as CATALOG
+from agent_cli.domain.intents import CATALOG
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.grounding import LOOKUP_TOOL, computed_verdicts
 from agent_cli.policy.verdicts import find_order_codes, is_japanese, opening, read_amount
