@@ -125,3 +125,17 @@ def identify_for(code: str) -> dict[str, Any]:
     order = next(o for o in SAMPLE_SHOP.orders if o.code == code)
     customer = next(c for c in SAMPLE_SHOP.customers if c.id == order.customer_id)
     return {"type": "tool", "tool": "find_user_id_by_email", "args": {"email": customer.email}}
+
+
+def consented_refund(args: dict[str, Any], proposal: str = "P1") -> list[dict[str, Any]]:
+    """A script's steps refunding in a customer conversation: identify the order's customer,
+    propose the refund (nothing moves), put it to the customer by its id, and call again after
+    their yes (the reply the test feeds). Money moves only on the customer's yes to that refund."""
+    refund = {"type": "tool", "tool": "issue_refund", "args": args}
+    question = f"Shall I make change {proposal}, the refund on {args['order_code']}? yes or no"
+    return [
+        identify_for(args["order_code"]),
+        refund,
+        {"type": "ask_user", "question": question},
+        refund,
+    ]

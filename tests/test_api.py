@@ -108,19 +108,19 @@ def test_a_question_nobody_answers_ends_the_run_needing_input(tmp_path: Path) ->
     assert result.exit_code == 4
 
 
-def test_a_refund_waits_in_the_queue_as_with_no_terminal(tmp_path: Path) -> None:
+def test_a_refund_asked_in_one_call_waits_for_the_customer_s_yes(tmp_path: Path) -> None:
+    """The Python API's `ask` is one message: the refund is proposed and put to the customer,
+    and nothing is queued or paid until a yes that this call cannot carry."""
     delivered_recently("A100")
     config = refunds_config(tmp_path)
     script = refund_script(tmp_path, "A100")
     result = agent_cli.ask(QUESTION, script=str(script), config=str(config))
-    assert result.status == "pending_approval"
-    assert result.ok
-    assert result.exit_code == 5
-    decided = [e for e in result.events if isinstance(e, agent_cli.ApprovalDecided)]
-    assert len(decided) == 1 and not decided[0].approved and decided[0].queued is not None
+    assert (result.status, result.exit_code) == ("needs_input", 4)
+    assert result.asked is not None and "P1" in result.asked
+    assert not any(isinstance(e, agent_cli.ApprovalRequested) for e in result.events)
     store = OrderStore.open(Path(os.environ["AGENT_DB"]))
     try:
-        assert [(item.order_code, item.status) for item in listed(store)] == [("A100", "pending")]
+        assert listed(store) == []  # nothing queued
         assert store.refunds("A100") == []  # nothing paid
     finally:
         store.close()

@@ -17,7 +17,7 @@ from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
 
-from .helpers import delivered_recently, identify_for, json_lines
+from .helpers import consented_refund, delivered_recently, json_lines
 
 runner = CliRunner()
 
@@ -29,19 +29,21 @@ def config(tmp_path: Path, extra: str = "") -> Path:
 
 
 def queue_a_refund(tmp_path: Path, amount: int = 1000, reason: str = "damaged") -> Result:
-    """`agent ask` with no terminal (CliRunner's stdin is not one): the refund is queued."""
+    """A customer's conversation with no terminal (`agent chat` fed by a pipe: CliRunner's
+    stdin is not one): the customer says yes to the refund, nobody here can approve it, so it
+    is queued."""
     delivered_recently("A100")
     script = tmp_path / "s.json"
     refund = {"order_code": "A100", "amount": amount, "reason": reason}
     decisions = [
-        identify_for("A100"),
-        {"type": "tool", "tool": "issue_refund", "args": refund},
+        *consented_refund(refund),
         {"type": "final", "answer": "Your refund is pending approval."},
     ]
     script.write_text(json.dumps(decisions))
-    argv = ["ask", "Refund A100, it arrived broken", "--script", str(script)]
+    argv = ["chat", "--script", str(script)]
     argv += ["--config", str(config(tmp_path)), "--trace", str(tmp_path / "t.jsonl")]
-    return runner.invoke(app, argv, env={"AGENT_OPERATOR": "night-bot"})
+    turns = "Refund A100, it arrived broken\nyes\n"
+    return runner.invoke(app, argv, input=turns, env={"AGENT_OPERATOR": "night-bot"})
 
 
 def agent_process(*args: str) -> subprocess.Popen[str]:
@@ -67,12 +69,14 @@ def test_a_headless_run_queues_the_refund_and_another_process_approves_it(
     tmp_path: Path,
 ) -> None:
     result = queue_a_refund(tmp_path)
-    assert result.exit_code == 5, result.stderr
-    assert "agent: note: Answered; 1 action(s) await approval (#1)" in result.stderr
+    assert result.exit_code == 0, result.stderr
+    assert "awaiting approval: agent approvals show 1" in result.stdout
     records = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
     decided = next(r for r in records if r["event"] == "approval_decided")
     assert (decided["approved"], decided["queued"]) == (False, 1)
-    observed = next(r for r in records if r.get("tool") == "issue_refund" and "observation" in r)
+    refunds = [r for r in records if r.get("tool") == "issue_refund" and "observation" in r]
+    proposed, observed = refunds
+    assert proposed["observation"].startswith("PROPOSED (nothing is changed yet) as change P1")
     assert observed["observation"].startswith("QUEUED: the refund of 1,000 JPY on order A100")
     assert records[-1]["status"] == "pending_approval"
     assert records[-1]["answer"] == "Your refund is pending approval."
@@ -97,7 +101,7 @@ def test_a_headless_run_queues_the_refund_and_another_process_approves_it(
 
 
 def test_approving_twice_makes_one_refund(tmp_path: Path) -> None:
-    assert queue_a_refund(tmp_path).exit_code == 5
+    assert queue_a_refund(tmp_path).exit_code == 0
     assert runner.invoke(app, ["approvals", "approve", "1"]).exit_code == 0
     again = runner.invoke(app, ["approvals", "approve", "1"])
     assert again.exit_code == 1
@@ -106,7 +110,7 @@ def test_approving_twice_makes_one_refund(tmp_path: Path) -> None:
 
 
 def test_two_processes_approving_at_once_make_one_refund(tmp_path: Path) -> None:
-    assert queue_a_refund(tmp_path).exit_code == 5
+    assert queue_a_refund(tmp_path).exit_code == 0
     both = [agent_process("approvals", "approve", "1") for _ in range(2)]
     codes = sorted(p.wait(timeout=60) for p in both)
     assert codes == [0, 1]
@@ -114,7 +118,7 @@ def test_two_processes_approving_at_once_make_one_refund(tmp_path: Path) -> None
 
 
 def test_an_expired_item_cannot_be_approved(tmp_path: Path) -> None:
-    assert queue_a_refund(tmp_path).exit_code == 5
+    assert queue_a_refund(tmp_path).exit_code == 0
     with sqlite3.connect(os.environ["AGENT_DB"]) as db:  # as if 72 hours had passed
         db.execute("UPDATE approvals SET expires_at = '2000-01-01T00:00:00+00:00'")
     assert items()[0]["state"] == "expired"
@@ -125,7 +129,7 @@ def test_an_expired_item_cannot_be_approved(tmp_path: Path) -> None:
 
 
 def test_an_order_changed_since_it_was_queued_is_refused_at_commit(tmp_path: Path) -> None:
-    assert queue_a_refund(tmp_path).exit_code == 5
+    assert queue_a_refund(tmp_path).exit_code == 0
     with sqlite3.connect(os.environ["AGENT_DB"]) as db:  # cancelled meanwhile
         db.execute("UPDATE orders SET status = 'CANCELLED' WHERE code = 'A100'")
     result = runner.invoke(app, ["approvals", "approve", "1"])
@@ -136,7 +140,7 @@ def test_an_order_changed_since_it_was_queued_is_refused_at_commit(tmp_path: Pat
 
 
 def test_a_refund_made_meanwhile_is_counted_at_commit(tmp_path: Path) -> None:
-    assert queue_a_refund(tmp_path, amount=50_000).exit_code == 5
+    assert queue_a_refund(tmp_path, amount=50_000).exit_code == 0
     with sqlite3.connect(os.environ["AGENT_DB"]) as db:  # most of it refunded another way
         db.execute(
             "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
@@ -149,7 +153,7 @@ def test_a_refund_made_meanwhile_is_counted_at_commit(tmp_path: Path) -> None:
 
 
 def test_a_denied_item_is_closed_with_its_reason(tmp_path: Path) -> None:
-    assert queue_a_refund(tmp_path).exit_code == 5
+    assert queue_a_refund(tmp_path).exit_code == 0
     denied = runner.invoke(app, ["approvals", "deny", "1", "--reason", "photo shows no damage"])
     assert denied.exit_code == 0 and "#1: denied: denied: photo shows no damage" in denied.stdout
     assert runner.invoke(app, ["approvals", "approve", "1"]).exit_code == 1
@@ -159,8 +163,8 @@ def test_a_denied_item_is_closed_with_its_reason(tmp_path: Path) -> None:
 
 
 def test_the_same_refund_proposed_twice_waits_as_one_item(tmp_path: Path) -> None:
-    assert queue_a_refund(tmp_path).exit_code == 5
-    assert queue_a_refund(tmp_path).exit_code == 5
+    assert queue_a_refund(tmp_path).exit_code == 0
+    assert queue_a_refund(tmp_path).exit_code == 0
     assert len(items()) == 1
 
 
@@ -168,16 +172,20 @@ def refund_script(tmp_path: Path, answer: str) -> Path:
     delivered_recently("A100")
     script = tmp_path / "s.json"
     refund = {"order_code": "A100", "amount": 1000, "reason": "damaged"}
-    call = {"type": "tool", "tool": "issue_refund", "args": refund}
-    script.write_text(json.dumps([identify_for("A100"), call, {"type": "final", "answer": answer}]))
+    script.write_text(json.dumps([*consented_refund(refund), {"type": "final", "answer": answer}]))
     return script
 
 
+def chat_refund(tmp_path: Path, script: Path, *options: str) -> Result:
+    """The customer asks for the refund and says yes to it, in a piped `agent chat`."""
+    argv = ["chat", "--script", str(script), "--config", str(config(tmp_path)), *options]
+    return runner.invoke(app, argv, input="Refund A100\nyes\n")
+
+
 def test_a_dry_run_never_queues(tmp_path: Path) -> None:
-    script = refund_script(tmp_path, "ok")
-    argv = ["ask", "Refund A100", "--script", str(script), "--dry-run"]
-    result = runner.invoke(app, [*argv, "--config", str(config(tmp_path))])
+    result = chat_refund(tmp_path, refund_script(tmp_path, "ok"), "--dry-run")
     assert result.exit_code == 0, result.stderr
+    assert "was not approved: no one could be asked" in result.stdout  # it got this far
     assert items() == []
 
 
@@ -191,10 +199,8 @@ def test_unknown_items_and_states_are_clear_errors() -> None:
 
 
 def test_the_run_and_its_log_show_which_item_waits(tmp_path: Path) -> None:
-    script = refund_script(tmp_path, "It is pending.")
-    argv = ["ask", "Refund A100", "--script", str(script), "--config", str(config(tmp_path))]
-    shown = runner.invoke(app, argv)
-    assert shown.exit_code == 5
+    shown = chat_refund(tmp_path, refund_script(tmp_path, "It is pending."))
+    assert shown.exit_code == 0, shown.stderr
     assert "queued as #1" in shown.stdout
     assert "awaiting approval: agent approvals show 1" in shown.stdout
     logged = runner.invoke(app, ["logs", "show"])

@@ -14,7 +14,7 @@ import pexpect
 import pytest
 
 from .fakellm import FakeLLM, Reply, openai_text
-from .helpers import delivered_recently, identify_for
+from .helpers import consented_refund, delivered_recently, identify_for
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
@@ -119,14 +119,11 @@ def refund_run(
     config = tmp_path / "c.toml"
     config.write_text("[refunds]\nenabled = true\nmax_per_run = 5\n")
     script = tmp_path / "s.json"
-    calls: list[dict[str, object]] = [
-        {
-            "type": "tool",
-            "tool": "issue_refund",
-            "args": {"order_code": "A100", "amount": amount, "reason": reason},
-        }
-        for amount in amounts
-    ]
+    calls: list[dict[str, object]] = []
+    for n, amount in enumerate(amounts, start=1):  # each proposed, put to the customer, called
+        args = {"order_code": "A100", "amount": amount, "reason": reason}
+        steps = consented_refund(args, proposal=f"P{n}")
+        calls += steps[1:]
     answer = {"type": "final", "answer": "Refund handled."}
     script.write_text(json.dumps([identify_for("A100"), *calls, answer]))
     options = ("--script", str(script), "--config", str(config), "--today", "2026-10-13", *extra)
@@ -138,12 +135,21 @@ def refund_run(
     return child
 
 
+def customer_says_yes(child: pexpect.spawn) -> None:
+    """The customer's yes to the refund put to them, typed at the reply prompt."""
+    child.expect(r"P\d, the refund on A100\? yes or no")
+    child.expect("reply> ")
+    child.sendline("yes")
+
+
 def test_refund_approval_at_the_terminal_is_per_exact_call(tmp_path: Path) -> None:
     child = refund_run(tmp_path, 1000, 2000)
+    customer_says_yes(child)
     child.expect(r"needs approval: refund 1,000 JPY on order A100 \(reason: 'damaged'")
     child.expect(r"Approve\? \[y/N\] ")  # the line above says what: not said twice
     child.sendline("y")
     child.expect("REFUNDED: refund #2 of 1,000 JPY")
+    customer_says_yes(child)
     child.expect(r"needs approval: refund 2,000 JPY on order A100")
     child.expect(r"Approve\? \[y/N\] ")
     child.sendline("maybe")  # not an answer: asked again, not taken as a silent No
@@ -162,6 +168,7 @@ def test_refund_approval_at_the_terminal_is_per_exact_call(tmp_path: Path) -> No
 @pytest.mark.parametrize("command", ["ask", "chat"])
 def test_just_enter_at_the_approval_prompt_is_a_no(tmp_path: Path, command: str) -> None:
     child = refund_run(tmp_path, 1000, command=command)
+    customer_says_yes(child)
     child.expect(r"needs approval: refund 1,000 JPY on order A100")
     child.expect(r"pprove\? \[y/N\] ")
     child.sendline("")
@@ -191,6 +198,7 @@ def test_sigterm_at_the_chat_prompt_ends_the_session_with_143() -> None:
 
 def test_a_dry_run_refund_is_approved_but_writes_nothing(tmp_path: Path) -> None:
     child = refund_run(tmp_path, 1000, extra=("--dry-run",))
+    customer_says_yes(child)
     child.expect(r"needs approval: refund 1,000 JPY on order A100")
     child.expect(r"Approve\? \[y/N\] ")
     child.sendline("y")
@@ -233,6 +241,7 @@ def test_sigterm_at_the_reply_prompt_exits_143(tmp_path: Path, command: str) -> 
 def test_sigterm_at_the_approval_prompt_exits_143(tmp_path: Path) -> None:
     trace = tmp_path / "t.jsonl"
     child = refund_run(tmp_path, 1000, extra=("--trace", str(trace)))
+    customer_says_yes(child)
     _terminated_at_prompt(child, r"\[y/N\] ", trace)
     assert subprocess_json("orders", "show", "A100", "--json")["refunds"] == []
 

@@ -4,6 +4,7 @@ two commits of one proposal (or of two that conflict) changing the store once.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -256,15 +257,16 @@ def converse(
     *,
     meanwhile: Any = None,
     session: CustomerSession | None = None,
+    toolbox: Callable[[OrderStore, CustomerSession], ToolRegistry] | None = None,
     **kw: Any,
 ) -> list[Event]:
     """A run whose questions get `replies` and approvals `verdicts` in turn; `meanwhile(store)`
-    runs after each reply, before the model goes on."""
+    runs after each reply, before the model goes on. `toolbox`: other tools than the writes."""
     session = session or CustomerSession()
     events = run(
         "Please cancel B200",
         ScriptedModel(decisions),
-        tools(store, session, **kw),
+        toolbox(store, session) if toolbox else tools(store, session, **kw),
         limits=Limits(12, grounding=False),
         hear=session.consent.heard,
     )

@@ -181,7 +181,8 @@ def test_without_a_reset_the_same_customer_is_still_identified(tmp_path: Any) ->
     assert 'name="Aoi Suzuki"' in account and not tracking.startswith("ERROR")
 
 
-def _refunds(store: OrderStore, session: CustomerSession) -> ToolRegistry:
+def refund_toolbox(store: OrderStore, session: CustomerSession) -> ToolRegistry:
+    """The desk's tools and issue_refund, for one conversation, on the sample shop's day."""
     from datetime import date
 
     from agent_cli.core.budget import RefundCounter
@@ -204,7 +205,7 @@ def test_money_goes_back_only_on_the_identified_customers_own_order(store: Order
     from agent_cli.core.seams import ApprovalNeeded
 
     session = CustomerSession()
-    tools = _refunds(store, session)
+    tools = refund_toolbox(store, session)
     args = {"order_code": "A100", "amount": 1000, "reason": "damaged"}
     before = tools.invoke("issue_refund", args)
     assert isinstance(before, Observation) and before.is_error
@@ -217,6 +218,9 @@ def test_money_goes_back_only_on_the_identified_customers_own_order(store: Order
     assert another.text.replace("A100", "X") == missing.text.replace("A109", "X")
     session.forget()
     call(tools, "find_user_id_by_email", email=HARUKI)
+    proposed = tools.invoke("issue_refund", args)  # their own: put to them first
+    assert isinstance(proposed, Observation) and not proposed.is_error
+    session.consent.heard("Shall I make change P1? yes or no", "yes")
     assert isinstance(tools.invoke("issue_refund", args), ApprovalNeeded)
     assert store.refunded_total("A100") == 0  # nothing was committed by asking
 
@@ -224,7 +228,7 @@ def test_money_goes_back_only_on_the_identified_customers_own_order(store: Order
 def test_staff_may_refund_any_order(store: OrderStore) -> None:
     from agent_cli.core.seams import ApprovalNeeded
 
-    tools = _refunds(store, CustomerSession(staff=True))
+    tools = refund_toolbox(store, CustomerSession(staff=True))
     args = {"order_code": "A100", "amount": 1000, "reason": "damaged"}
     assert isinstance(tools.invoke("issue_refund", args), ApprovalNeeded)
 

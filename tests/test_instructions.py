@@ -128,5 +128,7 @@ def test_the_refund_rule_names_the_refund_tool_only_when_it_is_offered(
     assert without.exit_code == 0 and offered.exit_code == 0, offered.stderr
     plain, with_refunds = (system_of(b, provider) for b in fake_llm.bodies())
     assert "Never promise a refund." in plain and "issue_refund" not in plain
-    assert "Refunds need the issue_refund tool and a human's approval" in with_refunds
+    assert "Refunds need the issue_refund tool, the customer's yes and a human's approval" in (
+        with_refunds
+    )
     assert "never promise one" in with_refunds

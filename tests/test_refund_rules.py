@@ -4,18 +4,19 @@ matching is ask; auto never skips the checks in code; every decision names its r
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
 
 from agent_cli.cli import app
 from agent_cli.config.rules import RefundRule
 from agent_cli.policy.refund_rules import RefundFacts, rule_for
 
-from .helpers import delivered_recently, identify_for
+from .helpers import consented_refund, delivered_recently
 
 runner = CliRunner()
 
@@ -45,25 +46,29 @@ def config(tmp_path: Path, rules: str = RULES) -> Path:
     return path
 
 
-def refund(tmp_path: Path, amount: int, reason: str, *, rules: str = RULES) -> Result:
-    script = tmp_path / "s.json"
+@dataclass(frozen=True)
+class Ran:
+    """A customer's conversation asking for a refund: its exit code and its trace."""
+
+    exit_code: int
+    stderr: str
+    records: list[dict[str, Any]]
+
+
+def refund(tmp_path: Path, amount: int, reason: str, *, rules: str = RULES) -> Ran:
+    """The customer asks for the refund and says yes to it (a piped `agent chat`)."""
+    script, trace = tmp_path / "s.json", tmp_path / "t.jsonl"
+    trace.unlink(missing_ok=True)
     args = {"order_code": "A100", "amount": amount, "reason": reason}
-    script.write_text(
-        json.dumps(
-            [
-                identify_for("A100"),
-                {"type": "tool", "tool": "issue_refund", "args": args},
-                {"type": "final", "answer": "ok"},
-            ]
-        )
-    )
-    argv = ["ask", "Refund A100", "--script", str(script), "--config", str(config(tmp_path, rules))]
-    return runner.invoke(app, [*argv, "--json"])
+    script.write_text(json.dumps([*consented_refund(args), {"type": "final", "answer": "ok"}]))
+    argv = ["chat", "--script", str(script), "--config", str(config(tmp_path, rules))]
+    result = runner.invoke(app, [*argv, "--trace", str(trace)], input="Refund A100\nyes\n")
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    return Ran(result.exit_code, result.stderr, records)
 
 
-def decided(result: Result) -> dict[str, Any]:
-    records = [json.loads(line) for line in result.stdout.splitlines()]
-    return next(r for r in records if r["event"] == "approval_decided")
+def decided(result: Ran) -> dict[str, Any]:
+    return next(r for r in result.records if r["event"] == "approval_decided")
 
 
 def refunds_of_a100() -> list[int]:
@@ -119,9 +124,7 @@ def test_auto_approves_without_a_person_and_names_its_rule(tmp_path: Path) -> No
         "policy",
         "small and recent",
     )
-    assert not any(
-        json.loads(line)["event"] == "approval_requested" for line in result.stdout.splitlines()
-    )
+    assert not any(record["event"] == "approval_requested" for record in result.records)
     assert refunds_of_a100() == [1000]
 
 
@@ -130,7 +133,7 @@ def test_auto_never_skips_the_checks_in_code(tmp_path: Path) -> None:
     loose = '[[refunds.rules]]\nname = "everything"\ndecision = "auto"\nbelow = { JPY = 100000 }\n'
     result = refund(tmp_path, 1000, "late", rules=loose)
     assert result.exit_code == 0, result.stderr
-    records = [json.loads(line) for line in result.stdout.splitlines()]
+    records = result.records
     observed = next(r for r in records if r.get("tool") == "issue_refund" and "observation" in r)
     assert observed["observation"].startswith("DENIED: order A100 was delivered")
     assert refunds_of_a100() == []
@@ -142,7 +145,7 @@ def test_deny_refuses_and_queue_queues_even_with_a_person_here(tmp_path: Path) -
     assert (decided(denied)["approved"], decided(denied)["rule"]) == (False, "too large")
     assert refunds_of_a100() == []
     queued = refund(tmp_path, 9_000, "it arrived broken")
-    assert queued.exit_code == 5
+    assert queued.exit_code == 0, queued.stderr
     assert (decided(queued)["queued"], decided(queued)["rule"]) == (1, "damaged goes to the queue")
 
 

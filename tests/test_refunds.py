@@ -28,7 +28,15 @@ from agent_cli.tools.refunds import (
 )
 
 from .fakellm import FakeLLM, openai_calls, openai_text
-from .helpers import TODAY, call, delivered_recently, final, identify_for, json_lines
+from .helpers import (
+    TODAY,
+    call,
+    consented_refund,
+    delivered_recently,
+    final,
+    identify_for,
+    json_lines,
+)
 
 runner = CliRunner()
 
@@ -229,20 +237,16 @@ def test_refund_arguments_are_validated(store: OrderStore) -> None:
 # --- through the CLI, without a terminal: fail closed ---------------------------------------------
 
 
-def refund_script(tmp_path: Path, code: str, amount: int = 1000) -> Path:
-    """A script: one issue_refund call, then a final answer."""
+def refund_script(tmp_path: Path, code: str, amount: int = 1000, *, consent: bool = True) -> Path:
+    """A script: the refund proposed, put to the customer and called again after their yes
+    (`consent=False`: one call, for a refund refused before anything is asked), then a final
+    answer."""
     script = tmp_path / "s.json"
     args = {"order_code": code, "amount": amount, "reason": "damaged"}
     refund_call = {"type": "tool", "tool": "issue_refund", "args": args}
-    script.write_text(
-        json.dumps(
-            [
-                identify_for(code),
-                refund_call,
-                {"type": "final", "answer": "Here is where your refund request stands."},
-            ]
-        )
-    )
+    steps = consented_refund(args) if consent else [identify_for(code), refund_call]
+    final = {"type": "final", "answer": "Here is where your refund request stands."}
+    script.write_text(json.dumps([*steps, final]))
     return script
 
 
@@ -264,21 +268,9 @@ def test_without_a_terminal_and_with_the_queue_off_every_refund_is_denied(tmp_pa
     script = refund_script(tmp_path, "A100")
     trace = tmp_path / "t.jsonl"
     delivered_recently("A100")
-    result = runner.invoke(
-        app,
-        [
-            "ask",
-            "refund A100",
-            "--script",
-            str(script),
-            "--today",
-            "2026-10-13",
-            "--config",
-            str(refunds_config(tmp_path, "queue_hours = 0\n")),
-            "--trace",
-            str(trace),
-        ],
-    )
+    argv = ["chat", "--script", str(script), "--today", "2026-10-13", "--trace", str(trace)]
+    config = refunds_config(tmp_path, "queue_hours = 0\n")
+    result = runner.invoke(app, [*argv, "--config", str(config)], input="refund A100\nyes\n")
     assert result.exit_code == 0
     records = [json.loads(line) for line in trace.read_text().splitlines()]
     decided = next(r for r in records if r["event"] == "approval_decided")
@@ -457,7 +449,7 @@ def test_the_window_is_judged_again_at_commit(store: OrderStore) -> None:
 def test_today_option_never_moves_money(tmp_path: Path) -> None:
     """--today puts A103 (delivered 2026-06-15) inside the window for the model; the refund
     rules judge it on the system date and deny it before anyone is asked."""
-    script = refund_script(tmp_path, "A103")
+    script = refund_script(tmp_path, "A103", consent=False)
     argv = ["ask", "refund A103", "--script", str(script), "--today", "2026-06-20", "--json"]
     result = runner.invoke(app, [*argv, "--config", str(refunds_config(tmp_path))])
     assert result.exit_code == 0, result.stderr

@@ -157,7 +157,7 @@ def test_a_reason_that_names_nothing_is_still_no_match() -> None:
 def test_issue_refund_refuses_a_reason_mixing_alphabets(tmp_path: Path) -> None:
     delivered_recently("A100", days=3)
     result = refund(tmp_path, 1000, "it was d\u0430maged")  # a Cyrillic a in a Latin word
-    records = [json.loads(line) for line in result.stdout.splitlines()]
+    records = result.records
     observed = [r for r in records if r.get("tool") == "issue_refund" and "observation" in r]
     assert observed and observed[0]["observation"].startswith("ERROR:")
     assert "mixes the letters of two alphabets" in observed[0]["observation"]

@@ -15,7 +15,7 @@ from agent_cli.core.events import ToolObserved
 from agent_cli.record.tracing import dumps_event
 
 from .fakellm import FakeLLM, error
-from .test_chat_terminal import refund_run, spawn
+from .test_chat_terminal import customer_says_yes, refund_run, spawn
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
@@ -88,6 +88,7 @@ def test_a_clarifying_question_is_cleaned_at_the_reply_prompt(
 def test_the_approval_prompt_is_cleaned(tmp_path: Path) -> None:
     child = refund_run(tmp_path, 1000, reason=f"damaged {HOSTILE}")
     child.logfile_read = io.StringIO()
+    customer_says_yes(child)
     child.expect(r"\[y/N\] ")
     child.sendline("n")
     out = screen(child)

@@ -55,10 +55,12 @@ class FillingDisk(io.RawIOBase):
 
 
 def approved_refund(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trace: Path) -> Any:
-    """`agent ask` refunding 1,000 JPY of A100, approved, traced to `trace`."""
+    """`agent ask` refunding 1,000 JPY of A100, the customer's yes given at the terminal's
+    reply prompt and the operator's approval, traced to `trace`."""
     monkeypatch.setattr(
         commands, "terminal_approver", lambda **_: lambda request: Verdict(True, "operator")
     )
+    monkeypatch.setattr(commands, "terminal_responder", lambda **_: lambda question: "yes")
     delivered_recently("A100")
     argv = ["ask", "refund A100", "--script", str(refund_script(tmp_path, "A100")), "-q"]
     return runner.invoke(

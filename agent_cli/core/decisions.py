@@ -3,7 +3,8 @@
 The JSON wire form (used by --script files and the JSON mode of real providers):
     {"type": "tool", "tool": "lookup_order", "args": {"order_code": "A100"}, "thought": "..."}
     {"type": "ask_user", "question": "Which order code?"}
-    {"type": "final", "answer": "..."}
+    {"type": "final", "answer": "...", "claims": [{"kind": "cancel", "order": "B200"}]}
+(`claims`, optional: what the answer says was done, as data; checked as the text is.)
 Code that consumes a Decision matches it exhaustively and ends in `assert_never`, so a new case
 fails type checking everywhere it is not handled.
 """
@@ -53,13 +54,31 @@ class AskUser(BaseModel):
         return CallTool(tool=ASK_USER_TOOL, args={"question": self.question}, call_id=self.call_id)
 
 
+# The acts an answer may say were done (policy/claims.py reads the same kinds from its text).
+ClaimKind = Literal[
+    "cancel", "refund", "address", "account_address", "payment", "items", "return", "exchange",
+    "handover",
+]  # fmt: skip
+
+
+class StatedClaim(BaseModel):
+    """An act a final answer says was done, given as data (JSON mode): its kind and the order
+    it was done on (none: the account, or a hand-over)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: ClaimKind
+    order: str | None = Field(default=None, min_length=1, max_length=32)
+
+
 class FinalAnswer(BaseModel):
-    """Stop and give this answer to the customer."""
+    """Stop and give this answer to the customer; `claims`: what it says was done, as data."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     type: Literal["final"] = "final"
     answer: str = Field(min_length=1, max_length=MAX_ANSWER_CHARS)
+    claims: tuple[StatedClaim, ...] | None = Field(default=None, max_length=20)
 
 
 Decision = Annotated[CallTool | AskUser | FinalAnswer, Field(discriminator="type")]

@@ -173,8 +173,9 @@ class _Context:
     instructions: str = ""
     hear: Callable[[str, str], str | None] | None = None
 
-    def answer_problem(self, answer: str, history: tuple[Step, ...]) -> str | None:
-        return self.check_answer(answer, history) if self.check_answer else None
+    def answer_problem(self, final: FinalAnswer, history: tuple[Step, ...]) -> str | None:
+        check = self.check_answer
+        return check(final.answer, history, final.claims or ()) if check else None
 
 
 def _react(context: _Context, state: RunState) -> Generator[Event, Reply, str]:
@@ -192,8 +193,8 @@ def _react(context: _Context, state: RunState) -> Generator[Event, Reply, str]:
         for decision in allowed:
             yield _decided(decision, reply.usage, latency_ms, number, state)
             match decision:
-                case FinalAnswer(answer=answer):
-                    if (problem := context.answer_problem(answer, state.history)) is None:
+                case FinalAnswer(answer=answer) as final:
+                    if (problem := context.answer_problem(final, state.history)) is None:
                         return answer
                     yield _refuse_answer(answer, problem, number, state)
                 case CallTool() as call:
@@ -297,7 +298,7 @@ def _last_word(context: _Context, state: RunState) -> Generator[Event, Reply, st
     if not isinstance(decision, FinalAnswer):
         return None
     yield _decided(decision, reply.usage, latency_ms, number, state)
-    if context.answer_problem(decision.answer, state.history) is not None:
+    if context.answer_problem(decision, state.history) is not None:
         return None  # an ungrounded last word is no answer
     return decision.answer
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal, Protocol
 
-from agent_cli.core.decisions import Decision, FinalAnswer, Step, Usage
+from agent_cli.core.decisions import Decision, FinalAnswer, StatedClaim, Step, Usage
 from agent_cli.core.tool_outcomes import ERRORS, READ, Outcome, Queued, Transferred, render
 
 
@@ -106,9 +106,10 @@ class Verdict:
 FAIL_CLOSED = Verdict(False, "rule", "no one could be asked (no terminal); denied")
 QUEUE = Verdict(False, "rule", "no one at this terminal could approve it: queued", queue=True)
 
-# A check of a final answer against the run's history: None when it is acceptable, else the
-# problem, which the model is told (the grounding check).
-AnswerCheck = Callable[[str, tuple[Step, ...]], str | None]
+# A check of a final answer (its text, and what it says was done as data, if any) against the
+# run's history: None when it is acceptable, else the problem, which the model is told (the
+# grounding check).
+AnswerCheck = Callable[[str, tuple[Step, ...], tuple[StatedClaim, ...]], str | None]
 
 # What a consumer sends back into a run: a reply to a question, a verdict, or nothing.
 Reply = str | Verdict | None

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agent_cli.core.decisions import Step
+from agent_cli.core.decisions import StatedClaim, Step
 from agent_cli.core.tool_outcomes import Changed, Proposed, Queued, Read, Refunded, Transferred
 from agent_cli.policy import claim_words as words
 from agent_cli.policy.verdicts import find_order_codes
@@ -105,7 +105,7 @@ def claims(answer: str) -> list[Claim]:
         claimed = []
         if not condition and not _not_a_claim(lower, japanese):
             claimed = _claimed(lower, named, clause, japanese)
-        said_else = said_else or not claimed
+        said_else = said_else or (not claimed and bool(sentence))  # words after a claim
         sentence += claimed
         if ends:  # "Done: I looked up A100", "Done: nothing was refunded": no change claimed
             found += [claim for claim in sentence if not (said_else and claim.kind == "done")]
@@ -136,7 +136,7 @@ def _claimed(lower: str, named: tuple[str, ...], clause: str, japanese: bool) ->
         kinds = ["done"]
     if len(kinds) > 1 and "done" in kinds:
         kinds.remove("done")  # "done" stands for a kind only when the clause names none
-    plural = bool(_BOTH.search(lower))
+    plural = bool(_BOTH.search(lower)) and kinds != ["done"]  # "all done": no count of orders
     return [Claim(kind, named, plural, clause) for kind in kinds]
 
 
@@ -219,8 +219,23 @@ def _facts(read: Read, facts: dict[str, set[str]]) -> None:
 def unfounded(answer: str, history: tuple[Step, ...]) -> str | None:
     """The first claim of the answer that neither this run's acts nor the store's facts bear
     out, worded for the model to repair (what was actually done included); None if none."""
+    return _first_unfounded(claims(answer), history)
+
+
+def unfounded_stated(stated: tuple[StatedClaim, ...], history: tuple[Step, ...]) -> str | None:
+    """The first act the final answer states as data (JSON mode's `claims`: kind and order)
+    that this run did not do and the store did not show, checked as a claim read from its
+    text is; None if none."""
+    read: list[Claim] = []
+    for claim in stated:
+        orders = (claim.order,) if claim.order else ()
+        read.append(Claim(claim.kind, orders, False, " ".join(("claims:", claim.kind, *orders))))
+    return _first_unfounded(read, history) if read else None
+
+
+def _first_unfounded(found: list[Claim], history: tuple[Step, ...]) -> str | None:
     acts = acts_of(history)
-    for claim in claims(answer):
+    for claim in found:
         if not acts.grounds(claim):
             where = f"{', '.join(claim.orders)}: " if claim.orders else ""
             return (

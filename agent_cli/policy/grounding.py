@@ -19,7 +19,7 @@ import re
 from decimal import Decimal
 
 from agent_cli.config.rules import WRITE_TOOLS
-from agent_cli.core.decisions import Step
+from agent_cli.core.decisions import StatedClaim, Step
 from agent_cli.core.tool_outcomes import NotFound, Opaque, Read
 from agent_cli.policy import claims
 from agent_cli.policy.verdicts import (
@@ -126,10 +126,13 @@ def _decimal(number: str) -> Decimal:
     return Decimal(number.replace(",", ""))
 
 
-def unfounded_claim(answer: str, history: tuple[Step, ...]) -> str | None:
-    """An act the answer says was done that neither this run's outcomes nor the store's facts
-    bear out, in any wording, English or Japanese (policy/claims.py)."""
-    return claims.unfounded(answer, history)
+def unfounded_claim(
+    answer: str, history: tuple[Step, ...], stated: tuple[StatedClaim, ...] = ()
+) -> str | None:
+    """An act the answer says was done, in its text (any wording, English or Japanese) or as
+    data (JSON mode's `claims`), that neither this run's outcomes nor the store's facts bear
+    out (policy/claims.py)."""
+    return claims.unfounded_stated(stated, history) or claims.unfounded(answer, history)
 
 
 _CITED = re.compile(r"\[([a-z0-9]+(?:[-_][a-z0-9]+)*)\]")
@@ -153,11 +156,17 @@ def unfounded_citation(answer: str, history: tuple[Step, ...]) -> str | None:
 
 
 def ground_answer(
-    answer: str, history: tuple[Step, ...], *, question: str | None = None, today: str = ""
+    answer: str,
+    history: tuple[Step, ...],
+    stated: tuple[StatedClaim, ...] = (),
+    *,
+    question: str | None = None,
+    today: str = "",
 ) -> str | None:
     """None when the answer is grounded; else the problem, worded for the model to fix. With
-    the `question` (and `today`), the dates and amounts it states must come from somewhere."""
-    problem = not_prose(answer) or unfounded_claim(answer, history)
+    the `question` (and `today`), the dates and amounts it states must come from somewhere;
+    `stated`: what the answer says was done, as data (checked as the text is)."""
+    problem = not_prose(answer) or unfounded_claim(answer, history, stated)
     if (problem := problem or unfounded_citation(answer, history)) is not None:
         return problem
     if question is not None:

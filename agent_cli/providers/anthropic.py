@@ -29,7 +29,7 @@ from agent_cli.providers.base import (
     tool_call,
     turns,
 )
-from agent_cli.providers.decision_schema import step_tools, tools_offered
+from agent_cli.providers.decision_schema import claims_offered, step_tools, tools_offered
 from agent_cli.providers.http import Channel
 from agent_cli.providers.prompts import (
     Mode,
@@ -94,6 +94,7 @@ class AnthropicMessages(HttpAdapter):
                 options.mode,
                 instructions=request.instructions,
                 listed=step_tools(request) if options.mode == "json" else None,
+                claims=claims_offered(request),
             ),
             "messages": messages,
             "temperature": options.temperature,

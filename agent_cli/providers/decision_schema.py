@@ -37,11 +37,20 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, get_args
 
-from agent_cli.core.decisions import ASK_USER_TOOL, Step
+from agent_cli.core.decisions import ASK_USER_TOOL, ClaimKind, Step
 from agent_cli.core.seams import ModelRequest, ToolSpec
-from agent_cli.core.tool_outcomes import Changed, Proposed, Queued, Read, Replied, Simulated
+from agent_cli.core.tool_outcomes import (
+    Changed,
+    Proposed,
+    Queued,
+    Read,
+    Refunded,
+    Replied,
+    Simulated,
+    Transferred,
+)
 from agent_cli.domain.intents import CATALOG
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.grounding import LOOKUP_TOOL, computed_verdicts
@@ -61,6 +70,19 @@ _QUESTION: dict[str, Any] = {
     "required": ["type", "question"],
     "additionalProperties": False,
 }
+_CLAIMED: dict[str, Any] = {  # what the answer says was done, as data (optional)
+    "type": "array",
+    "maxItems": 20,
+    "items": {
+        "type": "object",
+        "properties": {
+            "kind": {"enum": list(get_args(ClaimKind))},
+            "order": {"type": "string", "minLength": 1, "maxLength": 32},
+        },
+        "required": ["kind"],
+        "additionalProperties": False,
+    },
+}
 _FINAL: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -69,6 +91,10 @@ _FINAL: dict[str, Any] = {
     },
     "required": ["type", "answer"],
     "additionalProperties": False,
+}
+_FINAL_CLAIMING: dict[str, Any] = {
+    **_FINAL,
+    "properties": {**_FINAL["properties"], "claims": _CLAIMED},
 }
 
 
@@ -210,14 +236,23 @@ def _observed(request: ModelRequest) -> bool:
     return any(step.call is not None for step in request.history)
 
 
+def claims_offered(request: ModelRequest) -> bool:
+    """Whether a final answer may list what it says was done as data (`claims`): once this run
+    has proposed, made or queued a change or a refund, or handed over; before, there is nothing
+    it could list (and the seed's requests stay as they were)."""
+    acted = (Proposed, Changed, Queued, Refunded, Simulated, Transferred)
+    return any(isinstance(step.outcome, acted) for step in request.history)
+
+
 def _final_branch(request: ModelRequest) -> dict[str, Any]:
     """The final answer; after lookups, one that opens with what they computed (see
-    `answer_opening`)."""
+    `answer_opening`); after an act, with its `claims`."""
+    final = _FINAL_CLAIMING if claims_offered(request) else _FINAL
     opening = answer_opening(request)
     if opening is None:
-        return _FINAL
+        return final
     answer = {"type": "string", "pattern": f"^{_literal(opening)}{_REST}$"}
-    return {**_FINAL, "properties": {**_FINAL["properties"], "answer": answer}}
+    return {**final, "properties": {**final["properties"], "answer": answer}}
 
 
 def answer_opening(request: ModelRequest) -> str | None:
@@ -299,16 +334,18 @@ def _fitted(specs: Iterable[ToolSpec], codes: list[str], named: list[str]) -> tu
 
 
 def _codes_to_look_up(request: ModelRequest, named: list[str]) -> list[str] | None:
-    """The order codes the customer named (`named`) that no call has asked about yet; None
-    when the customer named none (then any code may be right)."""
+    """The order codes the customer named (`named`) that no call has asked about yet (by the
+    seed's `order_code` or the desk's `order_id`, `#W...` as `W...`); None when the customer
+    named none (then any code may be right)."""
     if not named:
         return None
     asked = {
-        str(step.call.args.get(ORDER_CODE, "")).upper()
+        str(step.call.args.get(key, "")).upper().lstrip("#")
         for step in request.history
         if step.call is not None
+        for key in (ORDER_CODE, "order_id")
     }
-    return [code for code in named if code not in asked]
+    return [code for code in named if code.lstrip("#") not in asked]
 
 
 def _named_codes(request: ModelRequest) -> list[str]:

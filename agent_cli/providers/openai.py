@@ -33,7 +33,12 @@ from agent_cli.providers.base import (
     tool_call,
     turns,
 )
-from agent_cli.providers.decision_schema import step_schema, step_tools, tools_offered
+from agent_cli.providers.decision_schema import (
+    claims_offered,
+    step_schema,
+    step_tools,
+    tools_offered,
+)
 from agent_cli.providers.http import Channel
 from agent_cli.providers.prompts import (
     Mode,
@@ -127,6 +132,7 @@ class OpenAIChat(HttpAdapter):
             with_schema=with_schema,
             instructions=request.instructions,
             listed=step_tools(request) if options.mode == "json" else None,
+            claims=claims_offered(request),
         )
         messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
         messages += [

@@ -3,16 +3,19 @@
 Before anything is asked of a person the call must pass: the order exists and its status can be
 refunded, the delivery is inside the window, the amount is within the cap and within what is
 still refundable, the same refund was not issued already, and the per-run and per-session caps
-are not used up. Only then does the tool return an `ApprovalNeeded` naming the exact order,
-amount and reason; the loop asks the operator, and only an approval of that exact call commits
-it. The commit runs every rule again inside the store's transaction, on the order as it is
-then (refusing if it changed since the prompt), and records the refund once (idempotency key),
-or, in a dry run, says what it would have done and writes nothing. The window is always judged on
-the system date.
+are not used up. In a customer conversation the customer must then say yes to this exact
+refund (the first call proposes it, `policy/consent.py` reads their answer; an operator's own
+call is staff and consents by running it). Only then does the tool return an `ApprovalNeeded`
+naming the exact order, amount and reason; the loop asks the operator, and only an approval of
+that exact call commits it. The commit runs every rule again inside the store's transaction,
+on the order as it is then (refusing if it changed since the prompt), and records the refund
+once (idempotency key), or, in a dry run, says what it would have done and writes nothing.
+The window is always judged on the system date.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +29,7 @@ from agent_cli.config.rules import RefundRule
 from agent_cli.core.budget import RefundCounter
 from agent_cli.core.seams import ApprovalNeeded, Observation
 from agent_cli.core.tool_outcomes import Denied as NotAllowed
-from agent_cli.core.tool_outcomes import Queued, Refunded, Simulated
+from agent_cli.core.tool_outcomes import Proposed, Queued, Refunded, Simulated
 from agent_cli.dates import system_today
 from agent_cli.policy.refund_rules import RefundFacts, mixed_word, policy_verdict, rule_for
 from agent_cli.store import approval_queue, desk_reads, ledger, models
@@ -88,7 +91,7 @@ class RefundDesk:
     rules: tuple[RefundRule, ...] = ()  # refund rules as policy ([[refunds.rules]])
     session: CustomerSession | None = None  # a conversation's customer; None or staff: anyone's
 
-    def propose(self, args: IssueRefundArgs) -> ApprovalNeeded:
+    def propose(self, args: IssueRefundArgs) -> ApprovalNeeded | Observation:
         store = self.open_store()
         order = store.get(args.order_code)
         self._theirs(store, order, args.order_code)
@@ -96,9 +99,12 @@ class RefundDesk:
             raise Denied(f"no order with code {args.order_code}")
         today = self.clock()
         amount = minor_amount(args, order)
-        self._check(order, amount, today, ledger.spent(store, order.code))
+        spent = ledger.spent(store, order.code)
+        self._check(order, amount, today, spent)
         if (done := store.find_refund(refund_key(args, amount))) is not None:
             raise Denied(f"this exact refund was already issued (refund #{done.id})")
+        if (asked := self._consented(args, order, amount, spent)) is not None:
+            return asked
         delivered = order.delivered_at.isoformat() if order.delivered_at else "?"
         summary = (
             f"refund {money(amount, order.currency)} on order {order.code} "
@@ -115,6 +121,28 @@ class RefundDesk:
         )
         decided = policy_verdict(rule_for(list(self.rules), facts))
         return ApprovalNeeded(summary, lambda: self._commit(order, amount, args), queue, decided)
+
+    def _consented(
+        self, args: IssueRefundArgs, order: Order, amount: int, spent: int
+    ) -> Observation | None:
+        """In a customer conversation, the customer's yes to exactly this refund, as the store
+        holds the order now (None: it may go on to the shop's approval); else the refund is
+        proposed to them and nothing moves (desk.md, rules 3 and 6)."""
+        session = self.session
+        if session is None or session.staff:
+            return None
+        consent = session.consent
+        key = f"issue_refund {json.dumps(args.model_dump(), sort_keys=True)}"
+        shown = _digest(order, amount, spent)
+        if consent.allows(key, shown):
+            consent.use()  # one yes, one refund
+            return None
+        again = key in consent.dropped or (consent.given is not None and consent.given.key == key)
+        what = f"refund {money(amount, order.currency)} on order {order.code}"
+        if spent:
+            what += f" ({money(spent, order.currency)} went back already)"
+        proposal = consent.propose(key, shown, what)
+        return Observation.of(Proposed("issue_refund", what, order.code, proposal.id, again))
 
     def _theirs(self, store: OrderStore, order: Order | None, code: str) -> None:
         """In a customer conversation, money goes back only on the identified customer's own
@@ -310,6 +338,14 @@ def _check_window(order: Order, policy: RefundPolicy, today: date) -> None:
         )
 
 
+def _digest(order: Order, amount: int, spent: int) -> str:
+    """What the customer is shown of a refund, as the store held it: a yes is to this; an order
+    that moved meanwhile (its status, total, what went back) needs a new one."""
+    shown = [order.code, order.status, order.total, order.currency, str(order.delivered_at)]
+    text = json.dumps([*shown, amount, spent])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def changes(before: Order, now: Order) -> str:
     """What about an order matters to a refund and differs between two reads of it."""
     fields = ("status", "total", "currency", "delivered_at")
@@ -342,7 +378,9 @@ def refund_tool(desk: RefundDesk) -> Tool[Any]:
         "approval of the exact order, "
         "amount and reason. Refused in code when the order's status or delivery date is outside "
         "the refund policy, the amount is above the cap or above what is still refundable, or "
-        "the same refund was issued already. amount is in the order's currency: 5000, 12.50.",
+        "the same refund was issued already. amount is in the order's currency: 5000, 12.50. "
+        "In a conversation the first call changes nothing: it returns the refund to confirm "
+        "with the customer; after their explicit yes, call it again with the same arguments.",
         IssueRefundArgs,
         desk.propose,
     )
