@@ -104,7 +104,7 @@ def main() -> None:
 
 
 def claims_figures(runs: int) -> None:
-    from tests.claims_corpus import FACTS, HELD_OUT, HELD_OUT_2
+    from tests.claims_corpus import FACTS, HELD_OUT, HELD_OUT_2, HELD_OUT_3
     from tests.test_claims import CLAIMS, done, history
 
     judged = _judged(CLAIMS)
@@ -112,7 +112,12 @@ def claims_figures(runs: int) -> None:
         shown = history(Read("A104", status, 32_000))
         judged.append((False, unfounded_claim(sentence, shown) is not None))
     print(f"claims corpus: {len(CLAIMS) + len(FACTS)} sentences, {_figures(judged)}")
-    for name, held_out in (("held out, tuned on since", HELD_OUT), ("held out", HELD_OUT_2)):
+    sets = (
+        ("held out, tuned on since (1)", HELD_OUT),
+        ("held out, tuned on since (2)", HELD_OUT_2),
+        ("held out", HELD_OUT_3),
+    )
+    for name, held_out in sets:
         print(f"claims {name}: {len(held_out)} sentences, {_figures(_judged(held_out))}")
     sentences = [sentence for _, sentence in CLAIMS]
     answer = ""

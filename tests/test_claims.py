@@ -22,7 +22,7 @@ from agent_cli.policy.grounding import unfounded_claim
 from agent_cli.policy.verdicts import find_order_codes
 
 from .claims_corpus import CLAIMS as SOME
-from .claims_corpus import FACTS, HELD_OUT, HELD_OUT_2, MORE
+from .claims_corpus import FACTS, HELD_OUT, HELD_OUT_2, HELD_OUT_3, MORE
 
 CLAIMS = SOME + MORE
 
@@ -121,10 +121,19 @@ def test_an_answer_holds_several_claims_and_each_is_checked() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kind", "sentence"),
-    HELD_OUT + HELD_OUT_2,
-    ids=[s for _, s in HELD_OUT + HELD_OUT_2],
+    ("kind", "sentence"), HELD_OUT + HELD_OUT_2, ids=[s for _, s in HELD_OUT + HELD_OUT_2]
 )
+def test_held_out_sets_tuned_on_since_are_read_right(kind: str | None, sentence: str) -> None:
+    """The first two held-out sets, tuned on since they measured: each false claim refused,
+    each true answer and each sentence claiming nothing passing."""
+    order = _order(sentence)
+    refused = unfounded_claim(sentence, history(*waiting(kind or "cancel", order))) is not None
+    assert refused == (kind is not None)
+    if kind is not None:
+        assert unfounded_claim(sentence, history(done(kind, order))) is None
+
+
+@pytest.mark.parametrize(("kind", "sentence"), HELD_OUT_3, ids=[s for _, s in HELD_OUT_3])
 def test_wording_never_tuned_on_is_never_refused_when_true(kind: str | None, sentence: str) -> None:
     """Held-out wording: a reader of phrases misses some false claims in words it has not seen
     (benchmarks/grounding.py prints how many), but it must not block a true answer: a sentence
@@ -132,5 +141,15 @@ def test_wording_never_tuned_on_is_never_refused_when_true(kind: str | None, sen
     order = _order(sentence)
     if kind is None:
         assert unfounded_claim(sentence, history(*waiting("cancel", order))) is None
-    elif kind != "done" or "すべて" not in sentence:  # "all of it" needs two acts
+    else:
         assert unfounded_claim(sentence, history(done(kind, order))) is None
+
+
+def test_most_false_claims_in_wording_never_tuned_on_are_refused() -> None:
+    """A floor under the recall measured on the third held-out set when it was written (18 of
+    26; benchmarks/grounding.py prints it): a change that makes the reader miss more fails."""
+    false = [(kind, s) for kind, s in HELD_OUT_3 if kind is not None]
+    refused = [
+        s for kind, s in false if unfounded_claim(s, history(*waiting(kind, _order(s)))) is not None
+    ]
+    assert len(refused) >= 17, sorted(set(s for _, s in false) - set(refused))

@@ -12,16 +12,25 @@ DONE_EN = (
     r"processed|completed?|done|confirmed|finali[sz]ed|submitted|registered|initiated|started|"
     r"accepted|arranged|created|opened|raised|logged|filed|issued|sent|made|approved|placed|"
     r"requested|scheduled|taken care of|sorted|through|on (?:its|the) way|fixed|booked|"
-    r"reserved|flagged|put through|went through)"
+    r"reserved|flagged|put through|went through|authori[sz]ed)"
 )
+# Where an order goes, in the words answers use for it.
+_WHERE = r"(?:address|(?:delivery|shipping) (?:details|destination|info)|destination)"
 EN: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern))
     for kind, pattern in (
-        ("cancel", rf"\bcancel+(?:ed|ation)\b|\bcancel\b.*\b{DONE_EN}\b"),
+        (
+            "cancel",
+            rf"\bcancel+(?:ed|ation)\b|\bcancel\b.*\b{DONE_EN}\b|"
+            r"\b(?:voided|called off|annulled|rescinded|scrapped|terminated)\b|"
+            r"\bstopped\b.*\b(?:order|it|[a-z]\d+)\b",
+        ),
         (
             "refund",
             rf"\brefunded\b|\brefund\b.*\b{DONE_EN}\b|\b{DONE_EN}\b.*\brefund\b|"
-            r"\bmoney\b.*\b(?:back|returned|on its way)\b|\b(?:credited|reimbursed)\b",
+            r"\bmoney\b.*\b(?:back|returned|on its way)\b|\b(?:credited|reimbursed)\b|"
+            r"\b(?:is|are|went|gone|put|paid|sent|been)\b.*\bback (?:on|to|into|onto) "
+            r"(?:your|the)\b",
         ),
         (
             "account_address",
@@ -31,7 +40,8 @@ EN: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "address",
-            rf"\baddress\b.*\b{DONE_EN}\b|\b{DONE_EN}\b.*\baddress\b|\baddress is now\b|"
+            rf"\b{_WHERE}\b.*\b{DONE_EN}\b|\b{DONE_EN}\b.*\b{_WHERE}\b|\baddress is now\b|"
+            r"\brerouted\b|"
             r"\b(?:will )?(?:now )?(?:ship|be shipped|be delivered)s? (?:now )?to\b|"
             r"\bnow ships? to\b|\bships? to .* (?:now|instead)\b|\bredirected\b|"
             r"\b(?:changed|updated)\b.*\bwhere\b.*\b(?:ships?|goes|is delivered)\b",
@@ -41,12 +51,14 @@ EN: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             rf"\bpayment\b.*\b{DONE_EN}\b|\b{DONE_EN}\b.*\bpayment\b|"
             r"\bpayment(?: method)? is now\b|"
             r"\b(?:now )?(?:charged|billed) to\b|\bnow paid\b|"
+            r"\b(?:re-?charged|re-?billed)\b.*\b(?:to|on|onto) (?:your|the)\b|"
             r"\bpaid (?:for )?with\b.*\b(?:now|instead)\b|"
             rf"\b{DONE_EN}\b.*\bcharge\b.*\b(?:to|onto)\b",
         ),
         (
             "items",
-            r"\b(?:swapped|switched|replaced)\b|"
+            r"\b(?:swapped|switched|replaced)\b|\bmade the (?:switch|swap)\b|"
+            r"\bnow (?:get|receive)\b.*\binstead of\b|"
             r"\b(?:item|items|size|colou?r|variant)s?\b.*"
             r"\b(?:updated|changed|modified|swapped|switched|replaced)\b|"
             r"\b(?:updated|changed|modified)\b.*\b(?:item|items|size|colou?r|variant)s?\b",
@@ -54,11 +66,13 @@ EN: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "return",
             rf"\breturn\b.*\b{DONE_EN}\b|\b{DONE_EN}\b.*\breturn\b|\breturned\b.*\b(?:item|"
-            r"order|product|it|them|goods)s?\b|\bprepaid (?:return )?label\b.*\b(?:sent|emailed)\b",
+            r"order|product|it|them|goods)s?\b|\bprepaid (?:return )?label\b.*\b(?:sent|emailed)\b|"
+            r"\b(?:courier|driver|carrier)\b.*\bwill (?:collect|pick)\b",
         ),
         (
             "exchange",
-            rf"\bexchange\b.*\b{DONE_EN}\b|\b{DONE_EN}\b.*\bexchange\b|\bexchanged\b",
+            rf"\bexchange\b.*\b{DONE_EN}\b|\b{DONE_EN}\b.*\bexchange\b|\bexchanged\b|"
+            r"\b(?:sending|send|ship|shipping)\b.*\b(?:in place of|instead of)\b.*\breturned\b",
         ),
         (
             "handover",
@@ -72,11 +86,15 @@ EN: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"get back|be in touch|email|write|look into|help|assist)\b|\bwill be in touch\b|"
             r"\bhas been (?:assigned|escalated)\b|\b(?:who|they|he|she|a teammate|a supervisor|"
             r"a manager) will (?:contact|call|ring|phone|reach|follow|get back|be in touch|email|"
-            r"write)\b|\bflagged\b.*\b(?:supervisor|manager|team|colleague|specialist|person)\b",
+            r"write)\b|\bflagged\b.*\b(?:supervisor|manager|team|colleague|specialist|person)\b|"
+            r"\b(?:is|are) now with (?:our|the|a)\b|"
+            r"\b(?:asked|told|notified|alerted) (?:a|my|our|the) (?:\w+ )?(?:colleague|teammate|"
+            r"supervisor|manager|specialist|team|lead)\b",
         ),
         (
             "done",
-            r"^(?:done|all set|all done|complete|completed|finished)\b|\b(?:it's|it is|that's|"
+            r"^(?:done|all set|all done|job done|complete|completed|finished)\b|"
+            r"\b(?:it's|it is|that's|"
             r"that is|all|everything is|everything's|it has been|that has been) (?:now )?(?:done|"
             r"complete|completed|taken care of|sorted|finished|set)\b|\bwent ahead\b|"
             r"\bsuccessfully\b|\bis complete\b|\bhas been completed\b|"
@@ -105,6 +123,7 @@ JA_FORMS: dict[str, tuple[str, ...]] = {
         r"返金(?:されました|済|が完了|を完了|手続き(?:を|が)完了)",
         r"返金(?:を)?させていただ",
         r"返金を(?:行|実行|処理)い?(?:ま)?し",
+        r"払い?戻し(?:ました|(?:を)?(?:いた)?しました|済|が完了|されました)",
     ),
     "account_address": (r"(?:登録|アカウント|ご自宅)(?:の)?(?:ご)?住所.*(?:変更|更新|修正)",),
     "address": (
@@ -138,6 +157,8 @@ JA_FORMS: dict[str, tuple[str, ...]] = {
         r"チケットを(?:作成|発行|登録)",
         r"エスカレーション(?:いた)?しました",
         r"引き継ぎました",
+        r"(?:上長|上司|責任者|専門部署|担当部署)(?:に|へ)(?:報告|相談|共有|連携|エスカレ)",
+        r"(?:改めて|追って|後ほど)(?:ご)?連絡(?:を)?(?:差し上げ|いた|し)ます",
     ),
     "done": (
         r"完了(?:いた)?しました",
@@ -147,6 +168,7 @@ JA_FORMS: dict[str, tuple[str, ...]] = {
         r"対応(?:いた)?しました",
         r"処理(?:いた)?しました",
         r"完了して(?:おり|い)ます",
+        r"(?:変更|更新|対応|処理|手続き)済み?です",
         r"(?:変更|更新)済み",
     ),
 }
@@ -185,14 +207,14 @@ IF_JA = re.compile(r"^もし|(?:たら|れば|場合は?|次第|後)[、,]?$")
 
 # Words each English kind's pattern needs one of: most clauses are tested for none of them.
 CUES = {
-    "cancel": ("cancel",),
-    "refund": ("refund", "money", "credited", "reimbursed"),
+    "cancel": ("cancel", "void", "called off", "annul", "rescind", "scrapp", "terminat", "stopped"),
+    "refund": ("refund", "money", "credited", "reimbursed", "back "),
     "account_address": ("address",),
-    "address": ("address", "ship", "deliver", "redirect", "where"),
+    "address": ("address", "ship", "deliver", "redirect", "where", "destination", "rerout"),
     "payment": ("payment", "charge", "billed", "paid"),
-    "items": ("swap", "switch", "replac", "item", "size", "colo", "variant"),
-    "return": ("return", "label"),
-    "exchange": ("exchang",),
+    "items": ("swap", "switch", "replac", "item", "size", "colo", "variant", "instead"),
+    "return": ("return", "label", "collect", "pick"),
+    "exchange": ("exchang", "in place of", "instead of"),
     "handover": (
         "transfer",
         "hand",
@@ -204,6 +226,11 @@ CUES = {
         "will",
         "assign",
         "flagged",
+        "now with",
+        "asked",
+        "told",
+        "notified",
+        "alerted",
     ),
     "done": (
         "done",
@@ -226,14 +253,24 @@ CUES = {
 
 JA_CUES = {
     "cancel": ("キャンセル", "取り消"),
-    "refund": ("返金",),
+    "refund": ("返金", "払い戻", "払戻"),
     "account_address": ("住所",),
     "address": ("住所", "届け", "配送", "送り先"),
     "payment": ("支払",),
     "items": ("商品", "サイズ", "色", "カラー", "アイテム"),
     "return": ("返品",),
     "exchange": ("交換",),
-    "handover": ("担当", "チケット", "エスカレ", "引き継", "折り返し"),
+    "handover": (
+        "担当",
+        "チケット",
+        "エスカレ",
+        "引き継",
+        "折り返し",
+        "上長",
+        "上司",
+        "責任者",
+        "連絡",
+    ),
     "done": ("完了", "対応", "処理", "済"),
 }
 
