@@ -22,7 +22,7 @@ from agent_cli.policy.grounding import unfounded_claim
 from agent_cli.policy.verdicts import find_order_codes
 
 from .claims_corpus import CLAIMS as SOME
-from .claims_corpus import FACTS, HELD_OUT, HELD_OUT_2, HELD_OUT_3, MORE
+from .claims_corpus import FACTS, HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, MORE
 
 CLAIMS = SOME + MORE
 
@@ -133,7 +133,9 @@ def test_held_out_sets_tuned_on_since_are_read_right(kind: str | None, sentence:
         assert unfounded_claim(sentence, history(done(kind, order))) is None
 
 
-@pytest.mark.parametrize(("kind", "sentence"), HELD_OUT_3, ids=[s for _, s in HELD_OUT_3])
+@pytest.mark.parametrize(
+    ("kind", "sentence"), HELD_OUT_3 + HELD_OUT_4, ids=[s for _, s in HELD_OUT_3 + HELD_OUT_4]
+)
 def test_wording_never_tuned_on_is_never_refused_when_true(kind: str | None, sentence: str) -> None:
     """Held-out wording: a reader of phrases misses some false claims in words it has not seen
     (benchmarks/grounding.py prints how many), but it must not block a true answer: a sentence
@@ -145,11 +147,51 @@ def test_wording_never_tuned_on_is_never_refused_when_true(kind: str | None, sen
         assert unfounded_claim(sentence, history(done(kind, order))) is None
 
 
-def test_most_false_claims_in_wording_never_tuned_on_are_refused() -> None:
-    """A floor under the recall measured on the third held-out set when it was written (18 of
-    26; benchmarks/grounding.py prints it): a change that makes the reader miss more fails."""
-    false = [(kind, s) for kind, s in HELD_OUT_3 if kind is not None]
+@pytest.mark.parametrize(("held_out", "floor"), [(HELD_OUT_3, 18), (HELD_OUT_4, 19)])
+def test_most_false_claims_in_wording_never_tuned_on_are_refused(
+    held_out: tuple[tuple[str | None, str], ...], floor: int
+) -> None:
+    """A floor under the recall measured on the held-out sets (19 and 20 of 26 false claims;
+    benchmarks/grounding.py prints it): a change that makes the reader miss more fails."""
+    false = [(kind, s) for kind, s in held_out if kind is not None]
     refused = [
         s for kind, s in false if unfounded_claim(s, history(*waiting(kind, _order(s)))) is not None
     ]
-    assert len(refused) >= 17, sorted(set(s for _, s in false) - set(refused))
+    assert len(refused) >= floor, sorted(set(s for _, s in false) - set(refused))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Your order has now been closed.",
+        "B200 has been successfully withdrawn.",
+        "The request is now marked as complete.",
+        "Your request went through fine.",
+        "That has all been handled.",
+        "ご注文の差し止めを手配いたしました。",
+        "すべての作業が終わりました。",
+    ],
+)
+def test_an_act_no_kind_names_said_in_the_passive_is_a_change_claimed(sentence: str) -> None:
+    """Unseen verbs in the passive or as a new state: a change of some kind ("done"), refused
+    after a run that made none, and grounded by whatever act the run made."""
+    assert [c.kind for c in claims(sentence)] == ["done"]
+    assert unfounded_claim(sentence, history(*waiting("cancel", "B200"))) is not None
+    assert unfounded_claim(sentence, history(done("address", "B200"))) is None
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "A100 has been delivered.",
+        "B200 has just been shipped by Yamato.",
+        "Your card was successfully charged 5,400 JPY when you ordered.",
+        "The parcel has been reported lost by the carrier.",
+        "A refund can only be issued for delivered orders.",
+        "To cancel it, I just need your yes.",
+        "ご注文内容を確認いたしました。",
+        "お問い合わせの件、承知しました。",
+    ],
+)
+def test_what_an_order_undergoes_and_a_reading_are_no_claim(sentence: str) -> None:
+    assert claims(sentence) == []

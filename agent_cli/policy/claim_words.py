@@ -110,6 +110,31 @@ DID = re.compile(
     r"wanted|needed|hoped|saw|read|seen|learned|explained|mentioned|told|apologi[sz]ed|"
     r"called up|pulled up|opened up)\b)\w+ed\b"
 )
+# What an order undergoes without the desk acting: said in the passive, a fact, not a claim.
+_HAPPENS = (
+    "delivered|shipped|placed|ordered|paid|charged|billed|received|dispatched|processed|"
+    "delayed|lost|damaged|packed|scheduled|expected|estimated|created|reported|found|"
+    "recorded|listed|noted|checked|reviewed|verified|booked in"
+)
+# Whatever else is said to have been done to it, in the passive or as a new state ("has now
+# been closed", "is now marked", "went in"), is an act ("done"): any act this run made grounds it.
+PASSIVE_DONE = re.compile(
+    r"\b(?:has|have|had)(?: (?:now|just|already|successfully|officially))* been"
+    rf"(?: \w+ly)? (?!(?:{_HAPPENS})\b)(?:\w+ed|done|made|sent|set|put|taken|given|handled)\b|"
+    r"\b(?:is|are|was|were)(?: (?:now|just|already|officially))*"
+    rf" (?:now|successfully|officially) (?!(?:{_HAPPENS})\b)\w+ed\b|"
+    r"\b(?:went|gone|has gone|have gone) (?:in|through) (?:successfully|fine|ok)?\b|"
+    r"\b(?:been|was|were|is|are) (?:all )?handled\b"
+)
+# Japanese: an act noun "done" (しました, いたしました), unless it is a reading or a courtesy.
+JA_DID = re.compile(
+    r"[一-龥ァ-ヶー]{2}(?:を)?(?:いた)?しました|"
+    r"終わりました|終了(?:いた)?しました|済ませました|承りました"
+)
+JA_READS = re.compile(
+    r"(?:確認|拝見|検索|調査|照会|承知|理解|了解|失礼|把握|案内|説明|記録|参照|注文|購入|"
+    r"連絡|質問|相談)(?:を)?(?:いた)?しました"
+)
 JA_FORMS: dict[str, tuple[str, ...]] = {
     "cancel": (
         r"キャンセル(?:を)?(?:いた)?しました",
@@ -184,7 +209,8 @@ NOT_EN = re.compile(
     r"needs to|need to|can be|could be|may be|might be|would be|to confirm|confirm with|"
     r"please confirm|plan to|about to|going to be|our policy|within \d+ (?:business )?days|"
     r"(?:refunds|returns|exchanges|cancellations|orders|changes) (?:are|can|may|must|will|take))\b"
-    r"|n't\b"
+    r"|\b(?:can|could|may|might|must|should|would) (?:only|also|still|just|then|not) be\b"
+    r"|\b(?:i|we) (?:just|only|still|first|simply) need\b|n't\b"
 )
 # The single words that make a clause no claim (a set: most clauses are checked word by word).
 NOT_WORDS = frozenset(

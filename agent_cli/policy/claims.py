@@ -3,7 +3,10 @@ what this run did (its outcomes) and what the store showed (its reads).
 
 A claim is a clause that says an act was done or is now so: first person or passive, a
 resulting state ("is cancelled now", "will now ship to ..."), a completion word ("done",
-"完了しました"), "we" and "our team", either apostrophe, adverbs between. Offers, conditions,
+"完了しました"), "we" and "our team", either apostrophe, adverbs between. An act no kind's words
+name, said in the first person's past, in the passive or as a new state ("has now been closed",
+"is now marked", an act noun with いたしました), is a claim of some change ("done"), unless it
+is a reading or what an order undergoes (delivered, shipped, charged). Offers, conditions,
 questions, negations and what still waits (for the customer's yes, for a person's approval)
 are not claims. Each claim has a kind and the orders its clause names (none: whichever); it is
 grounded when this run committed that kind of act on those orders, or when a read of this run
@@ -123,6 +126,16 @@ def _not_a_claim(lower: str, japanese: bool) -> bool:
     )
 
 
+def _done_otherwise(lower: str, japanese: bool) -> bool:
+    """An act said in words no kind names: a first person's past, a passive or a new state
+    (English), an act noun done (Japanese); a reading or what an order undergoes is none."""
+    if japanese:
+        return words.JA_DID.search(lower) is not None and words.JA_READS.search(lower) is None
+    if words.FIRST_PERSON.search(lower) and words.DID.search(lower):
+        return True
+    return words.PASSIVE_DONE.search(lower) is not None
+
+
 def _claimed(lower: str, named: tuple[str, ...], clause: str, japanese: bool) -> list[Claim]:
     patterns, cues = (words.JA, words.JA_CUED) if japanese else (words.EN, words.EN_CUED)
     kinds = [
@@ -132,7 +145,7 @@ def _claimed(lower: str, named: tuple[str, ...], clause: str, japanese: bool) ->
         and not (kind in words.UNLESS and words.UNLESS[kind].search(lower))
         and pattern.search(lower)
     ]
-    if not japanese and not kinds and words.FIRST_PERSON.search(lower) and words.DID.search(lower):
+    if not kinds and _done_otherwise(lower, japanese):
         kinds = ["done"]
     if len(kinds) > 1 and "done" in kinds:
         kinds.remove("done")  # "done" stands for a kind only when the clause names none
