@@ -52,7 +52,7 @@ def asked_to_approve(events: list[Event]) -> int:
 def test_the_first_call_proposes_and_moves_nothing(either_store: OrderStore) -> None:
     events = converse(either_store, [FIND, REFUND, final("Shall I refund it? (P1)")], [])
     (proposed,) = refund_outcomes(events)
-    assert isinstance(proposed, Proposed)
+    assert isinstance(proposed, Proposed) and proposed.tool == "issue_refund"
     assert (proposed.proposal, proposed.order, proposed.again) == ("P1", "A100", False)
     assert proposed.summary == "refund 1,000 JPY on order A100"
     assert asked_to_approve(events) == 0  # the shop is not asked before the customer
@@ -105,8 +105,32 @@ def test_a_yes_is_to_the_refund_shown_not_to_another_amount(either_store: OrderS
     events = converse(either_store, [FIND, REFUND, ASK_P1, more, final("?")], ["yes"])
     last = refund_outcomes(events)[-1]
     assert isinstance(last, Proposed) and last.summary == "refund 9,000 JPY on order A100"
+    assert not last.again  # another refund, put for the first time
     assert asked_to_approve(events) == 0
     assert either_store.refunds("A100") == []
+
+
+def test_a_yes_is_to_the_call_shown_not_to_another_reason(either_store: OrderStore) -> None:
+    other = call("issue_refund", **{**ARGS, "reason": "changed my mind"})
+    events = converse(either_store, [FIND, REFUND, ASK_P1, other, final("?")], ["yes"])
+    assert isinstance(refund_outcomes(events)[-1], Proposed)
+    assert asked_to_approve(events) == 0
+
+
+def test_an_order_redated_meanwhile_puts_the_refund_again(either_store: OrderStore) -> None:
+    from dataclasses import replace
+    from datetime import timedelta
+
+    def meanwhile(store: OrderStore) -> None:  # its delivery corrected at another desk
+        order = store.get("A100")
+        assert order is not None and order.delivered_at is not None
+        store.import_orders([replace(order, delivered_at=order.delivered_at - timedelta(days=1))])
+
+    decisions = [FIND, REFUND, ASK_P1, REFUND, final("?")]
+    events = converse(either_store, decisions, ["yes"], meanwhile=meanwhile)
+    again = refund_outcomes(events)[-1]
+    assert isinstance(again, Proposed) and again.proposal == "P2"
+    assert asked_to_approve(events) == 0
 
 
 def test_money_that_went_back_meanwhile_puts_the_refund_again_saying_so(
