@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from agent_cli.files import FileRefused, read_file_bytes
+
 
 def valid_text(text: str) -> str:
     """`text` with every lone surrogate replaced by U+FFFD (valid pairs are joined)."""
@@ -77,11 +79,12 @@ def mask_secrets(text: str, secret: str | None = None) -> str:
 
 
 def read_text_file(path: Path, *, max_bytes: int, error: type[Exception]) -> str:
-    """A user's UTF-8 file (a BOM is dropped), or `error` naming the path and the problem."""
+    """A user's UTF-8 file (a BOM is dropped; a regular file, at most `max_bytes`: see
+    agent_cli/files.py), or `error` naming the path and the problem."""
     try:
-        if path.stat().st_size > max_bytes:
-            raise error(f"{path}: larger than {max_bytes // 2**20} MiB; split it")
-        return path.read_text(encoding="utf-8-sig")
+        return read_file_bytes(path, max_bytes).decode("utf-8-sig")
+    except FileRefused as exc:
+        raise error(f"{path}: {exc}") from None
     except UnicodeDecodeError as exc:
         raise error(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
@@ -186,4 +189,16 @@ def print_json_lines(records: Iterable[Any]) -> None:
     """`--json` output, the one rule for every command: one compact JSON object per line (an
     order, a run, a tool, a setting, a check...), written as it comes."""
     for record in records:
-        print(json.dumps(record, ensure_ascii=False, separators=(",", ":")), flush=True)
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        print(escaped_controls(line), flush=True)
+
+
+# JSON escapes C0 controls but not DEL, C1 (U+009B is a CSI on some terminals) or the
+# bidirectional overrides: JSON piped to a screen must not drive or reorder it. They only occur
+# inside strings, so writing them as \u escapes reads back the same.
+_UNESCAPED = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def escaped_controls(line: str) -> str:
+    """A JSON text with the controls JSON leaves as they are written as \\u escapes."""
+    return _UNESCAPED.sub(lambda found: f"\\u{ord(found.group()):04x}", line)

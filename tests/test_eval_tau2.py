@@ -251,3 +251,25 @@ def test_a_persona_and_plain_instructions_are_the_customers(db: Path, tmp_path: 
     )
     assert first.question == "You are terse. Cancel it. Be brief."
     assert (second.customer.instructions, second.customer.known) == ("Ask about A.", "")
+
+
+def test_a_task_id_that_is_a_path_records_inside_the_record_folder(
+    db: Path, tmp_path: Path
+) -> None:
+    """--record makes file names from the data: a task whose id is `../../x` (or `.`, or two
+    ids that would meet at one name) is recorded inside the folder, each run in a file of its
+    own, and the recording replays."""
+    (task,) = [t for t in tasks() if t["id"] == "40"]
+    hostile = [{**task, "id": name} for name in ("../../escaped", "a/b", "a-b", ".", "plain")]
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(hostile), encoding="utf-8")
+    record = tmp_path / "deep" / "record"
+    cases = reference_run(path, db, "--record", str(record))
+    assert len(cases) == 5
+    written = sorted(p.relative_to(record).as_posix() for p in record.rglob("*.jsonl"))
+    assert len(written) == 5 and "reference-gold/tau2-plain.jsonl" in written
+    assert all(p.count("/") == 1 and ".." not in p.split("/")[1][:2] for p in written), written
+    assert not (tmp_path / "escaped.jsonl").exists() and not list(tmp_path.glob("*.jsonl"))
+    replayed = runner.invoke(app, ["eval", "--replay", str(record), "--json"])
+    checks = [json.loads(line) for line in replayed.stdout.splitlines()]
+    assert sum(c["event"] == "replay_check" for c in checks) == 5  # every file read back

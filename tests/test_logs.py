@@ -523,3 +523,19 @@ def test_a_tampered_logged_trace_is_shown_as_far_as_it_can_be(tamper: Any) -> No
     assert "order=A100 status=DELIVERED" in shown.stdout  # what can be read is shown
     assert "not readable" in shown.stderr  # what cannot is named
     assert runner.invoke(app, ["logs", "show", "--json"]).exit_code == 0
+
+
+def test_a_logged_run_whose_every_trace_line_is_damaged_says_so_in_every_view() -> None:
+    runner.invoke(app, ["ask", "Is order A100 refundable?"])
+    db = _log_db()
+    with db:
+        db.execute("UPDATE traces SET lines = ?", ("{not json\n[1, 2\n",))
+    db.close()
+    for view in ([], ["-q"]):
+        shown = runner.invoke(app, ["logs", "show", *view])
+        assert shown.exit_code == 0, shown.stderr
+        assert "internal error" not in shown.stderr and shown.stdout == ""
+        assert "none of its 2 trace line(s) could be read" in shown.stderr
+        assert "--json' prints them as stored" in shown.stderr
+    stored = runner.invoke(app, ["logs", "show", "--json"])
+    assert stored.exit_code == 0 and stored.stdout == "{not json\n[1, 2\n"

@@ -174,6 +174,8 @@ def test_a_customer_with_earlier_refunds_is_not_auto_approved(tmp_path: Path) ->
             "'x' is used twice",
         ),
         ('[[refunds.rules]]\nname = "x"\ndecision = "auto"\nbelow_amount = 5\n', "below_amount"),
+        ('[[refunds.rules]]\nname = "x"\ndecision = "deny"\nbelow = {}\n', "names no currency"),
+        ('[[refunds.rules]]\nname = "x"\ndecision = "ask"\nat_least = {}\n', "at_least"),
     ],
 )
 def test_bad_rules_are_configuration_errors_naming_the_rule(

@@ -29,6 +29,7 @@ def test_first_open_creates_and_seeds_the_database(tmp_path: Path) -> None:
     store = OrderStore.open(path)
     assert path.exists()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600  # customer names and notes
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700  # the folder made for it, too
     delivered = date.today() - timedelta(days=12)  # sample dates are relative to the first use
     assert store.get("A100") == Order(
         "A100", "DELIVERED", 250_000, delivered, "JPY", "Sato Haruki", "Please gift-wrap."

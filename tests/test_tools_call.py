@@ -217,3 +217,27 @@ def test_a_refund_is_in_the_order_s_payment_history_too(tmp_path: Path) -> None:
         shown.stdout
     )
     assert "refunded=1000 left=249000" in shown.stdout
+
+
+def test_terminal_escapes_in_the_store_s_data_never_reach_a_pipe_raw() -> None:
+    """A customer's name holding an 8-bit CSI (which JSON quoting leaves as it is) and a
+    right-to-left override, printed by `agent tools call` to a pipe: shown without them;
+    --json keeps them as escaped data."""
+    import os
+    import sqlite3
+
+    aoi = '{"user_id": "aoi_suzuki_1002"}'
+    call("get_user_details", aoi)  # the sample store, made
+    db = sqlite3.connect(os.environ["AGENT_DB"])
+    with db:
+        db.execute(
+            "UPDATE customers SET first_name = ? WHERE id = 'aoi_suzuki_1002'",
+            ("Aoi\x9b31mRED\u202eevil",),
+        )
+    db.close()
+    shown = call("get_user_details", aoi)
+    assert shown.exit_code == 0, shown.stderr
+    assert 'name="Aoi31mREDevil Suzuki"' in shown.stdout  # the controls gone, the words kept
+    as_json = call("get_user_details", aoi, "--json")
+    assert not any(c in as_json.stdout for c in ("\x9b", "\u202e"))
+    assert "Aoi\x9b31mRED\u202eevil" in json.loads(as_json.stdout)["observation"]

@@ -15,13 +15,21 @@ def kb_import(
         Path, typer.Argument(help="A Markdown file, or a folder of them (.md, subfolders too).")
     ],
     config: ConfigOption = None,
+    follow_links: Annotated[
+        bool,
+        typer.Option(
+            "--follow-links",
+            help="Import files that symbolic links lead to outside the folder (refused "
+            "otherwise: customers are served what the folder holds).",
+        ),
+    ] = False,
 ) -> None:
     """Add help articles to the store, or update them: the first heading of each file is its
     title, the file name (without .md) its id. Every file is checked first; nothing is written
     unless all are good (exit code 2 naming the file otherwise)."""
     from agent_cli.commands.kb import import_kb
 
-    import_kb(path, config=config)
+    import_kb(path, config=config, follow_links=follow_links)
 
 
 @kb_app.command(name="list")

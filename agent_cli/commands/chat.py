@@ -81,7 +81,7 @@ class LineSource:
         import readline
 
         try:
-            self._history_file.parent.mkdir(parents=True, exist_ok=True)
+            self._history_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             readline.write_history_file(self._history_file)
             os.chmod(self._history_file, 0o600)
         except OSError:

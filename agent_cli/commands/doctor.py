@@ -254,7 +254,7 @@ def init_config(path: Path | None) -> None:
         raise UsageError(f"{target} exists already; nothing was changed (edit it, or --path)")
     text = resources.files("agent_cli").joinpath("config.example.toml").read_text("utf-8")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"Cannot write {target}: {exc.strerror or exc}") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from pathlib import Path
 
@@ -21,18 +22,27 @@ MAX_ARTICLES = 5_000
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 
 
-def read_articles(path: Path) -> list[Article]:
+def read_articles(path: Path, *, follow_links: bool = False) -> list[Article]:
     """A Markdown file, or every `*.md` file of a folder (and its subfolders), as articles: the
     first heading is the title, the file name (without `.md`) the id. ArticleFileError naming
-    the file and what is wrong; nothing is read into the store before every file is good."""
+    the file and what is wrong; nothing is read into the store before every file is good.
+
+    A symbolic link that leads out of the folder imported (or a file named that is a link to
+    another place) is refused unless `follow_links`: what customers are served is what the
+    folder holds, never a file elsewhere on the machine (a key, a password) a link points at.
+    Links to folders are never walked into."""
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*.md") if p.is_file())
+        files = _markdown_files(path)
         if not files:
             raise ArticleFileError(f"{path}: no Markdown (.md) files in it")
+        root = path.resolve()
     elif path.suffix.lower() == ".md":
-        files = [path]
+        files, root = [path], path.parent.resolve()
     else:
         raise ArticleFileError(f"{path}: not a Markdown file (.md) or a folder of them")
+    if not follow_links:
+        for file in files:
+            _inside(file, root)
     if len(files) > MAX_ARTICLES:
         raise ArticleFileError(f"{path}: {len(files):,} files; at most {MAX_ARTICLES:,}")
     articles: dict[str, Article] = {}
@@ -42,6 +52,29 @@ def read_articles(path: Path) -> list[Article]:
             raise ArticleFileError(f"{file}: a second article with the id {article.id!r}")
         articles[article.id] = article
     return list(articles.values())
+
+
+def _markdown_files(folder: Path) -> list[Path]:
+    """The folder's `*.md` files, its subfolders' too, without walking into linked folders."""
+    found = [
+        Path(top) / name
+        for top, _, names in os.walk(folder, followlinks=False)
+        for name in names
+        if name.lower().endswith(".md")
+    ]
+    return sorted(found)
+
+
+def _inside(file: Path, root: Path) -> None:
+    """Refuse a link whose target is outside `root` (the folder imported, or the file's own)."""
+    if not file.is_symlink():
+        return
+    target = file.resolve()
+    if target != root and root not in target.parents:
+        raise ArticleFileError(
+            f"{file}: a link to {target}, outside {root}; nothing was imported: copy the file "
+            "in, or pass --follow-links if it is meant to be served"
+        )
 
 
 def _article(file: Path) -> Article:
@@ -64,8 +97,8 @@ def _article(file: Path) -> Article:
     raise ArticleFileError(f"{file}: the first line must be a heading (# Title)")
 
 
-def import_kb(path: Path, *, config: Path | None) -> None:
-    articles = read_articles(path)
+def import_kb(path: Path, *, config: Path | None, follow_links: bool = False) -> None:
+    articles = read_articles(path, follow_links=follow_links)
     with opened_store(load_settings(config)) as store:
         known = {a.id for a in help_articles.listed(store)}
         help_articles.save_articles(store, articles)

@@ -172,6 +172,12 @@ def show_log(run_id: str | None, *, json_output: bool, quiet: bool, config: Path
             print(line, flush=True)
         return
     events = _events(lines, warn)
+    if not events:  # every line damaged: nothing to show as it was, but the lines are kept
+        warn(
+            f"logged run {run.run_id[:8]}: none of its {len(lines)} trace line(s) could be "
+            f"read; 'agent logs show {run.run_id[:8]} --json' prints them as stored"
+        )
+        return
     console = make_console()
     if not quiet:
         show_run_header(console, summarize_run(events))

@@ -17,8 +17,15 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from agent_cli.config import Settings, config_source, load_settings, load_settings_with_sources
+from agent_cli.config import (
+    MAX_CONFIG_BYTES,
+    Settings,
+    config_source,
+    load_settings,
+    load_settings_with_sources,
+)
 from agent_cli.errors import ConfigError, UsageError
+from agent_cli.files import FileRefused, read_file_bytes
 from agent_cli.text import mask_secrets, print_json_lines
 from agent_cli.validation_text import near_miss
 
@@ -142,7 +149,9 @@ def _document(path: Path) -> Any:
     if not path.exists():
         return tomlkit.document()
     try:
-        return tomlkit.parse(path.read_text(encoding="utf-8"))
+        return tomlkit.parse(read_file_bytes(path, MAX_CONFIG_BYTES).decode("utf-8"))
+    except FileRefused as exc:
+        raise ConfigError(f"Config file {path} {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"Cannot read config file {path}: {exc}") from None
     except Exception as exc:  # tomlkit's parse errors share no base class of ours
@@ -179,7 +188,7 @@ def _write_checked(path: Path, document: Any, what: str) -> None:
 
 def _write(path: Path, text: str) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # a config may hold keys
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"Cannot write {path}: {exc.strerror or exc}") from None

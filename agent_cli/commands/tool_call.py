@@ -32,7 +32,7 @@ from agent_cli.runtime.answerers import terminal_approver
 from agent_cli.runtime.assemble import build_tools, operator_name, start_mcp_servers
 from agent_cli.runtime.drive import drive, run_recorder
 from agent_cli.runtime.stores import LazyStore
-from agent_cli.text import print_json_lines, read_json
+from agent_cli.text import clean_text, print_json_lines, read_json
 from agent_cli.tools import InvalidArguments, ToolRegistry
 from agent_cli.tools.identity import CustomerSession
 from agent_cli.validation_text import near_miss
@@ -154,7 +154,7 @@ def _report(options: ToolCall, args: dict[str, Any], seen: list[Event]) -> None:
             payload["queued"] = queued
         print_json_lines([payload])
     else:
-        print(text)
+        print(clean_text(text))  # the store's data may hold terminal escapes: never raw
     if queued is not None:
         raise PendingApproval([queued])
     if failed:

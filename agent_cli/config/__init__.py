@@ -27,6 +27,7 @@ from pydantic import (
 
 from agent_cli.config.rules import OrderStatus, RefundRule
 from agent_cli.errors import ConfigError
+from agent_cli.files import FileRefused, read_file_bytes
 from agent_cli.validation_text import describe_settings_error, near_miss
 
 ProviderKind = Literal["openai", "anthropic"]
@@ -384,10 +385,14 @@ def config_source(config_file: Path | None) -> tuple[Path, str | None]:
     return default_config_path(), None
 
 
+MAX_CONFIG_BYTES = 2**20  # a config is a page or two; a larger one is not one
+
+
 def _read_toml(path: Path, *, named_by: str | None) -> dict[str, Any]:
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return tomllib.loads(read_file_bytes(path, MAX_CONFIG_BYTES).decode("utf-8"))
+    except FileRefused as exc:
+        raise ConfigError(f"Config file {path} {exc}") from None
     except FileNotFoundError:
         if named_by is not None:
             raise ConfigError(

@@ -68,9 +68,18 @@ def _listed(values: list[str]) -> list[str]:
     return values
 
 
+def _named(amounts: dict[str, int]) -> dict[str, int]:
+    if not amounts:
+        raise ValueError(
+            "names no currency, so no amount can match it: name one ({ JPY = 5000 }), or leave "
+            "the key out"
+        )
+    return amounts
+
+
 Currency = Annotated[str, AfterValidator(_currency)]
 Amount = Annotated[int, Field(ge=1, le=MAX_AMOUNT)]
-Amounts = dict[Currency, Amount]
+Amounts = Annotated[dict[Currency, Amount], AfterValidator(_named)]
 Texts = Annotated[list[str], AfterValidator(_listed)]
 
 

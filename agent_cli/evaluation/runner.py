@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import ExitStack, contextmanager
@@ -408,9 +409,21 @@ def _stop_when(cancel: threading.Event) -> Callable[[Event], None]:
 
 
 def _trace_path(record_dir: Path, job: Job) -> Path:
+    """Where a run's trace goes under --record: a name made from the contender and the case,
+    which come from data (a τ² task's id may be `../../x`), so each is a plain file name that
+    stays inside `record_dir`."""
     suffix = f".r{job.repeat}" if job.repeat > 1 else ""
-    return record_dir / _slug(job.contender.label) / f"{job.case.id}{suffix}.jsonl"
+    return record_dir / _slug(job.contender.label) / f"{_file_name(job.case.id)}{suffix}.jsonl"
 
 
 def _slug(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-.") or "model"
+
+
+def _file_name(case_id: str) -> str:
+    """The case's id as a file name: as it is when it is one, else made one, with a short
+    digest of the id so that two ids never meet at one name."""
+    name = _slug(case_id)
+    if name == case_id and name not in (".", ".."):
+        return name
+    return f"{name}-{zlib.crc32(case_id.encode('utf-8')):08x}"

@@ -14,10 +14,12 @@ from typing import Literal
 
 from agent_cli.domain.intents import NAMES, Intent
 from agent_cli.errors import ConfigError
+from agent_cli.files import FileRefused, read_file_bytes
 
 Language = Literal["en", "ja"]
 LANGUAGES: tuple[Language, ...] = ("en", "ja")
 HELD_OUT_ONE_IN = 5
+MAX_EXAMPLES_BYTES = 8 * 2**20  # a shop's examples: thousands of lines, not more
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +104,9 @@ def builtin() -> list[Example]:
 def shop_file(path: Path) -> bytes:
     """A shop's examples file as stored; a file that cannot be read is the shop's error."""
     try:
-        return path.expanduser().read_bytes()
+        return read_file_bytes(path.expanduser(), MAX_EXAMPLES_BYTES)
+    except FileRefused as refused:
+        raise ConfigError(f"the intent examples {path} {refused}") from None
     except OSError as error:
         reason = error.strerror or error
         raise ConfigError(

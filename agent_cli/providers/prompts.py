@@ -9,6 +9,7 @@ results (tools mode) or as user messages (JSON mode), inside <data> delimiters.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from datetime import date
 from typing import Any, Literal, get_args
@@ -132,10 +133,15 @@ FINAL_PROMPT = (
 FINAL_PROMPT_JSON = FINAL_PROMPT + ' Reply with {"type": "final", "answer": "..."}.'
 
 
+# A closing tag in the data, in any case and with spaces ("</DATA>", "< /data"), would end the
+# data for a model that reads tags loosely: every form is broken as "<\/data".
+_CLOSING = re.compile(r"<\s*/\s*(data)", re.IGNORECASE)
+
+
 def as_data(step: Step) -> str:
     """A tool result as delimited, labelled data; a closing tag inside it is neutralised."""
     tool = step.call.tool if step.call is not None else "unknown"
-    body = step.observation.replace("</data", "<\\/data")
+    body = _CLOSING.sub(lambda found: "<\\/" + found.group(1), step.observation)
     return f'<data source="{tool}">\n{body}\n</data>'
 
 

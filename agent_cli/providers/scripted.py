@@ -9,6 +9,7 @@ from pathlib import Path
 from agent_cli.core.decisions import Decision, DecisionError, parse_decisions
 from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.errors import ScriptExhausted, ScriptFileError
+from agent_cli.files import FileRefused, read_file_bytes
 
 MAX_SCRIPT_BYTES = 10 * 1024 * 1024
 
@@ -43,9 +44,9 @@ class ScriptedModel:
 def load_script(path: Path) -> ScriptedModel:
     """Read a JSON array of decisions in wire form; ScriptFileError names any problem."""
     try:
-        if path.stat().st_size > MAX_SCRIPT_BYTES:
-            raise ScriptFileError(f"Script {path} is larger than {MAX_SCRIPT_BYTES // 2**20} MiB")
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        payload = json.loads(read_file_bytes(path, MAX_SCRIPT_BYTES).decode("utf-8"))
+    except FileRefused as exc:
+        raise ScriptFileError(f"Script {path} {exc}") from None
     except OSError as exc:
         raise ScriptFileError(f"Cannot read script {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

@@ -15,7 +15,6 @@ import io
 import json
 import math
 import os
-import re
 import stat
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
@@ -27,7 +26,8 @@ from pydantic import BaseModel
 from agent_cli.core.events import ApprovalDecided, Event, RunFinished, RunStarted, ToolObserved
 from agent_cli.core.tool_outcomes import acted
 from agent_cli.errors import TraceFileError
-from agent_cli.text import JsonTextError, mask_secrets, read_json
+from agent_cli.files import open_regular
+from agent_cli.text import JsonTextError, escaped_controls, mask_secrets, read_json
 
 
 def event_record(event: Event, *, session_id: str | None = None) -> dict[str, Any]:
@@ -56,12 +56,7 @@ def dumps_event(event: Event, *, session_id: str | None = None) -> str:
         line.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: keep them, as JSON escapes
         line = json.dumps(record, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
-    # JSON escapes C0 controls but not DEL and C1 (U+009B is a CSI on some terminals): a trace
-    # piped to a screen must not drive it. They only occur inside strings, so escaping is exact.
-    return _C1.sub(lambda found: f"\\u{ord(found.group()):04x}", line)
-
-
-_C1 = re.compile("[\x7f-\x9f]")
+    return escaped_controls(line)  # a trace piped to a screen must not drive it
 
 
 def _jsonable(value: Any) -> Any:  # noqa: PLR0911 - one return per kind of value
@@ -211,8 +206,9 @@ def read_record(line: str) -> Any:
 
 
 def read_trace(path: Path, *, warn: Callable[[str], None]) -> Iterator[dict[str, Any]]:
-    """Yield each record; a torn (unparseable) line is skipped with a warning naming it."""
-    with path.open(encoding="utf-8", errors="replace") as handle:
+    """Yield each record; a torn (unparseable) line is skipped with a warning naming it. Only
+    a regular file is read (FileRefused for a FIFO or a device: agent_cli/files.py)."""
+    with io.TextIOWrapper(open_regular(path), encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

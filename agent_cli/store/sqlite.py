@@ -148,8 +148,8 @@ class OrderStore:
                 "'agent orders init' (add --sample for the sample orders)"
             )
         try:
-            if create and not path.exists():
-                path.parent.mkdir(parents=True, exist_ok=True)
+            if create and not path.exists():  # a folder made here is the owner's alone
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 with contextlib.suppress(FileExistsError):  # another process was first
                     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             connection = sqlite3.connect(path, isolation_level=None, timeout=_busy_wait.get())

@@ -1,0 +1,183 @@
+"""Every file the CLI reads is a regular file within a documented size, read with a bound
+(issue 50, part 1): a FIFO, `/dev/zero` or a directory named as any input is refused in one
+line naming it, with exit code 2, before a byte is read; it never hangs, and nothing is
+written. Run in a process of its own with a time limit, as a hang would be."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agent_cli.files import FileRefused, read_file_bytes, size_words
+
+LIMIT_S = 60  # far above the second a refusal takes: only a hang reaches it
+
+
+def agent(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agent_cli", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_S,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture(params=["fifo", "zero", "folder"])
+def hostile(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], Path]:
+    """Paths that are not regular files, named as the input expects (`.toml`, `.md`, ...): a
+    FIFO nobody writes to, a link to an endless device, a folder."""
+
+    def make(name: str) -> Path:
+        path = tmp_path / name
+        if request.param == "fifo":
+            os.mkfifo(path)
+        elif request.param == "zero":
+            path.symlink_to("/dev/zero")
+        else:
+            path.mkdir()
+        return path
+
+    return make
+
+
+def _config(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    return str(path)
+
+
+ASK = ["ask", "I want to cancel B200", "--dry-run"]
+INPUTS = {  # each file input: the file's name, and the command line naming it
+    "--config": ("c.toml", lambda p, t: [*ASK, "--config", str(p)]),
+    "--script": ("s.json", lambda p, t: ["ask", "Is A100 refundable?", "--script", str(p)]),
+    "--instructions": ("i.md", lambda p, t: [*ASK, "--instructions", str(p)]),
+    "orders import": ("orders.csv", lambda p, t: ["orders", "import", str(p)]),
+    "orders import --format tau2": (
+        "db.json", lambda p, t: ["orders", "import", str(p), "--format", "tau2"]
+    ),
+    "eval case file": ("cases.toml", lambda p, t: ["eval", str(p)]),
+    "eval --tau2": (
+        "tasks.json", lambda p, t: ["eval", "--tau2", str(p), "--store-file", str(p), "--dry-run"]
+    ),
+    "kb import": ("article.md", lambda p, t: ["kb", "import", str(p)]),
+    "replay": ("t.jsonl", lambda p, t: ["replay", str(p)]),
+    "agent.instructions_file": ("shop.md", lambda p, t: [
+        *ASK, "--config", _config(t, f'[agent]\ninstructions_file = "{p}"\n'),
+    ]),
+    "agent.intent_examples": ("examples.txt", lambda p, t: [
+        *ASK, "--config", _config(t, f'[agent]\nintent_examples = "{p}"\n'),
+    ]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("named", list(INPUTS))
+def test_a_file_input_that_is_not_a_regular_file_is_refused_in_one_line(
+    named: str, hostile: Callable[[str], Path], tmp_path: Path
+) -> None:
+    name, command = INPUTS[named]
+    path = hostile(name)
+    result = agent(*command(path, tmp_path))
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0], result.stderr
+    reasons = (
+        "directory",
+        "not a regular file",
+        "No trace file",
+        "no Markdown (.md) files",
+        "a link to",
+    )
+    assert any(why in lines[0] for why in reasons)  # (kb import reads a folder's articles)
+
+
+def test_a_regular_file_is_read_up_to_its_bound_and_refused_past_it(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * 1024)
+    assert read_file_bytes(path, 1024) == b"x" * 1024
+    with pytest.raises(FileRefused, match="larger than 1,023 bytes; split it"):
+        read_file_bytes(path, 1023)
+    link = tmp_path / "link"
+    link.symlink_to(path)
+    assert read_file_bytes(link, 2048) == b"x" * 1024  # a link to a regular file is that file
+
+
+def test_the_bound_holds_when_the_size_on_record_says_nothing() -> None:
+    """/proc files report a size of 0; the read still stops at the bound."""
+    with pytest.raises(FileRefused, match="larger than 16 bytes"):
+        read_file_bytes(Path("/proc/self/status"), 16)
+
+
+def test_sizes_are_said_as_people_read_them() -> None:
+    assert [size_words(n) for n in (2**20, 200 * 2**20, 64 * 2**10, 1000, 2**30)] == [
+        "1 MiB",
+        "200 MiB",
+        "64 KiB",
+        "1,000 bytes",
+        "1 GiB",
+    ]
+
+
+# --- kb import never follows a link out of the folder it imports ----------------------------------
+
+
+def _article(path: Path, title: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# {title}\n\nbody of {title}\n")
+    return path
+
+
+def _kb_ids() -> list[str]:
+    listed = agent("kb", "list", "--json")
+    return sorted(json.loads(line)["id"] for line in listed.stdout.splitlines())
+
+
+@pytest.fixture
+def help_folder(tmp_path: Path) -> Path:
+    """A folder of articles beside a secret elsewhere on the machine."""
+    folder = tmp_path / "help"
+    _article(folder / "shipping-times.md", "Shipping times")
+    _article(tmp_path / "elsewhere" / "passwords.md", "root password hunter2")
+    return folder
+
+
+def test_a_link_out_of_the_folder_is_refused_and_nothing_is_imported(
+    help_folder: Path, tmp_path: Path
+) -> None:
+    before = _kb_ids()
+    (help_folder / "faq.md").symlink_to(tmp_path / "elsewhere" / "passwords.md")
+    result = agent("kb", "import", str(help_folder))
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert f"{help_folder / 'faq.md'}: a link to {tmp_path / 'elsewhere' / 'passwords.md'}" in line
+    assert "nothing was imported" in line and "--follow-links" in line
+    assert _kb_ids() == before  # not even the good article
+    followed = agent("kb", "import", str(help_folder), "--follow-links")
+    assert followed.returncode == 0, followed.stderr
+    assert {"faq", "shipping-times"} <= set(_kb_ids())
+
+
+def test_a_linked_folder_is_not_walked_and_a_link_inside_is_fine(
+    help_folder: Path, tmp_path: Path
+) -> None:
+    (help_folder / "more").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (help_folder / "delivery.md").symlink_to(help_folder / "shipping-times.md")
+    result = agent("kb", "import", str(help_folder))
+    assert result.returncode == 0, result.stderr
+    ids = _kb_ids()
+    assert {"delivery", "shipping-times"} <= set(ids) and "passwords" not in ids
+
+
+def test_a_file_named_that_links_elsewhere_is_refused(help_folder: Path, tmp_path: Path) -> None:
+    link = help_folder / "returns.md"
+    link.symlink_to(tmp_path / "elsewhere" / "passwords.md")
+    result = agent("kb", "import", str(link))
+    assert result.returncode == 2 and "a link to" in result.stderr
