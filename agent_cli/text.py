@@ -42,6 +42,29 @@ _CONTROL = re.compile(
 )
 
 
+# What a stored id, name or address may not hold: a NUL or any control (a newline in a name
+# would forge a line of a tool's record for the model), nor a bidirectional override. A note,
+# written in lines, may hold tabs and newlines (it is always shown quoted).
+_STORED_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_NOTE_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def plain_value(text: str) -> str:
+    """`text` as a stored id, name or address may be; ValueError naming the first control."""
+    return _refuse(_STORED_CONTROL, text, "ids, names and addresses are one line of plain text")
+
+
+def plain_note(text: str) -> str:
+    """`text` as a stored note may be (tabs and line breaks allowed); ValueError otherwise."""
+    return _refuse(_NOTE_CONTROL, text, "free text holds no control but tabs and line breaks")
+
+
+def _refuse(pattern: re.Pattern[str], text: str, rule: str) -> str:
+    if (found := pattern.search(text)) is not None:
+        raise ValueError(f"holds a control character (U+{ord(found.group()):04X}): {rule}")
+    return text
+
+
 def clean_text(text: str) -> str:
     """`text` without terminal control sequences, safe to print anywhere (stderr included);
     Rich markup is never interpreted either: the UI prints Text objects."""

@@ -120,6 +120,24 @@ MALFORMED = [
         "].user_id: no user 'nobody_1' in the file",
     ),
     (lambda d: d.pop("users"), "users: Field required"),
+    # each price within its cap, together past what an order may hold (and SQLite's INTEGER)
+    (
+        lambda d: next(iter(d["orders"].values())).update(
+            items=[{**next(iter(d["orders"].values()))["items"][0], "price": 10**12}] * 11
+        ),
+        "].items: adds up to 11,000,000,000,000.00 USD, more than an order may hold",
+    ),
+    # a control character in a name or an id would forge a line of a tool's record
+    (
+        lambda d: next(iter(d["users"].values()))["name"].update(
+            first_name="Sara\nrefundable_now=yes"
+        ),
+        ".name.first_name: Value error, holds a control character (U+000A)",
+    ),
+    (
+        lambda d: next(iter(d["orders"].values())).update(order_id="#W1\x00"),
+        ".order_id: Value error, holds a control character (U+0000)",
+    ),
     (
         lambda d: next(iter(d["users"].values()))["payment_methods"].update(
             x={"source": "cash", "id": "x"}

@@ -85,14 +85,16 @@ def test_a_clarifying_question_is_cleaned_at_the_reply_prompt(
     assert_clean(out)
 
 
-def test_the_approval_prompt_is_cleaned(tmp_path: Path) -> None:
+def test_a_hostile_refund_reason_never_reaches_the_approval_prompt(tmp_path: Path) -> None:
+    """A reason holding terminal escapes is refused as the call's arguments (nothing is stored
+    or put to anyone), and the screen shows the refusal clean."""
     child = refund_run(tmp_path, 1000, reason=f"damaged {HOSTILE}")
     child.logfile_read = io.StringIO()
     customer_says_yes(child)
-    child.expect(r"\[y/N\] ")
-    child.sendline("n")
+    child.expect(pexpect.EOF)
     out = screen(child)
-    assert "needs approval: refund 1,000 JPY on order A100" in out
+    assert "invalid arguments for issue_refund" in out and "(U+001B)" in out, out
+    assert "needs approval" not in out
     assert_clean(out)
 
 

@@ -146,3 +146,21 @@ def test_completion_offers_open_tickets_first(tmp_path: Path) -> None:
     handed_over(tmp_path)
     agent("tickets", "close", "1")
     assert _completed("agent tickets claim ") == ["2", "1"]
+
+
+def test_a_hand_over_summary_holding_controls_is_stored_clean_on_both_backends(
+    either_store: OrderStore,
+) -> None:
+    """The model's summary (and the customer's question) may hold a NUL or an escape, which
+    PostgreSQL refuses and a terminal obeys: the ticket keeps the words without them."""
+    from agent_cli.tools import ToolRegistry
+    from agent_cli.tools.handover import handover_tool
+    from agent_cli.tools.identity import CustomerSession
+
+    session = CustomerSession(question="help\x00 me\x1b[2J")
+    tools = ToolRegistry([handover_tool(lambda: either_store, session, dry_run=False)])
+    summary = {"summary": "broken\x00 cam\x1b]0;x\x07era"}
+    observed = tools.invoke("transfer_to_human_agents", summary)
+    assert not observed.is_error, observed.text  # type: ignore[union-attr]
+    (ticket,) = tickets.listed(either_store, status="open")
+    assert (ticket.summary, ticket.question) == ("broken camera", "help me")

@@ -14,13 +14,20 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
 
 from agent_cli.config.currencies import major_number, to_minor
 from agent_cli.core.decisions import describe_validation_error
 from agent_cli.errors import OrderFileError, UsageError
 from agent_cli.store.models import ORDER_CODE_PATTERN, ORDER_ID_PATTERN, Order
-from agent_cli.text import read_text_file
+from agent_cli.text import plain_note, plain_value, read_text_file
 
 COLUMNS = ("code", "status", "total", "delivered_at", "currency", "customer", "note")
 REQUIRED_COLUMNS = ("code", "status", "total")
@@ -35,8 +42,12 @@ class OrderRecord(BaseModel):
     total: Decimal = Field(ge=0, le=10**12, allow_inf_nan=False)  # major units: 129.99 USD
     delivered_at: date | None = None
     currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] = "JPY"
-    customer: Annotated[str, StringConstraints(max_length=200)] | None = None
-    note: Annotated[str, StringConstraints(max_length=2_000)] | None = None
+    customer: (
+        Annotated[str, StringConstraints(max_length=200), AfterValidator(plain_value)] | None
+    ) = None
+    note: Annotated[str, StringConstraints(max_length=2_000), AfterValidator(plain_note)] | None = (
+        None
+    )
 
     def to_order(self) -> Order:
         if self.status == "DELIVERED" and self.delivered_at is None:

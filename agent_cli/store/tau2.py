@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from agent_cli.config.currencies import major_number, to_minor
+from agent_cli.config.currencies import major_number, money, to_minor
 from agent_cli.errors import OrderFileError
 from agent_cli.store.desk import (
     Address,
@@ -35,7 +35,7 @@ from agent_cli.store.desk import (
     Variant,
 )
 from agent_cli.store.models import Order
-from agent_cli.text import read_json_file
+from agent_cli.text import plain_value, read_json_file
 
 CURRENCY = "USD"  # τ²-bench's prices are dollars
 MAX_FILE_BYTES = 200 * 1024 * 1024
@@ -50,7 +50,8 @@ STATUS_IN = {
 }
 STATUS_OUT = {ours: theirs for theirs, ours in STATUS_IN.items()} | {"REFUNDED": "delivered"}
 
-Text = str  # ids and names are kept exactly as given
+Text = Annotated[str, AfterValidator(plain_value)]  # kept as given, but never a control
+
 Money = float  # dollars, read exactly (to_minor)
 
 
@@ -181,6 +182,19 @@ class _Bad(ValueError):
     """A record that parses but cannot be held: `where: why`."""
 
 
+MAX_TOTAL = 10**15  # cents (10 trillion dollars): sums stay far inside the store's 64 bits
+
+
+def _capped(cents: int, where: str) -> None:
+    """Each amount is within its cap; their sum must be too (100,000 items at the top price
+    add up past what SQLite's INTEGER holds)."""
+    if cents > MAX_TOTAL:
+        raise _Bad(
+            f"{where}: adds up to {money(cents, CURRENCY)}, more than an order may hold "
+            f"({money(MAX_TOTAL, CURRENCY)}); check the amounts"
+        )
+
+
 _KEYED = {"products", "users", "orders", "payment_methods", "variants", "options"}
 
 
@@ -270,6 +284,8 @@ def _order(key: str, o: _Order, db: _Db) -> DeskOrder:
     )
     name = f"{user.name.first_name} {user.name.last_name}"
     total = sum(item.price for item in items)
+    _capped(total, f"{where}.items")
+    _capped(sum(p.amount for p in payments), f"{where}.payment_history")
     a = o.address
     return DeskOrder(
         Order(o.order_id, STATUS_IN[o.status], total, None, CURRENCY, name),

@@ -16,7 +16,8 @@ from __future__ import annotations
 import ast
 import json
 import operator
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal, DivisionByZero, InvalidOperation
 from typing import Any
@@ -75,6 +76,20 @@ def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+_TOKEN = re.compile(r"[A-Za-z0-9#_.@:+-]+")
+
+
+def _id(value: str) -> str:
+    """An id, a status or a code as the record shows it: bare when it is one plain token (as
+    every value written by an import or a write is), else quoted like a name, so a value that
+    came into the store another way cannot forge a line or a field of the record."""
+    return value if _TOKEN.fullmatch(value) else _quoted(value)
+
+
+def _ids(values: Iterable[str]) -> str:
+    return ", ".join(_id(v) for v in values)
+
+
 def _options(options: dict[str, str]) -> str:
     return ", ".join(f"{_quoted(k)}={_quoted(v)}" for k, v in options.items()) or "none"
 
@@ -83,18 +98,18 @@ def _customer_record(c: Customer, orders: list[str]) -> str:
     methods = []
     for m in c.payment_methods:
         if m.source == "credit_card":
-            methods.append(f"{m.id} ({m.brand} card ending {m.last_four})")
+            methods.append(f"{_id(m.id)} ({_id(str(m.brand))} card ending {_id(str(m.last_four))})")
         elif m.source == "gift_card":
             methods.append(
-                f"{m.id} (gift card, balance {major(m.balance or 0, m.currency)} {m.currency})"
+                f"{_id(m.id)} (gift card, balance {major(m.balance or 0, m.currency)} {m.currency})"
             )
         else:
-            methods.append(f"{m.id} (paypal)")
+            methods.append(f"{_id(m.id)} (paypal)")
     return (
-        f"user_id={c.id} name={_quoted(c.name)} email={_quoted(c.email)}\n"
+        f"user_id={_id(c.id)} name={_quoted(c.name)} email={_quoted(c.email)}\n"
         f"address: {_quoted(str(c.address))}\n"
         f"payment_methods: {'; '.join(methods) or 'none'}\n"
-        f"orders: {', '.join(orders) or 'none'}"
+        f"orders: {_ids(orders) or 'none'}"
     )
 
 
@@ -107,7 +122,8 @@ def _order_record(o: DeskOrder, refunded: int) -> str:
     placed = o.placed_at.isoformat() if o.placed_at else "unknown"
     delivered = order.delivered_at.isoformat() if order.delivered_at else "none"
     lines = [
-        f"order_id={order.code} user_id={o.customer_id or 'none'} status={order.status} "
+        f"order_id={_id(order.code)} user_id={_id(o.customer_id or 'none')} "
+        f"status={_id(order.status)} "
         f"total={amount(order.total)} currency={currency} placed_at={placed} "
         f"delivered_at={delivered}"
     ]
@@ -117,35 +133,35 @@ def _order_record(o: DeskOrder, refunded: int) -> str:
         lines.append(f"ship_to: {_quoted(str(o.address))}")
     lines.append(f"items ({len(o.items)}):")
     lines += [
-        f"- item_id={i.item_id} product_id={i.product_id} name={_quoted(i.name)} "
+        f"- item_id={_id(i.item_id)} product_id={_id(i.product_id)} name={_quoted(i.name)} "
         f"price={amount(i.price)} options: {_options(i.options)}"
         for i in o.items
     ]
-    paid = [f"{p.kind} {amount(p.amount)} via {p.payment_method_id}" for p in o.payments]
+    paid = [f"{p.kind} {amount(p.amount)} via {_id(p.payment_method_id)}" for p in o.payments]
     lines.append(f"payments: {'; '.join(paid) or 'none'}")
     if o.shipments:
-        shipped = [f"tracking {', '.join(s.tracking_ids) or 'none'}" for s in o.shipments]
+        shipped = [f"tracking {_ids(s.tracking_ids) or 'none'}" for s in o.shipments]
         lines.append(f"shipments: {'; '.join(shipped)}")
     if o.cancel_reason:
         lines.append(f"cancel_reason={_quoted(o.cancel_reason)}")
     if o.exchange is not None:
         e = o.exchange
         lines.append(
-            f"exchange requested: {', '.join(e.items)} -> {', '.join(e.new_items)}, "
-            f"difference {amount(e.price_difference)} via {e.payment_method_id}"
+            f"exchange requested: {_ids(e.items)} -> {_ids(e.new_items)}, "
+            f"difference {amount(e.price_difference)} via {_id(e.payment_method_id)}"
         )
     if o.returned is not None:
         lines.append(
-            f"return requested: {', '.join(o.returned.items)}, refund to "
-            f"{o.returned.payment_method_id}"
+            f"return requested: {_ids(o.returned.items)}, refund to "
+            f"{_id(o.returned.payment_method_id)}"
         )
     return "\n".join(lines)
 
 
 def _variant_record(v: Variant, product_id: str | None = None) -> str:
-    owner = f" product_id={product_id}" if product_id else ""
+    owner = f" product_id={_id(product_id)}" if product_id else ""
     return (
-        f"item_id={v.item_id}{owner} available={'yes' if v.available else 'no'} "
+        f"item_id={_id(v.item_id)}{owner} available={'yes' if v.available else 'no'} "
         f"price={major(v.price, v.currency, grouped=False)} currency={v.currency} "
         f"options: {_options(v.options)}"
     )
@@ -165,15 +181,15 @@ def _unshipped(o: DeskOrder) -> str:
 
 
 def _tracking_record(o: DeskOrder) -> str:
-    head = f"order_id={o.code} status={o.order.status}"
+    head = f"order_id={_id(o.code)} status={_id(o.order.status)}"
     if not o.shipments:
         return f"{head}\n{_unshipped(o)}"
     lines = [head]
     for s in o.shipments:
         eta = s.estimated_delivery.isoformat() if s.estimated_delivery else "unknown"
         lines.append(
-            f"carrier={_quoted(s.carrier or 'unknown')} tracking={','.join(s.tracking_ids)} "
-            f"estimated_delivery={eta}"
+            f"carrier={_quoted(s.carrier or 'unknown')} "
+            f"tracking={','.join(map(_id, s.tracking_ids))} estimated_delivery={eta}"
         )
         lines += [
             f"- {e.happened_at} {_quoted(e.place)}: {_quoted(e.description)}"
@@ -283,7 +299,7 @@ class _Reads:
                 f"no product {args.product_id}; list_all_product_types names them (an item id "
                 "is not a product id)"
             )
-        lines = [f"product_id={product.id} name={_quoted(product.name)} variants:"]
+        lines = [f"product_id={_id(product.id)} name={_quoted(product.name)} variants:"]
         return "\n".join(lines + [f"- {_variant_record(v)}" for v in product.variants])
 
     def item_details(self, args: ItemArgs) -> str:

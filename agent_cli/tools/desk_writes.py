@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from agent_cli.config.rules import RefundRule
 from agent_cli.core.seams import ApprovalNeeded, Observation, Verdict
@@ -35,14 +35,15 @@ from agent_cli.store.desk import CANCEL_REASONS
 from agent_cli.store.desk_changes import WRITE_STATUSES, Plan, Refused, ReturnWindow
 from agent_cli.store.desk_writes import Target, commit, propose
 from agent_cli.store.sqlite import OrderStore
+from agent_cli.text import plain_value
 from agent_cli.tools import Tool, ToolArgs, ToolFailure
 from agent_cli.tools.identity import CustomerSession
 
 _ID = r"^[A-Za-z0-9_.-]{1,64}$"
 _ORDER_ID = r"^#?[A-Za-z0-9]{1,16}$"
 ItemIds = Annotated[list[Annotated[str, Field(pattern=_ID)]], Field(min_length=1, max_length=50)]
-Text = Annotated[str, Field(max_length=200)]
-Line = Annotated[str, Field(min_length=1, max_length=200)]
+Text = Annotated[str, Field(max_length=200), AfterValidator(plain_value)]
+Line = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(plain_value)]
 
 
 class CancelArgs(ToolArgs):

@@ -15,6 +15,7 @@ from agent_cli.core.seams import Observation
 from agent_cli.core.tool_outcomes import Simulated, Transferred
 from agent_cli.store import tickets
 from agent_cli.store.sqlite import OrderStore
+from agent_cli.text import clean_text
 from agent_cli.tools import Tool, ToolArgs
 from agent_cli.tools.identity import CustomerSession
 
@@ -34,8 +35,8 @@ def handover_tool(
                 Simulated("transfer_to_human_agents", "open a ticket for a person to follow up")
             )
         new = tickets.NewTicket(
-            " ".join(args.summary.split()),
-            session.question,
+            " ".join(clean_text(args.summary).split()),  # a model's words: no control is kept
+            clean_text(session.question),
             session.run_id,
             session.customer_id,
             session.order,

@@ -37,6 +37,7 @@ from agent_cli.store.approval_items import Approval
 from agent_cli.store.approval_queue import Recheck, judged_json
 from agent_cli.store.models import ORDER_CODE_PATTERN, Order, RefundRefused
 from agent_cli.store.sqlite import OrderStore
+from agent_cli.text import plain_note
 from agent_cli.tools import Denied, Tool, ToolArgs
 from agent_cli.tools.identity import CustomerSession
 from agent_cli.tools.orders import RefundPolicy
@@ -70,6 +71,7 @@ class IssueRefundArgs(ToolArgs):
     reason: Annotated[
         str,
         Field(min_length=3, max_length=300, description="Why, in a short sentence"),
+        AfterValidator(plain_note),  # tabs and line breaks are spacing (refund_key folds them)
         AfterValidator(_one_script_a_word),
     ]
 
