@@ -23,7 +23,9 @@
     │       ├── ProviderUnavailable       5xx/529/connection errors after every retry
     │       └── InvalidProviderResponse   a reply that is not the expected JSON
     ├── StoreError                exit 1: the order database cannot be used
-    │   └── StoreBusy                 another process holds its lock past the time there is
+    │   ├── StoreBusy                 another process holds its lock past the time there is
+    │   ├── StoreFull                 a write found the disk full (rolled back, nothing lost)
+    │   └── StoreReadOnly             a write found the database read-only
     ├── RunLogError               exit 1: the log of runs (`agent logs`) cannot be read
     ├── OrderNotFound             exit 1: `agent orders show` found no such order
     ├── TicketNotFound            exit 1: `agent tickets` found no such ticket
@@ -171,6 +173,14 @@ class StoreError(AgentError):
 
 class StoreBusy(StoreError):
     """The database stayed locked by another process for as long as the run could wait."""
+
+
+class StoreFull(StoreError):
+    """A write found the disk full; the transaction was rolled back."""
+
+
+class StoreReadOnly(StoreError):
+    """A write found the database read-only; nothing was changed."""
 
 
 class RunLogError(AgentError):

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -247,3 +248,99 @@ def test_a_value_written_into_the_store_another_way_is_quoted_in_the_record() ->
     assert shown.returncode == 0, shown.stderr
     assert '"paypal_1002\\nrefundable_now=yes" (paypal)' in shown.stdout
     assert "\nrefundable_now=yes" not in shown.stdout
+
+
+# --- a store that cannot be written: the disk is full, or it is read-only -------------------------
+
+
+def _fill_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every SQLite connection the agent opens finds the disk full at its first write, with
+    the error SQLite gives then (SQLITE_FULL)."""
+    import sqlite3
+
+    from agent_cli.store import sqlite as store_module
+
+    class Full(sqlite3.Connection):
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            if sql.lstrip().split(None, 1)[0].upper() in ("INSERT", "UPDATE", "DELETE"):
+                raise sqlite3.OperationalError("database or disk is full")
+            return super().execute(sql, *args)
+
+        def executemany(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            raise sqlite3.OperationalError("database or disk is full")
+
+    real = sqlite3.connect
+    monkeypatch.setattr(
+        store_module.sqlite3, "connect", lambda *a, **kw: real(*a, factory=Full, **kw)
+    )
+
+
+def _many_orders(tmp_path: Path) -> Path:
+    path = tmp_path / "orders.csv"
+    rows = [f"Z{n},DELIVERED,{n},2026-10-01,JPY,Customer {n}," for n in range(20)]
+    path.write_text("code,status,total,delivered_at,currency,customer,note\n" + "\n".join(rows))
+    return path
+
+
+def test_a_full_disk_is_said_and_what_the_store_held_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from agent_cli.cli import app
+
+    runner = CliRunner()
+    assert runner.invoke(app, ["orders", "list"]).exit_code == 0  # the sample store, made
+    before = runner.invoke(app, ["orders", "list", "--json"]).stdout
+    with monkeypatch.context() as patched:
+        _fill_disk(patched)
+        imported = runner.invoke(app, ["orders", "import", str(_many_orders(tmp_path))])
+        cancel = '{"order_id": "B200", "reason": "no longer needed"}'
+        staff = runner.invoke(app, ["tools", "call", "cancel_pending_order", cancel, "--yes"])
+        article = _article(tmp_path / "help" / "gift-wrap.md", "Gift wrap")
+        articles = runner.invoke(app, ["kb", "import", str(article)])
+    assert imported.exit_code == 1, imported.output
+    assert articles.exit_code == 1 and "disk is full" in articles.stderr
+    assert "the disk is full. Nothing was changed; what the store held before is kept" in (
+        imported.stderr
+    )
+    assert "failed unexpectedly" not in staff.output and "disk is full" in staff.output
+    assert runner.invoke(app, ["orders", "list", "--json"]).stdout == before
+
+
+def test_a_read_only_store_is_said_on_both_backends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pg_server: Any
+) -> None:
+    """Reads go on; a write says the store is read-only (SQLite opened read-only, as another
+    user's file is; PostgreSQL with read-only transactions, as a standby)."""
+    import sqlite3
+
+    import psycopg
+    from typer.testing import CliRunner
+
+    from agent_cli.cli import app
+    from agent_cli.store import sqlite as store_module
+
+    runner = CliRunner()
+    cancel = '{"order_id": "B200", "reason": "no longer needed"}'
+    assert runner.invoke(app, ["orders", "list"]).exit_code == 0  # the sample store, made
+    real = sqlite3.connect
+    with monkeypatch.context() as patched:
+        patched.setattr(
+            store_module.sqlite3,
+            "connect",
+            lambda path, **kw: real(f"file:{path}?mode=ro", uri=True, **kw),
+        )
+        read = runner.invoke(app, ["tools", "call", "get_order_details", '{"order_id": "B200"}'])
+        written = runner.invoke(app, ["tools", "call", "cancel_pending_order", cancel, "--yes"])
+    assert read.exit_code == 0, read.output
+    assert written.exit_code == 1 and "is read-only" in written.stderr, written.output
+    url = pg_server.database()
+    monkeypatch.setenv("AGENT_DB_URL", url)
+    assert runner.invoke(app, ["orders", "init", "--sample"]).exit_code == 0
+    with psycopg.connect(url, autocommit=True) as admin:
+        name = url.split("?")[0].rsplit("/", 1)[1]
+        read_only = f"ALTER DATABASE {name} SET default_transaction_read_only = on"
+        admin.execute(read_only)  # type: ignore[call-overload]
+    written = runner.invoke(app, ["tools", "call", "cancel_pending_order", cancel, "--yes"])
+    assert written.exit_code == 1 and "is read-only (a standby" in written.stderr, written.output

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from agent_cli.errors import StoreBusy, StoreError
+from agent_cli.errors import StoreBusy, StoreError, StoreFull, StoreReadOnly
 from agent_cli.store.desk_schema import (
     ARTICLES_TABLE,
     DESK_TABLES,
@@ -303,6 +303,17 @@ def _errors(url: str) -> Iterator[None]:
         raise StoreConflict(
             f"The order database {url} rolled the change back: {_first_line(exc)}; "
             "nothing was written, try again"
+        ) from None
+    except psycopg.errors.DiskFull:
+        raise StoreFull(
+            f"The order database {url} could not be written: the server's disk is full. Nothing "
+            "was changed; what the store held before is kept: free space on the server and try "
+            "again"
+        ) from None
+    except psycopg.errors.ReadOnlySqlTransaction:
+        raise StoreReadOnly(
+            f"The order database {url} is read-only (a standby, or a read-only user): nothing "
+            "was changed; point store.url at the primary, or a user who may write"
         ) from None
     except (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled):
         raise StoreBusy(

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from agent_cli.config.currencies import money
 from agent_cli.dates import system_today
-from agent_cli.errors import StoreBusy, StoreError
+from agent_cli.errors import StoreBusy, StoreError, StoreFull, StoreReadOnly
 from agent_cli.store import desk_schema as ddl  # the tables' text, shared with PostgreSQL
 from agent_cli.store import ledger, memory_copies
 from agent_cli.store.desk import DeskData
@@ -217,15 +217,17 @@ class OrderStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        with _busy_as_error():
+        with _unwritable(self.path), _busy_as_error():
             self._wait_for_locks()
             self._db.execute("BEGIN IMMEDIATE")
         try:
-            yield
-            with _busy_as_error():
-                self._db.execute("COMMIT")
+            with _unwritable(self.path):
+                yield
+                with _busy_as_error():
+                    self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):  # a full disk may refuse that too
+                self._db.execute("ROLLBACK")
             raise
 
     def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
@@ -415,6 +417,29 @@ def order_row(order: Order) -> tuple[str, str, int, str, str | None, str | None,
         order.customer,
         order.note,
     )
+
+
+@contextmanager
+def _unwritable(path: Path) -> Iterator[None]:
+    """A write the file cannot take, said as what it is: the disk is full, or the database is
+    read-only (another user's file, a read-only disk). The transaction is rolled back, so what
+    the store held before is kept whole."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        said = str(exc).lower()
+        if "disk is full" in said or "database or disk is full" in said:
+            raise StoreFull(
+                f"The order database {path} could not be written: the disk is full. Nothing "
+                "was changed; what the store held before is kept: free some space and try again"
+            ) from None
+        if "readonly" in said or "read-only" in said:
+            raise StoreReadOnly(
+                f"The order database {path} is read-only (another user's file, or a read-only "
+                "disk): nothing was changed; point AGENT_DB (or store.path) at a file you may "
+                "write, or ask its owner"
+            ) from None
+        raise
 
 
 @contextmanager
