@@ -65,6 +65,10 @@ def test_agent_config_environment_variable(tmp_path: Path, monkeypatch: pytest.M
             "[limits]\ntimeout = 1e9\n",
             ["limits.timeout (file ", "must be at most 86400"],
         ),
+        (  # x__y's tool z and x's tool y__z would both be sent as x__y__z
+            "[mcp.servers.x__y]\ncommand = ['true']\n",
+            ["mcp.servers.x__y", "holds '__'", "use one underscore"],
+        ),
     ],
 )
 def test_bad_settings_are_all_named(tmp_path: Path, text: str, messages: list[str]) -> None:

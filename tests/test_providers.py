@@ -551,3 +551,72 @@ def test_a_closing_tag_in_data_is_neutralised_in_any_case_and_spacing(tag: str) 
     assert "<\\/" in inner and not any(
         form in inner.lower().replace(" ", "").replace("\t", "") for form in ("</data",)
     )
+
+
+@pytest.mark.parametrize("usage", [None, {"prompt_tokens": -5, "completion_tokens": -1}])
+def test_max_tokens_holds_against_a_server_that_says_nothing_of_usage(
+    fake_llm: FakeLLM, usage: dict[str, int] | None
+) -> None:
+    """A server that omits `usage` (or sends negative counts): the tokens are counted from the
+    bytes sent and received, so --max-tokens stops the run as it would with counts."""
+    replies = []
+    for _ in range(6):
+        reply = openai_calls(("lookup_order", {"order_code": "A100"}))
+        reply.pop("usage")
+        if usage is not None:
+            reply["usage"] = usage
+        replies.append(reply)
+    fake_llm.queue(*replies)
+    result = ask(fake_llm, "openai", "--max-tokens", "1500", "--no-grounding")
+    assert result.exit_code != 0
+    finished = final(result)
+    assert finished["status"] == "token_budget", finished
+    counted = [r["usage"] for r in records(result) if r["event"] == "model_call"]
+    assert counted and all(u["input_tokens"] > 100 and u["output_tokens"] > 10 for u in counted)
+    assert len(fake_llm.bodies()) < 6  # stopped before spending more
+
+
+@pytest.mark.parametrize(
+    ("base_url", "warned"),
+    [
+        ("http://llm.example.com/v1", True),
+        ("http://10.0.0.5:8000/v1", True),
+        ("https://llm.example.com/v1", False),
+        ("http://localhost:11434/v1", False),
+        ("http://127.0.0.1:8000/v1", False),
+        ("http://[::1]:8000/v1", False),
+        ("http://gpu.localhost/v1", False),
+    ],
+)
+def test_a_key_sent_over_plain_http_off_this_machine_is_warned_of(
+    base_url: str, warned: bool
+) -> None:
+    from agent_cli.providers.choice import ProviderChoice, key_in_clear
+
+    choice = ProviderChoice("openai", "openai", "m", base_url, "OPENAI_API_KEY")
+    said = key_in_clear(choice, {"OPENAI_API_KEY": "sk-test"})
+    assert (said is not None) == warned
+    if said is not None:
+        assert "OPENAI_API_KEY goes to http://" in said and "unencrypted" in said
+        assert "sk-test" not in said
+    assert key_in_clear(choice, {}) is None  # no key, nothing to leak
+
+
+def test_the_warning_is_said_once_at_the_start_of_a_run(fake_llm: FakeLLM) -> None:
+    """On loopback (the test server) nothing is said; a run toward another host says it in
+    one line on stderr before the first request (checked through the runtime's notices)."""
+    from agent_cli.runtime.assemble import notices
+    from agent_cli.runtime.options import ProviderOptions, RunOptions
+
+    fake_llm.queue(openai_text("Fine."))
+    assert "unencrypted" not in ask(fake_llm, "openai", "--no-grounding").stderr
+    named = ProviderOptions(provider="openai", base_url="http://llm.example.com/v1")
+    options = RunOptions(provider=named)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("OPENAI_API_KEY", "sk-test")
+        model = object()  # any model that is not the offline one
+        said = notices(options, options.settings(), model)  # type: ignore[arg-type]
+    assert [s for s in said if "unencrypted" in s] == [
+        "agent: warning: OPENAI_API_KEY goes to http://llm.example.com unencrypted (http, and "
+        "not this machine): anyone on the way can read it; use https or a loopback address"
+    ]

@@ -205,6 +205,11 @@ def _server_name(name: str) -> str:
             "an MCP server's name prefixes its tools' names (NAME.tool): use 1-32 letters, "
             "digits, _ or -"
         )
+    if "__" in name:  # a provider is sent NAME__tool: the first "__" must end the server's name
+        raise ValueError(
+            f"{name!r} holds '__', which providers read as the end of a server's name (x__y's "
+            "tool z and x's tool y__z would meet as x__y__z): use one underscore"
+        )
     return name
 
 

@@ -5,6 +5,7 @@ and reading one decision out of a reply.
 
 from __future__ import annotations
 
+import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
@@ -77,6 +78,30 @@ class WireNames:
             return self.incoming[wire]
         server, separator, tool = wire.partition("__")
         return f"{server}.{tool}" if separator and server and tool else wire
+
+
+BYTES_PER_TOKEN = 4  # about, in English and in JSON; Japanese runs fewer, so this counts low
+
+
+def counted_usage(
+    body: Any, usage_of: Callable[[dict[str, Any]], Usage]
+) -> Callable[[dict[str, Any]], Usage]:
+    """The server's token counts of a reply; a count it leaves out, or gives as nonsense (read
+    as 0: negative, not a number), is counted from the bytes sent or received instead, so
+    --max-tokens and --max-cost hold against a server that says nothing of usage."""
+    sent = len(json.dumps(body, ensure_ascii=False, default=str).encode())
+
+    def usage(payload: dict[str, Any]) -> Usage:
+        said = usage_of(payload)
+        if said.input_tokens > 0 and said.output_tokens > 0:
+            return said
+        received = len(json.dumps(payload, ensure_ascii=False, default=str).encode())
+        return Usage(
+            said.input_tokens or -(-sent // BYTES_PER_TOKEN),
+            said.output_tokens or -(-received // BYTES_PER_TOKEN),
+        )
+
+    return usage
 
 
 def _wire_form(name: str) -> str:
@@ -192,18 +217,20 @@ class HttpAdapter(ABC):
         features = self.features()  # after the body: what it holds may be optional
         if self.streaming:
             features["stream"] = REFUSES_STREAM
+        counted = counted_usage(body, self.usage_of)
         payload = self._channel.request_json(
             "POST",
             self.path,
             body,
             deadline=request.deadline,
             on_call=request.on_call,
-            usage_of=self.usage_of,
+            usage_of=counted,
             features=features,
             stream=self._readers(request) if self.streaming else None,
         )
         try:
-            return self.parse(payload, request)
+            reply = self.parse(payload, request)
+            return ModelReply(*reply.decisions, usage=counted(payload))
         except ValidationError as exc:  # a field out of bounds (a 30,000-character answer)
             problem = f"the reply is not a valid decision: {describe_validation_error(exc)}"
             raise MalformedReply(problem, raw="", usage=self.usage_of(payload)) from None

@@ -3,6 +3,7 @@ or profile, else the first API key found, else the offline playbook. Imports no 
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -119,3 +120,28 @@ def _server_at(chosen: ProviderSettings) -> ProviderChoice:
         max_tokens_param=chosen.max_tokens_param or "max_tokens",
         automatic=True,
     )
+
+
+def key_in_clear(choice: ProviderChoice, env: Mapping[str, str]) -> str | None:
+    """A warning when the API key would cross a network unencrypted: plain http to a host that
+    is not this machine. None when it goes over https, stays on loopback, or there is no key."""
+    if choice.kind == "offline" or not choice.api_key_env or not env.get(choice.api_key_env):
+        return None
+    parts = urlsplit(choice.base_url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "http" or _loopback(host):
+        return None
+    return (
+        f"agent: warning: {choice.api_key_env} goes to {parts.scheme}://{parts.netloc} "
+        "unencrypted (http, and not this machine): anyone on the way can read it; use https "
+        "or a loopback address"
+    )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost") or host == "::1":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -21,7 +21,7 @@ from agent_cli.errors import UsageError
 from agent_cli.language import intents
 from agent_cli.policy.grounding import ground_answer
 from agent_cli.policy.instructions import shop_instructions
-from agent_cli.providers.choice import choose_provider
+from agent_cli.providers.choice import choose_provider, key_in_clear
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import load_script
 from agent_cli.runtime.drive import warn
@@ -305,7 +305,9 @@ def notices(options: RunOptions, settings: Settings, model: ReasoningModel) -> l
                 said.append(f"agent: {flag} {value} is not used: {why} chose the model")
     if options.instructions is not None and isinstance(model, PlaybookModel):
         said.append("agent: --instructions is not used by the offline playbook model")
-    return said
+    networked = not isinstance(model, PlaybookModel) and options.script is None
+    clear = key_in_clear(choose_provider(settings, os.environ), os.environ) if networked else None
+    return [*said, clear] if clear else said
 
 
 def _for_want_of_a_key(options: RunOptions, settings: Settings, model: ReasoningModel) -> bool:

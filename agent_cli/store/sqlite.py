@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from agent_cli.config.currencies import money
 from agent_cli.dates import system_today
-from agent_cli.errors import StoreBusy, StoreError, StoreFull, StoreReadOnly
+from agent_cli.errors import StoreError
 from agent_cli.store import desk_schema as ddl  # the tables' text, shared with PostgreSQL
 from agent_cli.store import ledger, memory_copies
 from agent_cli.store.desk import DeskData
@@ -33,6 +33,7 @@ from agent_cli.store.models import (
 )
 from agent_cli.store.samples import SAMPLE_SHOP, sample_shop
 from agent_cli.store.schema import migrate, schema_version
+from agent_cli.store.sqlite_errors import busy_as_error, unwritable
 from agent_cli.store.upgrades import amounts_to_minor_units
 
 T = TypeVar("T")
@@ -156,7 +157,7 @@ class OrderStore:
             store = cls(connection, path)
             if seed is None:
                 seed = sample_shop(system_today()) if create else ()
-            with _busy_as_error():
+            with busy_as_error():
                 store._migrate(seed)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(
@@ -217,13 +218,13 @@ class OrderStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        with _unwritable(self.path), _busy_as_error():
+        with unwritable(self.path), busy_as_error():
             self._wait_for_locks()
             self._db.execute("BEGIN IMMEDIATE")
         try:
-            with _unwritable(self.path):
+            with unwritable(self.path):
                 yield
-                with _busy_as_error():
+                with busy_as_error():
                     self._db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):  # a full disk may refuse that too
@@ -232,7 +233,7 @@ class OrderStore:
 
     def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
         """Rows of a read, waiting for another process's lock only as long as there is time."""
-        with _busy_as_error(self.path):
+        with busy_as_error(self.path):
             self._wait_for_locks()
             return self._db.execute(sql, params).fetchall()
 
@@ -417,50 +418,6 @@ def order_row(order: Order) -> tuple[str, str, int, str, str | None, str | None,
         order.customer,
         order.note,
     )
-
-
-@contextmanager
-def _unwritable(path: Path) -> Iterator[None]:
-    """A write the file cannot take, said as what it is: the disk is full, or the database is
-    read-only (another user's file, a read-only disk). The transaction is rolled back, so what
-    the store held before is kept whole."""
-    try:
-        yield
-    except sqlite3.OperationalError as exc:
-        said = str(exc).lower()
-        if "disk is full" in said or "database or disk is full" in said:
-            raise StoreFull(
-                f"The order database {path} could not be written: the disk is full. Nothing "
-                "was changed; what the store held before is kept: free some space and try again"
-            ) from None
-        if "readonly" in said or "read-only" in said:
-            raise StoreReadOnly(
-                f"The order database {path} is read-only (another user's file, or a read-only "
-                "disk): nothing was changed; point AGENT_DB (or store.path) at a file you may "
-                "write, or ask its owner"
-            ) from None
-        raise
-
-
-@contextmanager
-def _busy_as_error(path: Path | None = None) -> Iterator[None]:
-    """SQLite's errors as ours: a lock held too long is StoreBusy (the run can go on); with a
-    `path`, any other failure to read the file (corrupt, unreadable) is a StoreError naming it."""
-    try:
-        yield
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise StoreBusy(
-                "the order database is busy: another process holds a lock on it; "
-                "try again in a moment"
-            ) from None
-        if path is None:
-            raise
-        raise StoreError(f"The order database {path} cannot be read: {exc}") from None
-    except sqlite3.DatabaseError as exc:
-        if path is None:
-            raise
-        raise StoreError(f"The order database {path} cannot be read: {exc}") from None
 
 
 _SELECT = "SELECT code, status, total, currency, delivered_at, customer, note FROM orders"
