@@ -244,3 +244,39 @@ def test_offline_a_help_centre_with_no_answer_says_so_and_what_it_can_do() -> No
     assert result.exit_code == 0, result.output
     assert "could not find an answer to that in our help articles" in result.stdout
     assert "pass you to a person" in result.stdout and "refundable" not in result.stdout
+
+
+def test_delete_and_replace_leave_only_what_the_shop_keeps_on_both_backends(
+    either_store: OrderStore,
+) -> None:
+    sample = {a.id for a in help_articles.listed(either_store)}
+    assert "warranty" in sample and len(sample) == 6
+    assert help_articles.delete_articles(either_store, ["WARRANTY", "nothing-here"]) == ["warranty"]
+    assert help_articles.get(either_store, "warranty") is None
+    assert all(hit.id != "warranty" for hit in help_articles.search(either_store, "warranty"))
+    ours = [Article("gift-wrap", "Gift wrap", "We wrap gifts for 300 JPY.")]
+    help_articles.save_articles(either_store, ours, replace=True)
+    assert [a.id for a in help_articles.listed(either_store)] == ["gift-wrap"]
+    assert [h.id for h in help_articles.search(either_store, "shipping times Osaka")] == []
+    assert [h.id for h in help_articles.search(either_store, "wrap a gift")] == ["gift-wrap"]
+
+
+def test_kb_delete_and_import_replace_from_the_command_line(tmp_path: Path) -> None:
+    folder = tmp_path / "help"
+    folder.mkdir()
+    (folder / "gift-wrap.md").write_text("# Gift wrap\n\nWe wrap gifts for 300 JPY.\n")
+    missing = runner.invoke(app, ["kb", "delete", "warranty", "no-such-article"])
+    assert missing.exit_code == 1 and "No article 'no-such-article'; nothing was deleted" in (
+        missing.stderr
+    )
+    assert "warranty" in runner.invoke(app, ["kb", "list"]).stdout  # all or none
+    deleted = runner.invoke(app, ["kb", "delete", "warranty"])
+    assert deleted.exit_code == 0 and deleted.stdout.strip() == "Deleted 1 article(s): warranty"
+    replaced = runner.invoke(app, ["kb", "import", str(folder), "--replace"])
+    assert replaced.exit_code == 0, replaced.stderr
+    assert replaced.stdout.strip() == "Imported 1 article(s): 1 new, 0 updated, 5 removed"
+    listed = [
+        json.loads(line)["id"]
+        for line in runner.invoke(app, ["kb", "list", "--json"]).stdout.splitlines()
+    ]
+    assert listed == ["gift-wrap"]

@@ -65,7 +65,7 @@ tickets_app = typer.Typer(
 )
 app.add_typer(tickets_app, name="tickets")
 kb_app = typer.Typer(
-    help="The shop's help centre: import Markdown articles, list, show and search them.",
+    help="The shop's help centre: import Markdown articles, list, show, search and delete them.",
     context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
 )

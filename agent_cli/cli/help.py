@@ -32,7 +32,12 @@ EXAMPLES = {  # by the command's function
     ],
     "orders_export": ["agent orders export -o shop.json"],
     "tickets_list": ["agent tickets list", "agent tickets list --status all --json"],
-    "kb_import": ["agent kb import help/", "agent kb import help/shipping-times.md"],
+    "kb_import": [
+        "agent kb import help/",
+        "agent kb import help/shipping-times.md",
+        "agent kb import help/ --replace",
+    ],
+    "kb_delete": ["agent kb delete warranty", "agent kb delete warranty payment-methods"],
     "kb_list": ["agent kb list", "agent kb list --json"],
     "kb_show": ["agent kb show shipping-times"],
     "kb_search": ['agent kb search "how long does shipping take"', "agent kb search 返品"],

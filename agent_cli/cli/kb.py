@@ -23,13 +23,34 @@ def kb_import(
             "otherwise: customers are served what the folder holds).",
         ),
     ] = False,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Make these the whole help centre: every other article is deleted, in the same "
+            "transaction (the sample shop's six too).",
+        ),
+    ] = False,
 ) -> None:
     """Add help articles to the store, or update them: the first heading of each file is its
     title, the file name (without .md) its id. Every file is checked first; nothing is written
     unless all are good (exit code 2 naming the file otherwise)."""
     from agent_cli.commands.kb import import_kb
 
-    import_kb(path, config=config, follow_links=follow_links)
+    import_kb(path, config=config, follow_links=follow_links, replace=replace)
+
+
+@kb_app.command(name="delete")
+def kb_delete(
+    article_ids: Annotated[
+        list[str], typer.Argument(help="The articles' ids, e.g. shipping-times.", metavar="ID...")
+    ],
+    config: ConfigOption = None,
+) -> None:
+    """Delete help articles: all of them, or none when one is not there (exit code 1)."""
+    from agent_cli.commands.kb import delete_kb
+
+    delete_kb(article_ids, config=config)
 
 
 @kb_app.command(name="list")

@@ -97,15 +97,32 @@ def _article(file: Path) -> Article:
     raise ArticleFileError(f"{file}: the first line must be a heading (# Title)")
 
 
-def import_kb(path: Path, *, config: Path | None, follow_links: bool = False) -> None:
+def import_kb(
+    path: Path, *, config: Path | None, follow_links: bool = False, replace: bool = False
+) -> None:
     articles = read_articles(path, follow_links=follow_links)
     with opened_store(load_settings(config)) as store:
         known = {a.id for a in help_articles.listed(store)}
-        help_articles.save_articles(store, articles)
+        help_articles.save_articles(store, articles, replace=replace)
     replaced = sum(a.id in known for a in articles)
+    removed = len(known - {a.id for a in articles}) if replace else 0
+    gone = f", {removed} removed" if replace else ""
     print(
-        f"Imported {len(articles)} article(s): {len(articles) - replaced} new, {replaced} updated"
+        f"Imported {len(articles)} article(s): {len(articles) - replaced} new, "
+        f"{replaced} updated{gone}"
     )
+
+
+def delete_kb(article_ids: list[str], *, config: Path | None) -> None:
+    """`agent kb delete ID...`: all of them, or none when one is not there (exit 1)."""
+    with opened_store(load_settings(config)) as store:
+        missing = [i for i in article_ids if help_articles.get(store, i) is None]
+        if missing:
+            raise ArticleNotFound(
+                f"No article {missing[0]!r}; nothing was deleted (see 'agent kb list')"
+            )
+        deleted = help_articles.delete_articles(store, article_ids)
+    print(f"Deleted {len(deleted)} article(s): {', '.join(deleted)}")
 
 
 def list_kb(*, json_output: bool, config: Path | None) -> None:

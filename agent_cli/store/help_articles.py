@@ -104,9 +104,31 @@ def write_articles(store: DeskStore, articles: Iterable[Article]) -> int:
     return count
 
 
-def save_articles(store: DeskStore, articles: list[Article]) -> int:
-    """`write_articles` in a transaction of its own: all of them, or none."""
-    return store.atomically(lambda: write_articles(store, articles))
+def save_articles(store: DeskStore, articles: list[Article], *, replace: bool = False) -> int:
+    """`write_articles` in a transaction of its own: all of them, or none. `replace`: every
+    other article goes, in the same transaction (the shop's help centre is these alone)."""
+
+    def work() -> int:
+        if replace:
+            delete_articles_locked(store, [a.id for a in listed(store)])
+        return write_articles(store, articles)
+
+    return store.atomically(work)
+
+
+def delete_articles(store: DeskStore, ids: list[str]) -> list[str]:
+    """Remove these articles, all in one transaction; the ids that were there."""
+    return store.atomically(lambda: delete_articles_locked(store, ids))
+
+
+def delete_articles_locked(store: DeskStore, ids: list[str]) -> list[str]:
+    """`delete_articles` in the caller's transaction."""
+    there = [i for i in dict.fromkeys(i.lower() for i in ids) if get(store, i) is not None]
+    for article_id in there:
+        store.execute("DELETE FROM articles WHERE id = ?", (article_id,))
+        if store.FULL_TEXT == "fts5":
+            store.execute("DELETE FROM articles_fts WHERE id = ?", (article_id,))
+    return there
 
 
 def listed(store: DeskStore) -> list[Article]:
