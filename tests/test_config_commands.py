@@ -109,3 +109,30 @@ def test_edit_opens_the_editor_then_checks_the_file(tmp_path: Path) -> None:
     assert fixed.exit_code == 0 and fixed.stdout.strip() == f"{config_file()}: valid"
     missing = runner.invoke(app, ["config", "edit"], env={"EDITOR": "no-such-editor-x"})
     assert missing.exit_code == 2 and "Cannot start the editor" in missing.stderr
+
+
+@pytest.mark.parametrize("key", ["agent.instructions_file", "agent.intent_examples"])
+def test_a_file_setting_naming_no_readable_file_is_not_written(key: str, tmp_path: Path) -> None:
+    """A path that does not exist (or a FIFO) would fail every run: refused when set, exit 2,
+    the file as it was; the same path once the file is there is written."""
+    missing = tmp_path / "shop.md"
+    refused = runner.invoke(app, ["config", "set", key, str(missing)])
+    assert refused.exit_code == 2
+    assert f"{key}: " in refused.stderr and "nothing written" in refused.stderr
+    assert not config_file().exists() or key not in config_file().read_text()
+    instructions = key.endswith("instructions_file")
+    missing.write_text("# Be kind\n" if instructions else "[refund]\nrefund?\n")
+    assert runner.invoke(app, ["config", "set", key, str(missing)]).exit_code == 0
+
+
+def test_doctor_says_when_the_instructions_file_has_gone(tmp_path: Path) -> None:
+    shop = tmp_path / "shop.md"
+    shop.write_text("Always greet the customer by name.\n")
+    assert (
+        runner.invoke(app, ["config", "set", "agent.instructions_file", str(shop)]).exit_code == 0
+    )
+    assert "instructions: " in runner.invoke(app, ["doctor"]).stdout
+    shop.unlink()
+    doctor = runner.invoke(app, ["doctor"])
+    assert doctor.exit_code != 0
+    assert f"instructions: {shop}: cannot read" in doctor.stdout

@@ -19,6 +19,7 @@ from agent_cli.config import (
 )
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.language import intents
+from agent_cli.policy.instructions import shop_instructions
 from agent_cli.policy.refund_rules import hidden_by
 from agent_cli.providers.choice import ProviderChoice, choose_provider, key_problem
 from agent_cli.providers.connect import channel_for
@@ -61,6 +62,8 @@ def _checks(options: ProviderOptions) -> Iterator[Check]:
     yield Check(True, "provider", _describe(choice))
     yield _store_check(settings)
     yield from _rules_checks(settings)
+    if settings.agent.instructions_file is not None:
+        yield _instructions_check(settings)
     yield _intents_check(settings)
     yield from _mcp_checks(settings)
     if choice.kind == "offline":
@@ -96,6 +99,16 @@ def _rules_checks(settings: Settings) -> Iterator[Check]:
             f"auto rule {auto!r} comes before deny rule {deny!r} and decides first for refunds "
             "both match: put the deny rule first",
         )
+
+
+def _instructions_check(settings: Settings) -> Check:
+    """The shop's instructions file, read as every run reads it."""
+    try:
+        text = shop_instructions(settings).text
+    except AgentError as exc:
+        return Check(False, "instructions", str(exc))
+    where = settings.agent.instructions_file
+    return Check(True, "instructions", f"{where}: {len(text):,} characters")
 
 
 def _intents_check(settings: Settings) -> Check:

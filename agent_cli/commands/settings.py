@@ -24,8 +24,10 @@ from agent_cli.config import (
     load_settings,
     load_settings_with_sources,
 )
-from agent_cli.errors import ConfigError, UsageError
+from agent_cli.errors import AgentError, ConfigError, UsageError
 from agent_cli.files import FileRefused, read_file_bytes
+from agent_cli.language import intent_corpus
+from agent_cli.policy.instructions import shop_instructions
 from agent_cli.text import mask_secrets, print_json_lines
 from agent_cli.validation_text import near_miss
 
@@ -55,7 +57,7 @@ def config_set(key: str, value: str, *, config: Path | None) -> None:
     path, _ = config_source(config)
     document = _document(path)
     _assign(document, key.split("."), _parsed(value))
-    _write_checked(path, document, f"{key} = {_shown(_parsed(value))}")
+    _write_checked(path, document, f"{key} = {_shown(_parsed(value))}", setting=key)
 
 
 def config_unset(key: str, *, config: Path | None) -> None:
@@ -169,21 +171,35 @@ def _assign(document: Any, parts: list[str], value: Any) -> None:
     table[parts[-1]] = value
 
 
-def _write_checked(path: Path, document: Any, what: str) -> None:
+def _write_checked(path: Path, document: Any, what: str, *, setting: str = "") -> None:
     """Replace the file with `document` only if the settings load from it (written beside it,
-    checked, then moved over it in one step); the file as it was otherwise."""
+    checked, then moved over it in one step), and the file the `setting` set names (if it
+    names one) can be read as that setting's; the file as it was otherwise."""
     import tomlkit
 
     trial = path.with_name(f".{path.name}.new")
     try:
         _write(trial, tomlkit.dumps(document))
-        load_settings(trial)
+        check_named_file(load_settings(trial), setting)
         trial.replace(path)
     except ConfigError as exc:
         raise ConfigError(f"{str(exc).replace(str(trial), str(path))}; nothing written") from None
     finally:
         trial.unlink(missing_ok=True)
     print(f"{path}: {what}")
+
+
+def check_named_file(settings: Settings, setting: str) -> None:
+    """The file a setting names, read as a run would read it; ConfigError naming the setting
+    when it cannot be (a path that does not exist set at once, not a failure of every run)."""
+    try:
+        if setting == "agent.instructions_file" and settings.agent.instructions_file:
+            shop_instructions(settings)
+        elif setting == "agent.intent_examples" and settings.agent.intent_examples:
+            examples = settings.agent.intent_examples
+            intent_corpus.shop_examples(examples, intent_corpus.shop_file(examples))
+    except AgentError as exc:
+        raise ConfigError(f"{setting}: {exc}") from None
 
 
 def _write(path: Path, text: str) -> None:
