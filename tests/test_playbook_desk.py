@@ -158,3 +158,20 @@ def test_a_dry_run_hand_over_says_no_ticket_was_opened() -> None:
     result = runner.invoke(app, ["ask", "I was charged twice for A100", "--dry-run", "-q"])
     assert result.exit_code == 0 and "no ticket was opened" in result.stdout, result.output
     assert "follow up" not in result.stdout
+
+
+def test_a_tau2_order_with_no_carrier_is_tracked_without_naming_one() -> None:
+    """τ²'s orders name no carrier: the record says `carrier=none`, and the answer says the
+    order is on its way with its tracking number, never "with unknown"."""
+    from pathlib import Path
+
+    fixture = Path(__file__).parent / "fixtures" / "tau2-retail-small.json"
+    imported = runner.invoke(app, ["orders", "import", str(fixture), "--format", "tau2"])
+    assert imported.exit_code == 0 and "have no delivery dates and no carriers" in imported.stderr
+    code, events, _ = ask("Where is my order #W6310710? anya.garcia2061@example.com")
+    assert code == 0
+    tracked = [e for e in events if e.get("tool") == "track_order" and "observation" in e]
+    assert "carrier=none tracking=951786982868" in tracked[-1]["observation"]
+    answer = events[-1]["answer"]
+    assert answer == "Order W6310710 is on its way (tracking number 951786982868)."
+    assert "unknown" not in answer

@@ -31,6 +31,12 @@ def import_tau2(file: Path, *, replace: bool, config: Path | None) -> None:
         f"Imported {len(data.customers)} users, {len(data.products)} products and "
         f"{len(data.orders)} orders from {file} (τ²-bench retail){emptied}"
     )
+    if data.orders:  # what a team expects of its own orders, and τ²'s data has not
+        warn(
+            "τ²-bench's orders have no delivery dates and no carriers: their returns and "
+            "exchanges are not held to the window (no date to judge on), issue_refund refuses "
+            "them (its window needs one), and tracking names no carrier"
+        )
 
 
 def export_tau2(output: Path | None, *, config: Path | None) -> None:

@@ -188,7 +188,7 @@ def _tracking_record(o: DeskOrder) -> str:
     for s in o.shipments:
         eta = s.estimated_delivery.isoformat() if s.estimated_delivery else "unknown"
         lines.append(
-            f"carrier={_quoted(s.carrier or 'unknown')} "
+            f"carrier={_quoted(s.carrier) if s.carrier else 'none'} "
             f"tracking={','.join(map(_id, s.tracking_ids))} estimated_delivery={eta}"
         )
         lines += [

@@ -20,7 +20,9 @@ _TRACKING = re.compile(
     r"delivery date|shipped yet)\b|どこ|いつ届|届きますか|追跡|配送状況"
 )
 _REFUND = re.compile(r"(?i)\b(?:refund\w*|return\w*)\b|返金|返品")  # the refund flow's, not this
-_CARRIER = re.compile(r'^carrier=("(?:[^"\\]|\\.)*") tracking=(\S+) estimated_delivery=(\S+)', re.M)
+_CARRIER = re.compile(
+    r'^carrier=(none|"(?:[^"\\]|\\.)*") tracking=(\S+) estimated_delivery=(\S+)', re.M
+)
 _EVENT = re.compile(r'^- (\S+) ("(?:[^"\\]|\\.)*"): ("(?:[^"\\]|\\.)*")$', re.M)
 
 
@@ -40,6 +42,7 @@ _FIELD = re.compile(r"(\w+)=(\S+)")
 @dataclass(frozen=True, slots=True)
 class _Words:
     moving: str
+    moving_unnamed: str  # a shipment with no carrier on record (τ²'s orders)
     last_event: str
     eta: str
     not_shipped: str
@@ -57,6 +60,7 @@ class _Words:
 
 ENGLISH = _Words(
     moving="Order {code} is on its way with {carrier} (tracking number {tracking}).",
+    moving_unnamed="Order {code} is on its way (tracking number {tracking}).",
     last_event=" Latest update, {at}: {description} ({place}).",
     eta=" Estimated delivery: {eta}.",
     not_shipped="Order {code} has not shipped yet (status {status}); it has no tracking number.",
@@ -75,6 +79,7 @@ ENGLISH = _Words(
 )
 JAPANESE = _Words(
     moving="注文{code}は{carrier}で配送中です（追跡番号{tracking}）。",
+    moving_unnamed="注文{code}は配送中です（追跡番号{tracking}）。",
     last_event="最新の状況（{at}）：{description}（{place}）。",
     eta="お届け予定日は{eta}です。",
     not_shipped="注文{code}はまだ発送されていません（ステータス{status}）。追跡番号はありません。",
@@ -147,8 +152,11 @@ def _said(code: str, step: Step, words: _Words) -> str:
         if status == "CANCELLED":
             return words.cancelled.format(code=code)
         return words.not_shipped.format(code=code, status=status)
-    carrier, number, eta = json.loads(shipped.group(1)), shipped.group(2), shipped.group(3)
-    said = words.moving.format(code=code, carrier=carrier, tracking=number)
+    named, number, eta = shipped.group(1), shipped.group(2), shipped.group(3)
+    if named == "none":  # τ²'s orders name no carrier: never "on its way with unknown"
+        said = words.moving_unnamed.format(code=code, tracking=number)
+    else:
+        said = words.moving.format(code=code, carrier=json.loads(named), tracking=number)
     events = _EVENT.findall(record)
     if events:
         at, place, description = events[-1]
