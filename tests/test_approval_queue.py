@@ -412,3 +412,17 @@ def test_items_are_listed_by_order(tmp_path: Path) -> None:
     assert [item["order_code"] for item in json_lines(only)] == ["M1"]
     shown = json.loads(runner.invoke(app, ["orders", "show", "M0", "--json"]).stdout)
     assert [item["order_code"] for item in shown["approvals"]] == ["M0"]
+
+
+def test_an_operators_q_queues_and_says_so_when_the_action_cannot_wait() -> None:
+    from agent_cli.core.seams import FAIL_CLOSED, QUEUE
+    from agent_cli.runtime.answerers import verdict_from
+
+    sent = verdict_from(" Q ")
+    assert (sent.approved, sent.by, sent.queue) == (False, "operator", True)
+    assert verdict_from("queue").queue and not verdict_from("n").queue
+    assert not verdict_from("").queue and verdict_from("").by == "rule"  # Enter: No
+    kept = sent.cannot_wait()  # a dry run: nothing can wait; the operator's no, said why
+    assert (kept.approved, kept.by, kept.queue) == (False, "operator", False)
+    assert "cannot wait in the approval queue" in kept.reason
+    assert QUEUE.cannot_wait() == FAIL_CLOSED  # nobody at a terminal: as before

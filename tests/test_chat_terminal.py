@@ -142,19 +142,43 @@ def customer_says_yes(child: pexpect.spawn) -> None:
     child.sendline("yes")
 
 
+@pytest.mark.parametrize("command", ["ask", "chat"])
+def test_q_at_the_approval_prompt_sends_it_to_the_queue(tmp_path: Path, command: str) -> None:
+    """An operator who may not approve need not deny: q puts the refund in the approval queue
+    for a person who may, and nothing is refunded now."""
+    child = refund_run(tmp_path, 1000, command=command)
+    customer_says_yes(child)
+    child.expect(r"pprove\? \[y/N/q\] ")
+    child.sendline("q")
+    child.expect("QUEUED: the refund of 1,000 JPY on order A100")
+    child.expect("Refund handled.")
+    if command == "chat":
+        child.expect("agent> ")
+        child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == (5 if command == "ask" else 0)
+    shown = subprocess_json("orders", "show", "A100", "--json")
+    assert shown["refunds"] == []
+    (waiting,) = shown["approvals"]
+    assert waiting["state"] == "pending"
+
+
 def test_refund_approval_at_the_terminal_is_per_exact_call(tmp_path: Path) -> None:
     child = refund_run(tmp_path, 1000, 2000)
     customer_says_yes(child)
     child.expect(r"needs approval: refund 1,000 JPY on order A100 \(reason: 'damaged'")
-    child.expect(r"Approve\? \[y/N\] ")  # the line above says what: not said twice
+    child.expect(r"Approve\? \[y/N/q\] ")  # the line above says what: not said twice
     child.sendline("y")
     child.expect("REFUNDED: refund #2 of 1,000 JPY")
     customer_says_yes(child)
     child.expect(r"needs approval: refund 2,000 JPY on order A100")
-    child.expect(r"Approve\? \[y/N\] ")
+    child.expect(r"Approve\? \[y/N/q\] ")
     child.sendline("maybe")  # not an answer: asked again, not taken as a silent No
-    child.expect(r"Please answer y \(approve\) or n \(deny\)\.")
-    child.expect(r"Approve\? \[y/N\] ")
+    child.expect(
+        r"Please answer y \(approve\), n \(deny\) or q \(send it to the approval queue\)\."
+    )
+    child.expect(r"Approve\? \[y/N/q\] ")
     child.sendline("n")
     child.expect("DENIED: refund 2,000 JPY")
     child.expect("Refund handled.")
@@ -170,7 +194,7 @@ def test_just_enter_at_the_approval_prompt_is_a_no(tmp_path: Path, command: str)
     child = refund_run(tmp_path, 1000, command=command)
     customer_says_yes(child)
     child.expect(r"needs approval: refund 1,000 JPY on order A100")
-    child.expect(r"pprove\? \[y/N\] ")
+    child.expect(r"pprove\? \[y/N/q\] ")
     child.sendline("")
     child.expect("DENIED: refund 1,000 JPY")
     child.expect("Refund handled.")
@@ -200,7 +224,7 @@ def test_a_dry_run_refund_is_approved_but_writes_nothing(tmp_path: Path) -> None
     child = refund_run(tmp_path, 1000, extra=("--dry-run",))
     customer_says_yes(child)
     child.expect(r"needs approval: refund 1,000 JPY on order A100")
-    child.expect(r"Approve\? \[y/N\] ")
+    child.expect(r"Approve\? \[y/N/q\] ")
     child.sendline("y")
     child.expect("DRY RUN: would refund 1,000 JPY on order A100; nothing was written")
     child.expect(pexpect.EOF)
@@ -242,7 +266,7 @@ def test_sigterm_at_the_approval_prompt_exits_143(tmp_path: Path) -> None:
     trace = tmp_path / "t.jsonl"
     child = refund_run(tmp_path, 1000, extra=("--trace", str(trace)))
     customer_says_yes(child)
-    _terminated_at_prompt(child, r"\[y/N\] ", trace)
+    _terminated_at_prompt(child, r"\[y/N/q\] ", trace)
     assert subprocess_json("orders", "show", "A100", "--json")["refunds"] == []
 
 
@@ -303,14 +327,14 @@ def test_a_write_called_by_hand_on_a_terminal_asks_the_operator(tmp_path: Path) 
     config.write_text("[refunds]\nenabled = true\n")
     args = '{"order_code": "A100", "amount": 1500, "reason": "late delivery"}'
     child = spawn("tools", "call", "issue_refund", args, "--config", str(config))
-    child.expect(r"Approve refund 1,500 JPY on order A100 .*\? \[y/N\] ")
+    child.expect(r"Approve refund 1,500 JPY on order A100 .*\? \[y/N/q\] ")
     child.sendline("n")
     child.expect("DENIED")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 1  # refused: nothing done
     child = spawn("tools", "call", "issue_refund", args, "--config", str(config))
-    child.expect(r"\[y/N\] ")
+    child.expect(r"\[y/N/q\] ")
     child.sendline("y")
     child.expect("REFUNDED: refund #2 of 1,500 JPY on order A100 recorded")
     child.expect(pexpect.EOF)
@@ -340,7 +364,7 @@ def test_a_desk_write_on_a_terminal_asks_the_customer_then_the_operator(tmp_path
     child.expect("reply> ")
     child.sendline("はい、お願いします")
     child.expect("needs approval: cancel B200")
-    child.expect(r"Approve\? \[y/N\] ")
+    child.expect(r"Approve\? \[y/N/q\] ")
     child.sendline("y")
     child.expect("I have cancelled B200")
     child.expect(pexpect.EOF)

@@ -536,11 +536,11 @@ def test_an_mcp_call_needing_approval_is_asked_at_the_terminal_per_exact_call(
         "ask", "Close tickets 7 and 8", "--script", str(script), env={"AGENT_CONFIG": str(crm)}
     )
     child.expect(r'needs approval: call crm.close_ticket on MCP server crm with \{"ticket": 7\}')
-    child.expect(r"Approve\? \[y/N\] ")
+    child.expect(r"Approve\? \[y/N/q\] ")
     child.sendline("y")
     child.expect("ticket 7 closed")
     child.expect(r'with \{"ticket": 8\}')
-    child.expect(r"Approve\? \[y/N\] ")
+    child.expect(r"Approve\? \[y/N/q\] ")
     child.sendline("")  # just Enter: a No
     child.expect("DENIED")
     child.expect("Ticket 7 closed.")

@@ -183,7 +183,7 @@ def tools_call(
 ) -> None:
     """Run one tool by hand, as staff: no customer to identify, the same schema validation, and
     for a write the same approval path as the model's calls (--yes approves it as you; on a
-    terminal without --yes you are asked y/N; with no terminal it waits in the approval queue).
+    terminal without --yes you are asked y/N/q; with no terminal it waits in the approval queue).
 
     Exit 0 done, 1 refused or failed (an ERROR or DENIED observation), 2 usage (an unknown tool,
     bad JSON, arguments the schema refuses), 5 queued. Every call is in the run log (kind tool).

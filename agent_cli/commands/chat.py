@@ -261,7 +261,7 @@ class Session:
             return QUEUE  # piped lines never approve: a person elsewhere may
         try:
             # The summary is on the screen already: the view printed it a line above.
-            line = read_approval(self.lines.read, "approve? [y/N] ", self.view.note)
+            line = read_approval(self.lines.read, "approve? [y/N/q] ", self.view.note)
         except Terminated:
             raise
         except KeyboardInterrupt:

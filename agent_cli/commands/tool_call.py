@@ -2,7 +2,7 @@
 
 The call is a run of its own, whose "model" is the operator's one call: it goes through the same
 loop, so the same schema validation, the same approval path for a write (the shop's rules, then
-`--yes`, a y/N at the terminal, or the approval queue when nobody is there), the same run log
+`--yes`, a y/N/q at the terminal, or the approval queue when nobody is there), the same run log
 (kind `tool`) and the same trace as the model's calls. The operator is staff: no customer has
 to be identified first. Bad input (an unknown tool, JSON that is not an object, arguments the
 schema refuses) is a usage error before anything runs.
@@ -135,7 +135,7 @@ def _check(tools: ToolRegistry, name: str, args: dict[str, Any]) -> None:
 
 
 def _approver(yes: bool, who: str) -> Callable[[ApprovalRequested], Verdict]:
-    """`--yes`: approved by the operator who ran it; else y/N at a terminal, or the queue."""
+    """`--yes`: approved by the operator who ran it; else y/N/q at a terminal, or the queue."""
     if yes:
         return lambda request: Verdict(True, "operator", f"approved by {who} (--yes)")
     return terminal_approver(stream=sys.stderr)

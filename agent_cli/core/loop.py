@@ -427,7 +427,7 @@ def _approve(
         state.person_answered(since=asked)
         verdict = answer if isinstance(answer, Verdict) else FAIL_CLOSED
     if verdict.queue and needed.queue is None:  # this action cannot wait: nobody approved it
-        verdict = FAIL_CLOSED
+        verdict = verdict.cannot_wait()
     queued = needed.queue(state.run_id, goal) if verdict.queue and needed.queue else None
     if (item := queued.queued if queued is not None else None) is not None:
         state.queued.append(item)

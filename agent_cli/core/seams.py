@@ -102,6 +102,14 @@ class Verdict:
     queue: bool = False  # not now: into the approval queue, when the action can wait
     rule: str | None = None  # the refund policy's rule that decided (by "policy")
 
+    def cannot_wait(self) -> Verdict:
+        """This verdict for an action that cannot wait in the approval queue (a dry run, the
+        queue off): denied, saying why (a rule's: nobody could be asked)."""
+        if self.by == "rule":
+            return FAIL_CLOSED
+        why = "it cannot wait in the approval queue (a dry run, or the queue is off); denied"
+        return Verdict(False, self.by, why)
+
 
 FAIL_CLOSED = Verdict(False, "rule", "no one could be asked (no terminal); denied")
 QUEUE = Verdict(False, "rule", "no one at this terminal could approve it: queued", queue=True)

@@ -1,5 +1,5 @@
 """Who answers what a run asks: a person at the terminal (a question at `reply>`, an approval
-at `[y/N]`), or nobody. Nobody means fail closed: a question goes unanswered (the run ends
+at `[y/N/q]`), or nobody. Nobody means fail closed: a question goes unanswered (the run ends
 needs_input) and an approval is denied by rule, or waits in the approval queue for a person
 elsewhere. Only `y` or `yes` approves, and only the exact call shown."""
 
@@ -81,7 +81,7 @@ def terminal_approver(*, stream: TextIO, show_summary: bool = True) -> Approver:
             stream.write(text + "\n")
 
         shown = f" {clean_text(request.summary)}" if show_summary else ""
-        prompt = f"Approve{shown}? [y/N] "
+        prompt = f"Approve{shown}? [y/N/q] "
         line = read_approval(lambda asked: _prompted_line(asked, stream), prompt, say)
         if line is None:
             stream.write("\n")
@@ -90,7 +90,9 @@ def terminal_approver(*, stream: TextIO, show_summary: bool = True) -> Approver:
     return approve
 
 
-_ANSWERS = ("y", "yes", "n", "no", "")  # an empty line is the default, No
+# An empty line is the default, No; q sends it to the approval queue, for a person who may
+# approve it (an operator who may not approve need not deny it).
+_ANSWERS = ("y", "yes", "n", "no", "q", "queue", "")
 
 
 def read_approval(
@@ -102,12 +104,15 @@ def read_approval(
         line = read(prompt)
         if line is None or line.strip().lower() in _ANSWERS:
             return line
-        say("Please answer y (approve) or n (deny).")
+        say("Please answer y (approve), n (deny) or q (send it to the approval queue).")
 
 
 def verdict_from(line: str | None) -> Verdict:
     if line is None or not line:
         return Verdict(False, "rule", "no answer (end of input); denied")
-    if line.strip().lower() in ("y", "yes"):
+    answer = line.strip().lower()
+    if answer in ("y", "yes"):
         return Verdict(True, "operator")
+    if answer in ("q", "queue"):
+        return Verdict(False, "operator", "sent to the approval queue by the operator", queue=True)
     return Verdict(False, "operator", "the operator said no")
