@@ -118,7 +118,7 @@ def test_the_package_ships_the_top_level_example() -> None:
         ('[limits]\ngrounding = "false"', "limits.grounding", "valid boolean"),
         ("[limits]\nmax_steps = 8.0", "limits.max_steps", "valid integer"),
         ("[limits]\nmax_steps = true", "limits.max_steps", "valid integer"),
-        ('[refunds]\nmax_amount = "50000"', "refunds.max_amount", "valid integer"),
+        ('[refunds]\nmax_amount = "50000"', "refunds.max_amount", "a whole number, or a table"),
         ('[limits]\ntimeout = "30"', "limits.timeout", "valid number"),
         ('[provider]\ntemperature = "0.5"', "provider.temperature", "valid number"),
         ("[provider]\nmodel = 4", "provider.model", "valid string"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -118,3 +119,63 @@ def test_files_and_json_hold_major_units() -> None:
     assert "C300\tDELIVERED\t129.00\tUSD" in listed.stdout  # piped: no separators
     assert "A100\tDELIVERED\t250000\tJPY" in listed.stdout
     assert date(2026, 9, 28).isoformat() in listed.stdout
+
+
+def test_a_cap_per_currency_holds_decimals_and_leaves_no_currency_uncapped() -> None:
+    from agent_cli.config import load_settings
+    from agent_cli.store.models import Order
+    from agent_cli.tools import Denied
+    from agent_cli.tools.orders import RefundPolicy
+    from agent_cli.tools.refunds import cap_in, check_rules
+
+    caps = {"JPY": 50_000.0, "USD": 12.5}
+    assert (cap_in(caps, "USD"), cap_in(caps, "JPY"), cap_in(caps, "EUR")) == (1_250, 50_000, None)
+    assert cap_in(50_000, "USD") == 5_000_000  # one number: every currency, in its own units
+    order = Order("C300", "DELIVERED", 12_900, TODAY, "USD")
+    policy = RefundPolicy(window_days=10_000)
+
+    def checked(amount: int, cap: object, currency: str = "USD") -> str:
+        try:
+            check_rules(
+                Order(order.code, order.status, order.total, order.delivered_at, currency),
+                amount,
+                policy=policy,
+                max_amount=cap,
+                today=TODAY,
+                refunded=0,  # type: ignore[arg-type]
+            )
+        except Denied as exc:
+            return str(exc)
+        return "allowed"
+
+    assert checked(1_250, caps) == "allowed"
+    assert checked(1_251, caps).startswith("12.51 USD is above the cap of 12.50 USD per refund")
+    assert checked(100, caps, "EUR").startswith("refunds in EUR have no cap set")
+    assert "names JPY, USD" in checked(100, caps, "EUR")
+    described = RefundPolicy(max_refund=caps).describe()
+    assert described.endswith("max_refund=50000 JPY,12.5 USD")
+    assert load_settings(None).refunds.max_amount == 50_000  # the default: one number
+
+
+@pytest.mark.parametrize(
+    ("table", "said"),
+    [
+        ("{ USD = 12.505 }", "USD: 12.505 has more decimals than USD has"),
+        ("{}", "names no currency"),
+        ("{ YEN = 5000 }", "is not an ISO 4217 currency code"),
+        ("{ JPY = 0 }", "JPY: 0 is not an amount above 0"),
+        ('"lots"', "a whole number, or a table by currency"),
+    ],
+)
+def test_a_cap_table_the_currencies_cannot_hold_is_refused(
+    tmp_path: Any, table: str, said: str
+) -> None:
+    from agent_cli.config import load_settings
+    from agent_cli.errors import ConfigError
+
+    path = tmp_path / "c.toml"
+    path.write_text(f"[refunds]\nenabled = true\nmax_amount = {table}\n")
+    with pytest.raises(ConfigError, match=said.replace("(", r"\(")):
+        load_settings(path)
+    path.write_text("[refunds]\nenabled = true\nmax_amount = { JPY = 50000, USD = 500.00 }\n")
+    assert load_settings(path).refunds.max_amount == {"JPY": 50_000, "USD": 500.0}

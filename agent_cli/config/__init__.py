@@ -19,13 +19,15 @@ from urllib.parse import urlsplit
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
     model_validator,
 )
 
-from agent_cli.config.rules import OrderStatus, RefundRule
+from agent_cli.config.currencies import to_minor
+from agent_cli.config.rules import OrderStatus, RefundRule, currency_code
 from agent_cli.errors import ConfigError
 from agent_cli.files import FileRefused, read_file_bytes
 from agent_cli.validation_text import describe_settings_error, near_miss
@@ -73,9 +75,35 @@ class PolicySettings(_Section):
     )
 
 
+def _cap(value: object) -> int | dict[str, float]:
+    """`refunds.max_amount`: one whole number for every currency, or a table of each
+    currency's cap as that currency can hold it (12.50 USD, not 12.505); said in one line."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 1 <= value <= 10**12:
+            raise ValueError(f"{value:,} is not between 1 and 1,000,000,000,000")
+        return value
+    if not isinstance(value, dict):
+        raise ValueError("a whole number, or a table by currency ({ JPY = 50000, USD = 500 })")
+    if not value:
+        raise ValueError("names no currency: name one ({ JPY = 50000, USD = 500 })")
+    caps: dict[str, float] = {}
+    for currency, cap in value.items():
+        currency_code(str(currency))
+        if isinstance(cap, bool) or not isinstance(cap, int | float) or not 0 < cap <= 10**12:
+            raise ValueError(f"{currency}: {cap!r} is not an amount above 0")
+        try:
+            to_minor(cap, currency)
+        except ValueError as exc:
+            raise ValueError(f"{currency}: {exc}") from None
+        caps[currency] = float(cap)
+    return caps
+
+
 class RefundSettings(_Section):
     enabled: bool = False  # issue_refund exists only when enabled
-    max_amount: int = Field(default=50_000, ge=1, le=10**12)  # per refund
+    # per refund, in major units: one number for every currency, or a table by currency (a
+    # currency the table leaves out has no refunds)
+    max_amount: Annotated[int | dict[str, float], BeforeValidator(_cap)] = 50_000
     max_per_run: int = Field(default=1, ge=0, le=100)
     max_per_session: int = Field(default=5, ge=0, le=10_000)
     # With nobody at the run's terminal to approve it, a refund waits this long in the approval

@@ -45,7 +45,7 @@ REFUND_ONLY = ("reasons", "max_refunds_before", "max_auto_per_day")  # what a wr
 MAX_AMOUNT = 2**63 - 1  # what the store holds (BIGINT)
 
 
-def _currency(code: str) -> str:
+def currency_code(code: str) -> str:
     if code not in ISO_4217:
         raise ValueError(f"{code!r} is not an ISO 4217 currency code{_near_currency(code)}")
     return code
@@ -77,7 +77,7 @@ def _named(amounts: dict[str, int]) -> dict[str, int]:
     return amounts
 
 
-Currency = Annotated[str, AfterValidator(_currency)]
+Currency = Annotated[str, AfterValidator(currency_code)]
 Amount = Annotated[int, Field(ge=1, le=MAX_AMOUNT)]
 Amounts = Annotated[dict[Currency, Amount], AfterValidator(_named)]
 Texts = Annotated[list[str], AfterValidator(_listed)]

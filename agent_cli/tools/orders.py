@@ -7,7 +7,7 @@ model to parse back; the playbook reads facts only from here, never from hard-co
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from typing import Annotated, Any, Literal
@@ -29,13 +29,19 @@ from agent_cli.tools.identity import CustomerSession
 class RefundPolicy:  # max_refund in major units of the order's currency
     window_days: int = 30
     refundable_statuses: tuple[str, ...] = ("DELIVERED",)
-    max_refund: int | None = None  # the most one refund may be, when refunds are on
+    # the most one refund may be, when refunds are on: one number, or one per currency
+    max_refund: int | Mapping[str, float] | None = None
 
     def describe(self) -> str:
         """The policy as facts (the tool's description says what they mean)."""
         statuses = ",".join(self.refundable_statuses)
         said = f"refund_window_days={self.window_days} refundable_statuses={statuses}"
-        return said if self.max_refund is None else f"{said} max_refund={self.max_refund}"
+        if self.max_refund is None:
+            return said
+        if isinstance(self.max_refund, int):
+            return f"{said} max_refund={self.max_refund}"
+        caps = ",".join(f"{cap:g} {currency}" for currency, cap in self.max_refund.items())
+        return f"{said} max_refund={caps}"
 
 
 @dataclass(slots=True)

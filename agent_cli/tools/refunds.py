@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any
@@ -42,10 +42,20 @@ from agent_cli.tools import Denied, Tool, ToolArgs
 from agent_cli.tools.identity import CustomerSession
 from agent_cli.tools.orders import RefundPolicy
 
+# A refund's cap, in major units: one number for every currency, or one per currency (a
+# currency left out has no refunds), as `refunds.max_amount` says it.
+Cap = int | Mapping[str, float]
+
+
+def cap_in(cap: Cap, currency: str) -> int | None:
+    """The cap in `currency`'s minor units; None when the table names no such currency."""
+    major = cap if isinstance(cap, int) else cap.get(currency)
+    return None if major is None else to_minor(major, currency)
+
 
 @dataclass(frozen=True, slots=True)
 class RefundLimits:
-    max_amount: int  # per refund, in major units of the order's currency (50,000 JPY; 50,000 USD)
+    max_amount: Cap  # per refund, in major units of the order's currency
     max_per_run: int  # refunds per run
     max_per_session: int  # refunds per process (`agent ask`) or chat session
 
@@ -269,7 +279,7 @@ def refund_facts(
     )
 
 
-def recheck_queued(policy: RefundPolicy, max_amount: int, clock: Callable[[], date]) -> Recheck:
+def recheck_queued(policy: RefundPolicy, max_amount: Cap, clock: Callable[[], date]) -> Recheck:
     """The rules a queued refund must still pass when a person approves it, on the order as it
     is then: unchanged since it was judged, and every rule of a refund on the system date."""
 
@@ -306,16 +316,22 @@ def check_rules(
     amount: int,
     *,
     policy: RefundPolicy,
-    max_amount: int,
+    max_amount: Cap,
     today: date,
     refunded: int,
 ) -> None:
     """The rules of every refund, wherever it is decided (here, or from the approval queue):
     raise Denied naming the first one it breaks."""
     currency = order.currency
-    if amount > to_minor(max_amount, currency):
+    if (cap := cap_in(max_amount, currency)) is None:
+        named = ", ".join(sorted(max_amount)) if not isinstance(max_amount, int) else ""
         raise Denied(
-            f"{money(amount, currency)} is above the cap of {max_amount:,} {currency} per "
+            f"refunds in {currency} have no cap set (refunds.max_amount names {named}), so "
+            "none is made here; a person can refund it"
+        )
+    if amount > cap:
+        raise Denied(
+            f"{money(amount, currency)} is above the cap of {money(cap, currency)} per "
             "refund; a larger refund needs a supervisor, outside this tool"
         )
     if order.status not in policy.refundable_statuses:
