@@ -385,3 +385,45 @@ def test_a_refund_rolled_back_by_a_serialization_failure_is_run_again_once(
             assert store.refunds("A100") == []
     finally:
         store.close()
+
+
+def test_the_docs_name_every_privilege_the_agent_needs_on_postgresql() -> None:
+    """docs/orders.md's table of privileges is the code's (`_NEEDED`), every table of it."""
+    pytest.importorskip("psycopg")
+    from agent_cli.store.postgres import _NEEDED
+
+    text = (Path(__file__).parent.parent / "docs" / "orders.md").read_text()
+    rows = {}
+    for line in text.splitlines():
+        if line.startswith("| `") and line.count("|") == 3:
+            tables, privileges = line.strip("|").split("|")
+            for table in tables.replace("`", "").split(","):
+                rows[table.strip()] = tuple(p.strip() for p in privileges.split(","))
+    assert {t: tuple(sorted(p)) for t, p in rows.items()} == {
+        t: tuple(sorted(p)) for t, p in _NEEDED.items()
+    }
+
+
+def test_a_user_who_may_not_create_the_tables_is_told_which_grant_it_needs(
+    pg_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL 15 no longer lets every user CREATE in `public`: the first connection of a
+    user without it names the schema grant (the old message pointed at doctor, which could not
+    connect to list anything); a user with it but no table privileges is told where they are
+    listed."""
+    import psycopg
+
+    url = pg_server.database()
+    name = url.split("?")[0].rsplit("/", 1)[1]
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(
+            "DO $$ BEGIN CREATE ROLE clerk LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+        )
+        admin.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        admin.execute(f"GRANT CONNECT ON DATABASE {name} TO clerk")  # type: ignore[call-overload]
+    monkeypatch.setenv("AGENT_DB_URL", url.replace("agent@", "clerk@"))
+    result = runner.invoke(app, ["orders", "list"])
+    assert result.exit_code == 1
+    assert "permission denied for schema public" in result.stderr
+    assert "GRANT USAGE, CREATE ON SCHEMA public" in result.stderr
+    assert "agent orders init" in result.stderr and "Traceback" not in result.stderr

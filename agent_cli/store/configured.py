@@ -33,7 +33,8 @@ def open_configured(configured: Path | None, url: str | None = None) -> OrderSto
             from agent_cli.store.postgres import PostgresStore  # noqa: PLC0415 - only when configured
         except ImportError:
             raise UsageError(
-                "store.url names a PostgreSQL server, and psycopg is not installed: "
+                "store.url (or AGENT_DB_URL) names a PostgreSQL server, and psycopg is not "
+                "installed: "
                 "pip install 'agent-cli[postgres]' (in a checkout: pip install -e '.[postgres]')"
             ) from None
         return PostgresStore.connect(url)

@@ -325,10 +325,19 @@ def _errors(url: str) -> Iterator[None]:
             f"The order database {url} failed: {_first_line(exc)}; check that the server is up"
         ) from None
     except psycopg.errors.InsufficientPrivilege as exc:
-        raise StoreError(
-            f"The order database {url} refused: {_first_line(exc)}; grant the agent's user the "
-            "privileges `agent doctor` lists"
-        ) from None
+        said = _first_line(exc)
+        if "schema" in said:  # making the tables: PostgreSQL 15 no longer lets everyone CREATE
+            hint = (
+                "the agent's user needs USAGE and CREATE on the schema to make its tables the "
+                "first time (GRANT USAGE, CREATE ON SCHEMA public TO the user), or let the "
+                "schema's owner run 'agent orders init' once"
+            )
+        else:
+            hint = (
+                "grant the agent's user the privileges on each table that docs/orders.md lists "
+                "('agent doctor' names those it lacks)"
+            )
+        raise StoreError(f"The order database {url} refused: {said}; {hint}") from None
 
 
 def scratch_schema(url: str, name: str, *, drop: bool = False) -> None:
