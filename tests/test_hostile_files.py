@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -344,3 +345,49 @@ def test_a_read_only_store_is_said_on_both_backends(
         admin.execute(read_only)  # type: ignore[call-overload]
     written = runner.invoke(app, ["tools", "call", "cancel_pending_order", cancel, "--yes"])
     assert written.exit_code == 1 and "is read-only (a standby" in written.stderr, written.output
+
+
+def test_what_is_not_a_regular_file_is_refused_before_a_byte_is_read(tmp_path: Path) -> None:
+    from agent_cli.files import open_regular
+
+    fifo = tmp_path / "f.fifo"
+    os.mkfifo(fifo)
+    folder = tmp_path / "d"
+    folder.mkdir()
+    for path, said in (
+        (fifo, "is not a regular file (a FIFO, a socket or a device); name a file"),
+        (Path("/dev/zero"), "is not a regular file"),
+        (folder, "is a directory; name a file"),
+    ):
+        with pytest.raises(FileRefused, match=re.escape(said)):
+            read_file_bytes(path, 10)
+        with pytest.raises(FileRefused, match=re.escape(said)):
+            open_regular(path)
+    with pytest.raises(FileNotFoundError):
+        read_file_bytes(tmp_path / "missing", 10)
+    text = tmp_path / "t.jsonl"
+    text.write_bytes(b"a\nb\n")
+    with open_regular(text) as stream:
+        assert stream.read() == b"a\nb\n"  # a stream that blocks as files do
+    assert read_file_bytes(text, 4) == b"a\nb\n" and read_file_bytes(text, 100) == b"a\nb\n"
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    assert read_file_bytes(empty, 0) == b""
+
+
+def test_the_bound_holds_across_chunks_and_the_words_say_it_exactly(tmp_path: Path) -> None:
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * (2**20 + 1))  # read in more than one chunk
+    with pytest.raises(FileRefused) as caught:
+        read_file_bytes(big, 2**20)  # one byte past the bound, in the second chunk
+    assert str(caught.value) == "larger than 1 MiB; split it"
+    assert read_file_bytes(big, 2**21) == b"x" * (2**20 + 1)  # the chunks joined as they were
+    folder = tmp_path / "d"
+    folder.mkdir()
+    with pytest.raises(FileRefused) as refused:
+        read_file_bytes(folder, 10)
+    assert str(refused.value) == "is a directory; name a file"
+    with pytest.raises(FileRefused) as device:
+        read_file_bytes(Path("/dev/null"), 10)
+    assert str(device.value) == "is not a regular file (a FIFO, a socket or a device); name a file"
+    assert [size_words(n) for n in (0, 3000, 1025)] == ["0 bytes", "3,000 bytes", "1,025 bytes"]
