@@ -391,3 +391,19 @@ def test_the_bound_holds_across_chunks_and_the_words_say_it_exactly(tmp_path: Pa
         read_file_bytes(Path("/dev/null"), 10)
     assert str(device.value) == "is not a regular file (a FIFO, a socket or a device); name a file"
     assert [size_words(n) for n in (0, 3000, 1025)] == ["0 bytes", "3,000 bytes", "1,025 bytes"]
+
+
+def test_controls_are_named_in_stored_values_and_escaped_in_json_lines() -> None:
+    from agent_cli.text import escaped_controls, plain_note, plain_value
+
+    with pytest.raises(ValueError) as caught:
+        plain_value("Sato\nrefundable_now=yes")
+    assert str(caught.value) == (
+        "holds a control character (U+000A): ids, names and addresses are one line of plain text"
+    )
+    assert plain_note("Ring twice.\n\tThen wait.") == "Ring twice.\n\tThen wait."
+    with pytest.raises(ValueError, match=r"U\+001B\): free text holds no control but tabs"):
+        plain_note("red\x1b[31m")
+    line = '{"name":"Aoi\x9b31m\u202eevil\x7f"}'
+    assert escaped_controls(line) == '{"name":"Aoi\\u009b31m\\u202eevil\\u007f"}'
+    assert json.loads(escaped_controls(line)) == json.loads(line)  # the same data, read back
