@@ -273,3 +273,22 @@ def test_a_task_id_that_is_a_path_records_inside_the_record_folder(
     replayed = runner.invoke(app, ["eval", "--replay", str(record), "--json"])
     checks = [json.loads(line) for line in replayed.stdout.splitlines()]
     assert sum(c["event"] == "replay_check" for c in checks) == 5  # every file read back
+
+
+def test_the_retail_tasks_ship_with_the_package_and_run_from_a_fresh_install() -> None:
+    """`--tau2 retail`: τ²-bench's retail tasks.json and db.json as shipped (the commit and the
+    MIT notice beside them), without --store-file."""
+    from importlib import resources
+
+    shipped = resources.files("agent_cli.evaluation") / "tau2_retail"
+    notice = (shipped / "NOTICE").read_text("utf-8")
+    assert "sierra-research/tau2-bench at commit a2c02472" in notice and "MIT License" in notice
+    listed = runner.invoke(app, ["eval", "--tau2", "retail", "--list"])
+    assert listed.exit_code == 0, listed.stderr
+    ids = [line.split("\t")[0] for line in listed.stdout.splitlines() if line.startswith("tau2-")]
+    assert len(ids) == len(json.loads((shipped / "tasks.json").read_text("utf-8")))
+    assert ids[:2] == ["tau2-0", "tau2-1"]
+    missing = runner.invoke(app, ["eval", "--tau2", "tasks-of-my-own.json", "--list"])
+    assert missing.exit_code == 2 and "--tau2 retail runs the retail tasks shipped" in (
+        missing.stderr
+    )

@@ -11,6 +11,7 @@ import uuid
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from importlib import resources
 from pathlib import Path
 
 from agent_cli.config import Settings
@@ -170,8 +171,11 @@ def _check(options: EvalOptions) -> None:
         )
     if options.store_url is not None:
         _check_server(options.store_url)
-    if options.tau2 is not None and options.store_file is None:
-        raise UsageError("--tau2 needs --store-file: τ²-bench's db.json the tasks run on")
+    if options.tau2 is not None and _tau2_files(options)[1] is None:
+        raise UsageError(
+            "--tau2 needs --store-file: τ²-bench's db.json the tasks run on (--tau2 retail "
+            "runs the retail tasks shipped with agent-cli on their own db.json)"
+        )
     if options.concurrency is not None and not 1 <= options.concurrency <= MAX_CONCURRENCY:
         raise UsageError(f"--concurrency must be 1-{MAX_CONCURRENCY}")
     if not 1 <= options.repeat <= MAX_REPEAT:
@@ -195,12 +199,26 @@ def _check_server(url: str) -> None:
         pass
 
 
+TAU2_RETAIL = "retail"  # `--tau2 retail`: τ²-bench's retail tasks and db.json, shipped
+
+
+def _tau2_files(options: EvalOptions) -> tuple[Path | None, Path | None]:
+    """The τ² tasks and store files: as given, or the shipped retail ones for `--tau2 retail`
+    (a file named `retail` in the working directory is read as a file)."""
+    tasks, store = options.tau2, options.store_file
+    if tasks is not None and str(tasks) == TAU2_RETAIL and not tasks.exists():
+        shipped = Path(str(resources.files("agent_cli.evaluation") / "tau2_retail"))
+        return shipped / "tasks.json", store or shipped / "db.json"
+    return tasks, store
+
+
 def _cases(options: EvalOptions) -> tuple[EvalCase, ...]:
     """The cases asked for; with --store-file, each starts from that store (read once)."""
-    shop = read_tau2(options.store_file) if options.store_file is not None else None
-    if options.tau2 is not None:
+    tasks_file, store_file = _tau2_files(options)
+    shop = read_tau2(store_file) if store_file is not None else None
+    if tasks_file is not None:
         assert shop is not None
-        tasks = load_tau2(options.tau2, shop)
+        tasks = load_tau2(tasks_file, shop)
         for skipped in tasks.skipped:
             warn(f"τ²-bench {skipped}: skipped")
         if not tasks.cases:
