@@ -148,6 +148,14 @@ SEARCHED = _searched('[shipping-times] "Shipping times by region": "Delivery tak
         ("Delivery to Osaka takes 2-3 business days [shipping-times].", SEARCHED, None),
         ("Opened items can be returned [returns-opened-items].", SEARCHED, "returns-opened-items"),
         ("Delivery takes 2-3 days [shipping-times].", (), "shipping-times"),
+        (  # a search's second and third results are retrieved as much as its first
+            "Refunds go back to your card [refund-methods]; see also [warranty].",
+            _searched(
+                '[shipping-times] "Shipping times": "..."\n'
+                '[refund-methods] "Refund methods": "..."\n[warranty] "Warranty": "..."'
+            ),
+            None,
+        ),
         (
             "It takes 2-3 days [shipping-times].",
             (Step(1, CallTool(tool="search_help", args={}), "ERROR: [shipping-times]", True),),

@@ -175,3 +175,20 @@ def test_a_tau2_order_with_no_carrier_is_tracked_without_naming_one() -> None:
     answer = events[-1]["answer"]
     assert answer == "Order W6310710 is on its way (tracking number 951786982868)."
     assert "unknown" not in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("Where is my refund for Z999?", "Order Z999 was not found; please check the order code."),
+        ("Z999の返金はどうなっていますか？", "注文Z999は見つかりませんでした。"),
+    ],
+)
+def test_the_refund_status_of_an_order_not_found_says_so(question: str, said: str) -> None:
+    """An order the lookup did not find has no refund to report: the answer says it was not
+    found, never "no refund yet" nor an amount."""
+    code, events, stderr = ask(question)
+    assert code == 0, stderr
+    answer = events[-1]["answer"]
+    assert answer.startswith(said), answer
+    assert "no refund" not in answer and "JPY" not in answer and "返金はまだ" not in answer
