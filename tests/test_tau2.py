@@ -393,3 +393,16 @@ def test_an_amount_changed_by_hand_into_text_is_named(
     assert exported.exit_code == 1 and named in exported.stderr, exported.output
     shown = runner.invoke(app, ["tools", "call", *call])
     assert shown.exit_code == 1 and named in shown.stdout
+
+
+def test_a_shop_not_in_dollars_is_exported_in_its_own_currency() -> None:
+    """The sample shop is in yen: its export writes 250000 for A100's 250,000 JPY (not 2500),
+    a mug's 5,400 JPY as 5400, and a partial refund as it was, in yen."""
+    exported = runner.invoke(app, ["orders", "export"])
+    assert exported.exit_code == 0, exported.stderr
+    data = json.loads(exported.stdout)
+    a100 = data["orders"]["A100"]
+    assert sum(item["price"] for item in a100["items"]) == 250_000
+    assert [p["amount"] for p in data["orders"]["A106"]["payment_history"]] == [60_000, 20_000]
+    mug = data["products"]["P-MUG"]["variants"]["1002002"]
+    assert mug["price"] == 5_400 and isinstance(mug["price"], int)
