@@ -394,3 +394,17 @@ def test_a_held_order_makes_a_second_commit_wait_and_then_refuse(
     check = opener()
     assert len(desk_reads.changes(check, order="B200")) == 1
     check.close()
+
+
+def test_each_different_write_waits_as_its_own_item(opener: Opener) -> None:
+    """The queue's key for a write is the tool and its exact arguments: another write on the
+    same order, or the same write with other arguments, waits as an item of its own; the
+    same call again waits as the first."""
+    store = opener()
+    cancel = queued(store, CANCEL)
+    move = queued(store, MOVE)
+    elsewhere = queued(store, (MOVE[0], {**MOVE[1], "city": "Kyoto", "zip": "600-8001"}))
+    assert len({cancel.id, move.id, elsewhere.id}) == 3
+    assert queued(store, MOVE).id == move.id
+    assert move.reason != elsewhere.reason and "Kyoto" in elsewhere.reason
+    store.close()
