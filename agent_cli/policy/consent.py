@@ -16,9 +16,12 @@ conversation. A yes stands until the customer speaks again.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
 
 _YES = frozenset(
     ("yes", "yeah", "yep", "yup", "y", "sure", "ok", "okay", "confirm", "confirmed", "correct",
@@ -104,6 +107,17 @@ class Proposal:
     summary: str
 
 
+def call_key(tool: str, values: dict[str, Any]) -> str:
+    """One proposal's call: the tool and its exact arguments."""
+    return f"{tool} {json.dumps(values, sort_keys=True)}"
+
+
+def shown_digest(*shown: object) -> str:
+    """A digest of what the customer is shown, as the store held it: a yes is to this."""
+    text = json.dumps(shown, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def _folded(text: str) -> str:
     return " ".join(_plain(text).split())
 
@@ -142,6 +156,16 @@ class Consent:
     def use(self) -> None:
         """The yes is spent: one yes, one write."""
         self.given = None
+
+    def settle(self, key: str, digest: str, summary: str) -> tuple[Proposal, bool] | None:
+        """A call that needs the customer's yes: None when they gave it to exactly this change
+        as shown (spent now: one yes, one write); else the change proposed to them, and
+        whether it was put before and not confirmed as it now stands."""
+        if self.allows(key, digest):
+            self.use()
+            return None
+        again = key in self.dropped or (self.given is not None and self.given.key == key)
+        return self.propose(key, digest, summary), again
 
     def heard(self, asked: str, message: str) -> str | None:
         """The customer's next message, in answer to `asked` (the agent's question, or its last

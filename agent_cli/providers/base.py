@@ -89,19 +89,22 @@ def counted_usage(
     """The server's token counts of a reply; a count it leaves out, or gives as nonsense (read
     as 0: negative, not a number), is counted from the bytes sent or received instead, so
     --max-tokens and --max-cost hold against a server that says nothing of usage."""
-    sent = len(json.dumps(body, ensure_ascii=False, default=str).encode())
 
     def usage(payload: dict[str, Any]) -> Usage:
         said = usage_of(payload)
         if said.input_tokens > 0 and said.output_tokens > 0:
-            return said
-        received = len(json.dumps(payload, ensure_ascii=False, default=str).encode())
+            return said  # the common case: nothing to count
         return Usage(
-            said.input_tokens or -(-sent // BYTES_PER_TOKEN),
-            said.output_tokens or -(-received // BYTES_PER_TOKEN),
+            said.input_tokens or _tokens_in(body),
+            said.output_tokens or _tokens_in(payload),
         )
 
     return usage
+
+
+def _tokens_in(data: Any) -> int:
+    """About how many tokens `data` is, from its bytes as JSON."""
+    return -(-len(json.dumps(data, ensure_ascii=False, default=str).encode()) // BYTES_PER_TOKEN)
 
 
 def _wire_form(name: str) -> str:

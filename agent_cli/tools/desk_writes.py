@@ -14,8 +14,6 @@ happens only after three things, all in code (desk.md, rules 1-3):
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -28,6 +26,7 @@ from agent_cli.core.seams import ApprovalNeeded, Observation, Verdict
 from agent_cli.core.tool_outcomes import Changed, Denied, Proposed, Queued, Simulated
 from agent_cli.dates import system_today
 from agent_cli.domain.intents import IDENTIFY
+from agent_cli.policy.consent import call_key, shown_digest
 from agent_cli.policy.refund_rules import RefundFacts, policy_verdict, rule_for
 from agent_cli.store import approval_queue, desk_reads
 from agent_cli.store.approval_queue import WriteProposal
@@ -122,12 +121,12 @@ class WriteDesk:
             planned = propose(self.open_store(), tool, values, target, self.window())
         except Refused as exc:
             raise ToolFailure(f"{exc}; nothing was changed") from None
-        key, shown = _key(tool, values), _digest(planned)
-        consent = self.session.consent
-        if not self.session.staff:
-            if not consent.allows(key, shown):  # no yes to this change, as the store holds it
-                return self._ask_consent(tool, key, shown, planned, target.order_code)
-            consent.use()  # one yes, one write
+        if not self.session.staff:  # staff consent by running it
+            key, shown = call_key(tool, values), _digest(planned)
+            if (asked := self.session.consent.settle(key, shown, planned.summary)) is not None:
+                proposal, again = asked  # no yes to this change, as the store holds it
+                summary, order = planned.summary, target.order_code
+                return Observation.of(Proposed(tool, summary, order, proposal.id, again=again))
         queue = None
         if self.queue_for is not None and not self.dry_run:
             queue = lambda run, question: self._queue(planned, values, target, run, question)  # noqa: E731
@@ -164,14 +163,6 @@ class WriteDesk:
             Queued(item.id, planned.tool, planned.summary, str(item.expires_at), target.order_code)
         )
 
-    def _ask_consent(
-        self, tool: str, key: str, shown: str, planned: Plan, order: str | None
-    ) -> Observation:
-        consent = self.session.consent
-        again = key in consent.dropped or (consent.given is not None and consent.given.key == key)
-        proposal = consent.propose(key, shown, planned.summary)
-        return Observation.of(Proposed(tool, planned.summary, order, proposal.id, again=again))
-
     def _commit(self, planned: Plan, values: dict[str, Any], target: Target) -> Observation:
         if self.dry_run:
             return Observation.of(Simulated(planned.tool, planned.summary))
@@ -194,11 +185,6 @@ class WriteDesk:
         )
 
 
-def _key(tool: str, values: dict[str, Any]) -> str:
-    """One proposal: the tool and its exact arguments."""
-    return f"{tool} {json.dumps(values, sort_keys=True)}"
-
-
 def _for_approver(planned: Plan, today: date) -> str:
     """The change as the approver reads it: with the order's age, once delivered."""
     if planned.delivered_at is None:
@@ -211,8 +197,7 @@ def _digest(planned: Plan) -> str:
     """What the customer is shown, as the store held it: the change in words (the order, the
     items, the amounts, the payment method, the address) and the version of the records it
     was planned on. A yes is to this; a store that moved meanwhile needs a new one."""
-    shown = json.dumps([planned.tool, planned.summary, planned.version], ensure_ascii=False)
-    return hashlib.sha256(shown.encode()).hexdigest()[:16]
+    return shown_digest(planned.tool, planned.summary, planned.version)
 
 
 _WHEN = (

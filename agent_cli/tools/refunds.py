@@ -15,7 +15,6 @@ The window is always judged on the system date.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from agent_cli.core.seams import ApprovalNeeded, Observation
 from agent_cli.core.tool_outcomes import Denied as NotAllowed
 from agent_cli.core.tool_outcomes import Proposed, Queued, Refunded, Simulated
 from agent_cli.dates import system_today
+from agent_cli.policy.consent import call_key, shown_digest
 from agent_cli.policy.refund_rules import RefundFacts, mixed_word, policy_verdict, rule_for
 from agent_cli.store import approval_queue, desk_reads, ledger, models
 from agent_cli.store.approval_items import Approval
@@ -143,17 +143,14 @@ class RefundDesk:
         session = self.session
         if session is None or session.staff:
             return None
-        consent = session.consent
-        key = f"issue_refund {json.dumps(args.model_dump(), sort_keys=True)}"
-        shown = _digest(order, amount, spent)
-        if consent.allows(key, shown):
-            consent.use()  # one yes, one refund
-            return None
-        again = key in consent.dropped or (consent.given is not None and consent.given.key == key)
         what = f"refund {money(amount, order.currency)} on order {order.code}"
         if spent:
             what += f" ({money(spent, order.currency)} went back already)"
-        proposal = consent.propose(key, shown, what)
+        key = call_key("issue_refund", args.model_dump())
+        shown = shown_digest(*_shown(order), amount, spent)
+        if (asked := session.consent.settle(key, shown, what)) is None:
+            return None  # their yes, to exactly this refund as it stands
+        proposal, again = asked
         return Observation.of(Proposed("issue_refund", what, order.code, proposal.id, again))
 
     def _theirs(self, store: OrderStore, order: Order | None, code: str) -> None:
@@ -356,12 +353,10 @@ def _check_window(order: Order, policy: RefundPolicy, today: date) -> None:
         )
 
 
-def _digest(order: Order, amount: int, spent: int) -> str:
-    """What the customer is shown of a refund, as the store held it: a yes is to this; an order
-    that moved meanwhile (its status, total, what went back) needs a new one."""
-    shown = [order.code, order.status, order.total, order.currency, str(order.delivered_at)]
-    text = json.dumps([*shown, amount, spent])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+def _shown(order: Order) -> tuple[object, ...]:
+    """What the customer is shown of a refund's order, as the store held it (with the amount
+    and what went back): an order that moved meanwhile needs a new yes."""
+    return (order.code, order.status, order.total, order.currency, str(order.delivered_at))
 
 
 def changes(before: Order, now: Order) -> str:
