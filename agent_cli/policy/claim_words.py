@@ -126,6 +126,8 @@ PASSIVE_DONE = re.compile(
     r"\b(?:went|gone|has gone|have gone) (?:in|through) (?:successfully|fine|ok)?\b|"
     r"\b(?:been|was|were|is|are) (?:all )?handled\b"
 )
+# Words PASSIVE_DONE needs one of (a clause without them is not read with it).
+PASSIVE_CUE = re.compile(r"been|now|success|official|went|gone|handled")
 # Japanese: an act noun "done" (しました, いたしました), unless it is a reading or a courtesy.
 JA_DID = re.compile(
     r"[一-龥ァ-ヶー]{2}(?:を)?(?:いた)?しました|"

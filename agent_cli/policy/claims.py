@@ -133,7 +133,8 @@ def _done_otherwise(lower: str, japanese: bool) -> bool:
         return words.JA_DID.search(lower) is not None and words.JA_READS.search(lower) is None
     if words.FIRST_PERSON.search(lower) and words.DID.search(lower):
         return True
-    return words.PASSIVE_DONE.search(lower) is not None
+    cued = words.PASSIVE_CUE.search(lower) is not None  # most clauses have none: no regex walk
+    return cued and words.PASSIVE_DONE.search(lower) is not None
 
 
 def _claimed(lower: str, named: tuple[str, ...], clause: str, japanese: bool) -> list[Claim]:
