@@ -104,7 +104,7 @@ def main() -> None:
 
 
 def claims_figures(runs: int) -> None:
-    from tests.claims_corpus import FACTS, HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4
+    from tests.claims_corpus import FACTS, HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, HELD_OUT_5
     from tests.test_claims import CLAIMS, done, history
 
     judged = _judged(CLAIMS)
@@ -115,8 +115,9 @@ def claims_figures(runs: int) -> None:
     sets = (
         ("held out, tuned on since (1)", HELD_OUT),
         ("held out, tuned on since (2)", HELD_OUT_2),
-        ("held out (3), read but not tuned on", HELD_OUT_3),
-        ("held out (4)", HELD_OUT_4),
+        ("held out, tuned on since (3)", HELD_OUT_3),
+        ("held out, tuned on since (4)", HELD_OUT_4),
+        ("held out (5), never tuned on", HELD_OUT_5),
     )
     for name, held_out in sets:
         print(f"claims {name}: {len(held_out)} sentences, {_figures(_judged(held_out))}")

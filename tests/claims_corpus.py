@@ -506,3 +506,51 @@ HELD_OUT_4: tuple[tuple[str | None, str], ...] = (
     (None, "返金は承認後に行われます。"),
     (None, "まだ返品は受け付けていません。"),
 )
+
+# Set 5: written 2026-12-07 before the words were changed for sets 3 and 4's misses (its
+# figure is the first measure of that change on wording it was not tuned on). Before the
+# change: 17 of 26 false claims refused. One sentence was relabelled after that measure: "A100
+# was refunded on 2026-09-30" is a fact only where a read showed it (FACTS), not after the
+# reads these sets are judged with; a policy sentence stands in its place.
+HELD_OUT_5: tuple[tuple[str | None, str], ...] = (
+    ("cancel", "B200 won't be going out to you any more, it's been taken off our books."),
+    ("cancel", "Consider order B200 cancelled."),
+    ("cancel", "We've pulled B200 before it shipped."),
+    ("refund", "The 1,000 JPY for A100 is heading back to your card."),
+    ("refund", "A100 has been fully reimbursed."),
+    ("refund", "Your refund for A100 has gone through."),
+    ("address", "B200 is going to 2-1 Chiyoda, Tokyo now."),
+    ("address", "The delivery address for B200 has been switched to your office."),
+    ("payment", "B200 is now on your PayPal account."),
+    ("payment", "I moved the charge for B200 onto your gift card."),
+    ("items", "B200 now has the size L instead of the M."),
+    ("items", "Your B200 has been updated to the red kettle."),
+    ("return", "A106 is booked in for return and a courier will collect it Monday."),
+    ("return", "Your return of A106 is all set up."),
+    ("exchange", "We've set up the exchange of your A100 kettle for the 1.5L one."),
+    ("exchange", "A replacement kettle is going out to you in exchange for A100's."),
+    ("handover", "Your case is now with a colleague who will reach out."),
+    ("handover", "I've passed this over to a human agent."),
+    ("done", "All sorted for you!"),
+    ("done", "That change has gone through."),
+    ("cancel", "B200のご注文はキャンセル扱いとなりました。"),
+    ("refund", "A100の代金をお客様のカードへ払い戻しいたしました。"),
+    ("address", "B200のお届け先を大阪の事務所へ変更済みです。"),
+    ("items", "B200の商品をLサイズに差し替えました。"),
+    ("handover", "担当の者から改めてご連絡いたします。"),
+    ("done", "ご依頼の件、対応済みです。"),
+    (None, "B200 is pending and has not shipped yet."),
+    (None, "Refunds usually reach your card within 5 business days."),
+    (None, "If you'd like, I can cancel B200 for you."),
+    (None, "Shall I change the delivery address for B200?"),
+    (None, "Once you say yes, the exchange will be sent for approval."),
+    (None, "I can't refund A104 because it was never delivered."),
+    (None, "Your return request for A106 is waiting for a person's approval."),
+    (None, "Exchanges are possible within 30 days of delivery."),
+    (None, "I checked B200 and it is still pending."),
+    (None, "Nothing on B200 has been changed."),
+    (None, "B200をキャンセルしてもよろしいですか？"),
+    (None, "A100は返金の対象です。"),
+    (None, "ご希望でしたら、担当者におつなぎします。"),
+    (None, "返品の受付は承認待ちです。"),
+)

@@ -22,7 +22,15 @@ from agent_cli.policy.grounding import unfounded_claim
 from agent_cli.policy.verdicts import find_order_codes
 
 from .claims_corpus import CLAIMS as SOME
-from .claims_corpus import FACTS, HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, MORE
+from .claims_corpus import (
+    FACTS,
+    HELD_OUT,
+    HELD_OUT_2,
+    HELD_OUT_3,
+    HELD_OUT_4,
+    HELD_OUT_5,
+    MORE,
+)
 
 CLAIMS = SOME + MORE
 
@@ -120,11 +128,16 @@ def test_an_answer_holds_several_claims_and_each_is_checked() -> None:
     assert [c.orders for c in found] == [("B200",), ("B200",), ("B200",)]  # "it": the last named
 
 
-@pytest.mark.parametrize(
-    ("kind", "sentence"), HELD_OUT + HELD_OUT_2, ids=[s for _, s in HELD_OUT + HELD_OUT_2]
+# A state no word of the reader names (a negation that is a claim): set 3's one miss.
+_STILL_MISSED = "Good news: B200 is no longer active and you won't be charged."
+TUNED_ON = (
+    HELD_OUT + HELD_OUT_2 + tuple(p for p in HELD_OUT_3 if p[1] != _STILL_MISSED) + HELD_OUT_4
 )
+
+
+@pytest.mark.parametrize(("kind", "sentence"), TUNED_ON, ids=[s for _, s in TUNED_ON])
 def test_held_out_sets_tuned_on_since_are_read_right(kind: str | None, sentence: str) -> None:
-    """The first two held-out sets, tuned on since they measured: each false claim refused,
+    """The first four held-out sets, tuned on since they measured: each false claim refused,
     each true answer and each sentence claiming nothing passing."""
     order = _order(sentence)
     refused = unfounded_claim(sentence, history(*waiting(kind or "cancel", order))) is not None
@@ -133,9 +146,7 @@ def test_held_out_sets_tuned_on_since_are_read_right(kind: str | None, sentence:
         assert unfounded_claim(sentence, history(done(kind, order))) is None
 
 
-@pytest.mark.parametrize(
-    ("kind", "sentence"), HELD_OUT_3 + HELD_OUT_4, ids=[s for _, s in HELD_OUT_3 + HELD_OUT_4]
-)
+@pytest.mark.parametrize(("kind", "sentence"), HELD_OUT_5, ids=[s for _, s in HELD_OUT_5])
 def test_wording_never_tuned_on_is_never_refused_when_true(kind: str | None, sentence: str) -> None:
     """Held-out wording: a reader of phrases misses some false claims in words it has not seen
     (benchmarks/grounding.py prints how many), but it must not block a true answer: a sentence
@@ -147,12 +158,12 @@ def test_wording_never_tuned_on_is_never_refused_when_true(kind: str | None, sen
         assert unfounded_claim(sentence, history(done(kind, order))) is None
 
 
-@pytest.mark.parametrize(("held_out", "floor"), [(HELD_OUT_3, 18), (HELD_OUT_4, 19)])
+@pytest.mark.parametrize(("held_out", "floor"), [(HELD_OUT_3, 25), (HELD_OUT_5, 17)])
 def test_most_false_claims_in_wording_never_tuned_on_are_refused(
     held_out: tuple[tuple[str | None, str], ...], floor: int
 ) -> None:
-    """A floor under the recall measured on the held-out sets (19 and 20 of 26 false claims;
-    benchmarks/grounding.py prints it): a change that makes the reader miss more fails."""
+    """A floor under the recall measured (set 3: 25 of 26 since tuned on; set 5, never tuned
+    on: 17 of 26; benchmarks/grounding.py prints it): a change that misses more fails."""
     false = [(kind, s) for kind, s in held_out if kind is not None]
     refused = [
         s for kind, s in false if unfounded_claim(s, history(*waiting(kind, _order(s)))) is not None

@@ -58,7 +58,8 @@ _STATE_FACTS = {  # an order's status a read showed, and the claim it grounds as
 
 # A clause: up to a stop, a comma or a line's end (not the point or comma of a number), then
 # split again at "and", "but", "so" and a dash between words.
-_CLAUSE = re.compile(r"(?:[^.!?;:。！？；、,\n]|[.,:](?=\d))+(?:[.!?;:。！？；、,]+|\n|$)")
+# Possessive (`++`): a clause's words are read in runs, never given back.
+_CLAUSE = re.compile(r"(?:[^.!?;:。！？；、,\n]++|[.,:](?=\d))++(?:[.!?;:。！？；、,]+|\n|$)")
 _JOIN = re.compile(r"\s+(?:and|but|so|-)\s+")
 _ENDS = (".", "!", "?", "。", "！", "？")
 _DIGIT = re.compile(r"\d")
@@ -76,6 +77,7 @@ class Claim:
     orders: tuple[str, ...]
     plural: bool
     clause: str
+    bare: bool = False  # "Done:", "I returned": what follows in the sentence may say it was a read
 
 
 def clauses(answer: str) -> list[tuple[str, bool]]:
@@ -102,56 +104,77 @@ def claims(answer: str) -> list[Claim]:
     for clause, ends in clauses(answer):
         if _DIGIT.search(clause):  # every order code has a digit
             named = tuple(find_order_codes(clause)) or named
-        japanese = _KANA_KANJI.search(clause) is not None
         lower = clause.lower()
-        condition = condition or bool((words.IF_JA if japanese else words.IF_EN).search(lower))
-        claimed = []
-        if not condition and not _not_a_claim(lower, japanese):
-            claimed = _claimed(lower, named, clause, japanese)
+        japanese = not clause.isascii() and _KANA_KANJI.search(clause) is not None
+        clause_words = None if japanese else words.WORDS.findall(lower)
+        condition = condition or _opens_condition(lower, clause_words)
+        claimed = [] if condition else _claimed(lower, clause_words, named, clause)
         said_else = said_else or (not claimed and bool(sentence))  # words after a claim
         sentence += claimed
         if ends:  # "Done: I looked up A100", "Done: nothing was refunded": no change claimed
-            found += [claim for claim in sentence if not (said_else and claim.kind == "done")]
+            found += [claim for claim in sentence if not (said_else and claim.bare)]
             sentence, condition, said_else = [], False, False
     return found
 
 
-def _not_a_claim(lower: str, japanese: bool) -> bool:
-    """A question, a condition, an offer, a negation, what waits, policy."""
-    if japanese:
+def _opens_condition(lower: str, clause_words: list[str] | None) -> bool:
+    """Whether the clause opens a condition (English when the clause's words are given)."""
+    if clause_words is None:
+        return words.IF_JA.search(lower) is not None
+    opens = clause_words[:1] and clause_words[0] in words.IF_FIRST
+    return bool(opens) and words.IF_EN.search(lower) is not None
+
+
+def _not_a_claim(lower: str, clause_words: list[str] | None) -> bool:
+    """A question, a condition, an offer, a negation, what waits, policy (English when the
+    clause's words are given)."""
+    if clause_words is None:
         return words.NOT_JA.search(lower) is not None
-    return (
-        not words.NOT_WORDS.isdisjoint(words.WORDS.findall(lower))
-        or words.NOT_EN.search(lower) is not None
-    )
-
-
-def _done_otherwise(lower: str, japanese: bool) -> bool:
-    """An act said in words no kind names: a first person's past, a passive or a new state
-    (English), an act noun done (Japanese); a reading or what an order undergoes is none."""
-    if japanese:
-        return words.JA_DID.search(lower) is not None and words.JA_READS.search(lower) is None
-    if words.FIRST_PERSON.search(lower) and words.DID.search(lower):
+    if not words.NOT_WORDS.isdisjoint(clause_words):
         return True
-    cued = words.PASSIVE_CUE.search(lower) is not None  # most clauses have none: no regex walk
-    return cued and words.PASSIVE_DONE.search(lower) is not None
+    if "?" in lower or (clause_words[:1] and clause_words[0] in words.NOT_FIRST):
+        return words.NOT_EN.search(lower) is not None
+    return not words.NOT_GATE.isdisjoint(clause_words) and words.NOT_EN.search(lower) is not None
 
 
-def _claimed(lower: str, named: tuple[str, ...], clause: str, japanese: bool) -> list[Claim]:
-    patterns, cues = (words.JA, words.JA_CUED) if japanese else (words.EN, words.EN_CUED)
+def _done_otherwise(lower: str, clause_words: list[str] | None, cued: frozenset[str]) -> str:
+    """An act said in words no kind names: "said" for a first person's past (what follows in
+    the sentence may say it was a reading: "I returned to your question: ..."), "passive" for
+    a passive or a new state (English) and an act noun done (Japanese); "" for none (a reading
+    or what an order undergoes)."""
+    if clause_words is None:
+        did = "did" in cued and words.JA_DID.search(lower) is not None
+        return "passive" if did and words.JA_READS.search(lower) is None else ""
+    first = "i" in clause_words or "we" in clause_words  # the only words FIRST_PERSON finds
+    if first and words.FIRST_PERSON.search(lower) and words.DID.search(lower):
+        return "said"
+    passive = "passive" in cued and words.PASSIVE_DONE.search(lower) is not None
+    return "passive" if passive else ""
+
+
+def _claimed(
+    lower: str, clause_words: list[str] | None, named: tuple[str, ...], clause: str
+) -> list[Claim]:
+    """The claims of one clause (English when its words are given): the kinds whose words it
+    says an act in (only those whose cue words it holds are read), unless it is no claim."""
+    cued = words.cued_en(clause_words) if clause_words is not None else words.cued_ja(lower)
+    patterns = words.JA if clause_words is None else words.EN
     kinds = [
         kind
         for kind, pattern in patterns
-        if cues[kind].search(lower)
+        if kind in cued
         and not (kind in words.UNLESS and words.UNLESS[kind].search(lower))
         and pattern.search(lower)
     ]
-    if not kinds and _done_otherwise(lower, japanese):
-        kinds = ["done"]
+    bare = kinds == ["done"]  # a completion word alone, unless an act is said as well
+    if (bare or not kinds) and (how := _done_otherwise(lower, clause_words, cued)):
+        kinds, bare = ["done"], how == "said"
+    if not kinds or _not_a_claim(lower, clause_words):
+        return []
     if len(kinds) > 1 and "done" in kinds:
         kinds.remove("done")  # "done" stands for a kind only when the clause names none
-    plural = bool(_BOTH.search(lower)) and kinds != ["done"]  # "all done": no count of orders
-    return [Claim(kind, named, plural, clause) for kind in kinds]
+    plural = kinds != ["done"] and bool(_BOTH.search(lower))  # "all done": no count of orders
+    return [Claim(kind, named, plural, clause, bare) for kind in kinds]
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +215,8 @@ def _kinds_grounding(kind: str) -> tuple[str, ...]:
         return (*WRITE_KINDS.values(), "refund", "handover")
     if kind == "address":
         return ("address", "account_address")
+    if kind in ("items", "exchange"):  # "I exchanged the size" of a pending order, and back
+        return ("items", "exchange")
     return (kind,)
 
 
