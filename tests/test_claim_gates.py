@@ -93,3 +93,19 @@ def test_a_claim_in_a_japanese_clause_between_english_ones_is_still_read() -> No
 def test_a_hand_over_to_a_department_is_read_as_one() -> None:
     # Found by spelling the pattern out: no cue of its own stood before it.
     assert [c.kind for c in claims("専門部署に報告しました。")] == ["handover"]
+
+
+def test_a_tree_of_phrases_matches_each_phrase_and_nothing_else() -> None:
+    # The module builds its patterns at import; called here, a broken builder shows.
+    tree = re.compile(rf"{words._trie(('ab', 'abc', 'b', 'on it'))}\Z")
+    assert [p for p in ("ab", "abc", "b", "on it") if tree.match(p)] == ["ab", "abc", "b", "on it"]
+    assert [p for p in ("a", "abcd", "bc", "on", "", "ac") if tree.match(p)] == []
+
+
+def test_a_cue_of_words_stands_as_its_longest_word() -> None:
+    assert words._word_cues(("called off", "back ", "in place of", "money")) == (
+        "called",
+        "back",
+        "place",
+        "money",
+    )

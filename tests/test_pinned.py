@@ -3,7 +3,6 @@ test that fails when it breaks (tests/mutate.sh checks the modules behind them).
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sqlite3
@@ -12,7 +11,6 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -233,65 +231,3 @@ def test_a_piped_table_keeps_a_tab_or_a_newline_inside_its_row(tmp_path: Path) -
     assert row.split("\t")[1] == "Be warm.\\nSign off\\tas Mika."
     header = out.splitlines()[0].split("\t")
     assert all(len(line.split("\t")) == len(header) for line in out.splitlines())
-
-
-def _pg_import(pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A SQLite store with the samples, and AGENT_DB_URL naming a new PostgreSQL database."""
-    from agent_cli.store.sqlite import OrderStore
-
-    source = tmp_path / "old.db"
-    OrderStore.open(source).close()  # the sample shop: A100 is Haruki Sato's
-    monkeypatch.setenv("AGENT_DB_URL", pg_server.database())  # a new database each call
-    return source
-
-
-def test_an_import_over_refunds_maps_each_approved_item_to_its_own_refund(
-    pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    source = _pg_import(pg_server, tmp_path, monkeypatch)
-    url = os.environ["AGENT_DB_URL"]
-    monkeypatch.delenv("AGENT_DB_URL")
-    monkeypatch.setenv("AGENT_DB", str(source))  # queue and approve in the old store first
-    for amount in (1000, 2000):
-        assert (
-            "awaiting approval"
-            in queue_a_refund(tmp_path, amount=amount, reason=f"r{amount}").stdout
-        )
-    assert runner.invoke(app, ["approvals", "approve", "1", "2"]).exit_code == 0
-    monkeypatch.setenv("AGENT_DB_URL", url)
-    from agent_cli.store.postgres import PostgresStore
-    from agent_cli.store.samples import SAMPLE_ORDERS
-
-    target = PostgresStore.connect(url, seed=SAMPLE_ORDERS)
-    try:
-        target.record_refund("A105", 500, "earlier", key="there-first")  # ids 1.. taken
-    finally:
-        target.close()
-    moved = runner.invoke(app, ["orders", "import", "--from-sqlite", str(source)])
-    assert moved.exit_code == 0, moved.stderr
-    order = json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout)
-    refunds = {refund["id"]: refund["amount"] for refund in order["refunds"]}
-    approved = {item["amount"]: item["refund_id"] for item in order["approvals"]}
-    assert sorted(refunds.values()) == [1000, 2000] and min(refunds) > 1  # 1 was A105's
-    assert refunds[approved[1000]] == 1000 and refunds[approved[2000]] == 2000
-
-
-def test_an_import_that_fails_half_way_leaves_postgresql_as_it_was(
-    pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    source = _pg_import(pg_server, tmp_path, monkeypatch)
-    assert runner.invoke(app, ["orders", "import", "--from-sqlite", str(source)]).exit_code == 0
-    db = sqlite3.connect(source)
-    with db:
-        db.execute("UPDATE orders SET total = 10 WHERE code = 'A100'")  # written, then undone
-        db.execute(
-            "INSERT INTO refunds (order_code, amount, reason, created_at, idempotency_key)"
-            " VALUES ('A100', 5000, 'x', '2026-10-13T10:00:00+00:00', 'k')"
-        )
-    db.close()
-    before = runner.invoke(app, ["orders", "list", "--json"]).stdout
-    failed = runner.invoke(app, ["orders", "import", "--from-sqlite", str(source)])
-    assert failed.exit_code == 2 and "would come to 5,000 JPY, more than its total" in failed.stderr
-    assert runner.invoke(app, ["orders", "list", "--json"]).stdout == before
-    shown = json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout)
-    assert shown["refunds"] == []

@@ -20,8 +20,6 @@ from agent_cli.store.models import Order, RefundRefused
 from agent_cli.store.samples import SAMPLE_ORDERS
 from agent_cli.store.sqlite import OrderStore
 
-from .helpers import json_lines
-
 runner = CliRunner()
 Opener = Callable[[], OrderStore]  # a new connection to the same database
 
@@ -197,32 +195,6 @@ def test_a_password_reference_comes_from_the_environment(
         PostgresStore.connect(url)
     monkeypatch.setenv("DB_PASSWORD", "any")  # trust authentication: any password is accepted
     PostgresStore.connect(url).close()
-
-
-def test_a_sqlite_store_moves_into_postgresql_whole_and_only_once(
-    pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    source = tmp_path / "old.db"
-    old = OrderStore.open(source, seed=SAMPLE_ORDERS)
-    try:
-        old.record_refund("A100", 1000, "late", key="k-late")
-        queued(old)
-    finally:
-        old.close()
-    monkeypatch.setenv("AGENT_DB_URL", pg_server.database())
-    moved = runner.invoke(app, ["orders", "import", "--from-sqlite", str(source)])
-    assert moved.exit_code == 0, moved.stderr
-    assert moved.stdout.startswith(
-        f"Moved {len(SAMPLE_ORDERS)} orders, 1 refunds (0 there already) and 1 approval items"
-    )
-    shown = json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout)
-    assert [(r["amount"], r["reason"]) for r in shown["refunds"]] == [(1000, "late")]
-    (item,) = json_lines(runner.invoke(app, ["approvals", "list", "--json"]).stdout)
-    assert (item["order_code"], item["state"]) == ("A105", "pending")
-    again = runner.invoke(app, ["orders", "import", "--from-sqlite", str(source)])
-    assert "0 refunds (1 there already) and 0 approval items" in again.stdout
-    shown = json.loads(runner.invoke(app, ["orders", "show", "A100", "--json"]).stdout)
-    assert len(shown["refunds"]) == 1  # a refund is never recorded twice
 
 
 def test_import_takes_a_file_or_a_database_not_both(tmp_path: Path) -> None:

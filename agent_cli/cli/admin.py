@@ -261,8 +261,9 @@ def orders_import(
         Path | None,
         typer.Option(
             "--from-sqlite",
-            help="Instead: move every order, refund and approval of this SQLite order "
-            "database into the configured store (e.g. the team's PostgreSQL).",
+            help="Instead: move this SQLite order database whole (orders, the desk's "
+            "customers and products, refunds, approvals, tickets, articles) into the "
+            "configured store (e.g. the team's PostgreSQL), which must be empty.",
         ),
     ] = None,
     file_format: Annotated[
@@ -278,7 +279,8 @@ def orders_import(
         typer.Option(
             "--replace",
             help="With --format tau2: empty the store's desk data (customers, products, "
-            "orders) first; refunds and approval items stay.",
+            "orders) first; refunds and approval items stay. With --from-sqlite: empty the "
+            "whole store first, in the same transaction.",
         ),
     ] = False,
     config: ConfigOption = None,
@@ -286,9 +288,10 @@ def orders_import(
     """Import orders (columns code, status, total, delivered_at, currency, customer): all or none.
 
     An order whose code already exists is replaced. A malformed file is rejected with the line
-    and the reason (exit code 2), and nothing is imported. With --from-sqlite, refunds (by their
-    idempotency key: never twice) and approval items come along, in one transaction. With
-    --format tau2, τ²-bench's users, products and orders, every record checked first.
+    and the reason (exit code 2), and nothing is imported. With --from-sqlite, every table of
+    the store, in one transaction, counted and summed on both sides after (a store that is not
+    empty is refused, exit 2, unless --replace). With --format tau2, τ²-bench's users, products
+    and orders, every record checked first.
     """
     from agent_cli.commands.orders import import_orders, import_sqlite
 
@@ -296,12 +299,12 @@ def orders_import(
         raise typer.BadParameter("give a FILE of orders, or --from-sqlite DATABASE (one of them)")
     if file_format not in ("orders", "tau2"):
         raise typer.BadParameter(f"--format {file_format!r}: use orders or tau2")
-    if replace and file_format != "tau2":
-        raise typer.BadParameter("--replace goes with --format tau2")
+    if replace and file_format != "tau2" and from_sqlite is None:
+        raise typer.BadParameter("--replace goes with --format tau2 or --from-sqlite")
     if from_sqlite is not None:
         if file_format != "orders":
             raise typer.BadParameter("--from-sqlite copies a store; --format does not apply")
-        import_sqlite(from_sqlite, config=config)
+        import_sqlite(from_sqlite, replace=replace, config=config)
     elif file_format == "tau2":
         from agent_cli.commands.desk_files import import_tau2
 

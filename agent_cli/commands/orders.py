@@ -166,10 +166,10 @@ def import_orders(file: Path, *, config: Path | None) -> None:
     )
 
 
-def import_sqlite(source: Path, *, config: Path | None) -> None:
-    """`agent orders import --from-sqlite FILE`: a SQLite store's orders, refunds and approval
-    items into the configured store, all in one transaction."""
-    from agent_cli.store.copy_store import copy_store
+def import_sqlite(source: Path, *, replace: bool, config: Path | None) -> None:
+    """`agent orders import --from-sqlite FILE [--replace]`: a SQLite store moved whole into
+    the configured (empty, or emptied) store, in one transaction, counted and summed after."""
+    from agent_cli.store.copy_store import move_store
 
     settings = load_settings(config)
     if (
@@ -180,15 +180,19 @@ def import_sqlite(source: Path, *, config: Path | None) -> None:
     origin = OrderStore.open(source, create=False)
     try:
         with opened_store(settings) as target:
-            copied = copy_store(origin, target, source=str(source))
+            moved = move_store(origin, target, source=str(source), replace=replace)
+            where = target.where
     finally:
         origin.close()
-    print(
-        f"Moved {copied.orders} orders, {copied.refunds} refunds ({copied.refunds_present} "
-        f"there already) and {copied.approvals} approval items from {source}"
-    )
-    for code, there, here in copied.kept:
-        print(f"Kept order {code} as the store has it ({there}; {source} says {here})")
+    if moved.replaced:
+        print(f"Emptied {where} first (--replace): {_rows(moved.replaced)}")
+    print(f"Moved {source} into {where}: {_rows(moved.counts) or 'nothing (it is empty)'}")
+    sums = ", ".join(f"{name} {total:,}" for name, total in moved.sums.items())
+    print(f"Counted and summed on both sides, all equal (money in minor units: {sums})")
+
+
+def _rows(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name.replace('_', ' ')} {n:,}" for name, n in counts.items() if n)
 
 
 def order_json(order: Order) -> dict[str, object]:

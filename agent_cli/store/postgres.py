@@ -267,6 +267,14 @@ class PostgresStore(OrderStore):
         assert row is not None
         return int(row[0])
 
+    def number_after(self, table: str) -> None:
+        """After rows were written with their ids (a store moved in): the table's sequence
+        moves past the largest, so the next row the store numbers is new."""
+        self.query(
+            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), COALESCE(MAX(id), 0) + 1,"
+            f" false) FROM {table}"
+        )
+
     def _lock_order(self, code: str) -> None:
         self._query("SELECT code FROM orders WHERE code = ? FOR UPDATE", (code,))
 
@@ -324,6 +332,8 @@ def _errors(url: str) -> Iterator[None]:
         raise StoreError(
             f"The order database {url} failed: {_first_line(exc)}; check that the server is up"
         ) from None
+    except psycopg.errors.IntegrityError as exc:  # a row its constraints refuse
+        raise StoreError(f"The order database {url} refused a row: {_first_line(exc)}") from None
     except psycopg.errors.InsufficientPrivilege as exc:
         said = _first_line(exc)
         if "schema" in said:  # making the tables: PostgreSQL 15 no longer lets everyone CREATE

@@ -375,6 +375,10 @@ class OrderStore:
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
         return self._query(sql, params)
 
+    def number_after(self, table: str) -> None:
+        """After rows were written with their ids (a store moved in): SQLite numbers the next
+        row after the largest id by itself."""
+
     def execute(self, sql: str, params: tuple[object, ...] = ()) -> None:
         """A write inside `transaction()`."""
         self._db.execute(sql, params)
