@@ -241,3 +241,43 @@ def test_terminal_escapes_in_the_store_s_data_never_reach_a_pipe_raw() -> None:
     as_json = call("get_user_details", aoi, "--json")
     assert not any(c in as_json.stdout for c in ("\x9b", "\u202e"))
     assert "Aoi\x9b31mRED\u202eevil" in json.loads(as_json.stdout)["observation"]
+
+
+def test_a_read_in_json_gives_its_record_field_by_field_and_its_text_beside() -> None:
+    """`| jq .user_id` works: the record's fields are JSON fields, as the text shows them."""
+    shown = json.loads(call("get_order_details", '{"order_id": "A106"}', "--json").stdout)
+    text = shown["observation"]
+    assert shown["user_id"] == "haruki_sato_1001" and f"user_id={shown['user_id']}" in text
+    assert (shown["order_id"], shown["status"], shown["currency"]) == ("A106", "DELIVERED", "JPY")
+    assert f"total={shown['total']}" in text and shown["refunded"] > 0  # A106: partly refunded
+    assert [i["item_id"] for i in shown["items"]] == [
+        line.split()[1].removeprefix("item_id=") for line in text.splitlines() if line[:2] == "- "
+    ]
+    assert shown["address"]["city"] in text and shown["payments"][0]["kind"] == "payment"
+    user = json.loads(call("get_user_details", '{"user_id": "haruki_sato_1001"}', "--json").stdout)
+    assert user["email"] == "haruki.sato@example.com" and "A106" in user["orders"]
+    assert user["payment_methods"][0]["id"] in user["observation"]
+    looked = json.loads(call("lookup_order", '{"order_code": "A100"}', "--json").stdout)
+    assert (looked["order"], looked["note"], looked["refunded"]) == ("A100", "Please gift-wrap.", 0)
+
+
+def test_a_product_an_item_and_a_shipment_in_json() -> None:
+    product = json.loads(call("get_product_details", '{"product_id": "P-MUG"}', "--json").stdout)
+    assert product["name"] == "Ceramic Mug" and product["variants"]
+    first = product["variants"][0]
+    item = json.loads(
+        call("get_item_details", json.dumps({"item_id": first["item_id"]}), "--json").stdout
+    )
+    assert item["product_id"] == "P-MUG" and item["price"] == first["price"]
+    assert isinstance(item["available"], bool)
+    tracked = json.loads(call("track_order", '{"order_id": "A101"}', "--json").stdout)
+    assert tracked["order_id"] == "A101" and tracked["shipments"][0]["tracking_ids"]
+    assert tracked["shipments"][0]["carrier"] in tracked["observation"]
+
+
+def test_a_record_in_json_is_never_written_to_the_trace(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    assert call("get_order_details", '{"order_id": "A100"}', "--trace", str(trace)).exit_code == 0
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    (observed,) = [e for e in events if e["event"] == "observation"]
+    assert "record" not in observed and "user_id=haruki_sato_1001" in observed["observation"]

@@ -149,6 +149,8 @@ def _report(options: ToolCall, args: dict[str, Any], seen: list[Event]) -> None:
     text, failed = observed.observation, observed.is_error
     if options.json_output:
         payload: dict[str, Any] = {"tool": options.name, "args": args}
+        # A read's record field by field (`| jq .user_id`), the text it was shown as beside.
+        payload |= {k: v for k, v in (observed.record or {}).items() if k not in payload}
         payload |= {"error": text} if failed and queued is None else {"observation": text}
         if queued is not None:
             payload["queued"] = queued

@@ -6,6 +6,7 @@ carries the run id and a wall-clock timestamp so a trace line stands on its own.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -148,6 +149,9 @@ class ToolObserved(Event):
     ticket: int | None = None  # the hand-over ticket this call opened
     # What the call did, as data; a trace written before outcomes were recorded reads Opaque.
     outcome: Outcome = OPAQUE
+    # A read's record as data, for `agent tools call --json`; not written to traces (the text
+    # holds the same facts), so never read back from one.
+    record: Mapping[str, Any] | None = field(default=None, metadata={"trace": False})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

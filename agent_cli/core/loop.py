@@ -154,8 +154,7 @@ def run(
     yield state.finish(state.answered(), answer=answer)
 
 
-# Stops after which one more (tool-less) call is worth making; not for time or money.
-ANSWER_AT_LIMIT = ("max_steps", "no_progress")
+ANSWER_AT_LIMIT = ("max_steps", "no_progress")  # stops worth one more tool-less call after
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,6 +404,7 @@ def _act(
         detail=mask_secrets(valid_text(observation.detail)) if observation.detail else None,
         ticket=observation.ticket,
         outcome=(outcome := observation.outcome),
+        record=observation.record,
     )
     return Step(number, call, text, observation.is_error, outcome=outcome), observation.rejected
 

@@ -47,6 +47,8 @@ class Observation:
     detail: str | None = None  # internal detail for the trace; never shown to the model
     rejected: bool = False  # the call itself was invalid (unknown tool, bad arguments): a repair
     outcome: Outcome = READ
+    # A read's record as data (`agent tools call --json` prints its fields); never the model's.
+    record: Mapping[str, Any] | None = None
 
     @classmethod
     def of(

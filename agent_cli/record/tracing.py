@@ -41,7 +41,7 @@ def event_record(event: Event, *, session_id: str | None = None) -> dict[str, An
     if session_id is not None:
         record["session_id"] = session_id
     for item in dataclasses.fields(event):
-        if item.name not in ("run_id", "ts"):
+        if item.name not in ("run_id", "ts") and item.metadata.get("trace", True):
             record[item.name] = _jsonable(getattr(event, item.name))
     if isinstance(event, RunStarted):  # a customer may paste a key or a password into it
         record["goal"] = mask_secrets(event.goal)

@@ -31,7 +31,7 @@ from agent_cli.domain.intents import IDENTIFY  # what the others come after
 from agent_cli.store import desk_reads
 from agent_cli.store.desk import Customer, DeskOrder, Variant
 from agent_cli.store.sqlite import OrderStore
-from agent_cli.tools import NoArgs, Tool, ToolArgs, ToolFailure
+from agent_cli.tools import NoArgs, Tool, ToolArgs, ToolFailure, records
 from agent_cli.tools.identity import CustomerSession
 
 Result = str | Observation | ApprovalNeeded
@@ -261,13 +261,15 @@ class _Reads:
             "their email (find_user_id_by_email)",
         )
 
-    def user_details(self, args: UserArgs) -> str:
+    def user_details(self, args: UserArgs) -> Observation:
         self.session.check(args.user_id, f"user {args.user_id}")
         store = self.open_store()
         customer = desk_reads.customer(store, args.user_id)
         if customer is None:
             raise ToolFailure(f"no user {args.user_id}")
-        return _customer_record(customer, desk_reads.customer_orders(store, args.user_id))
+        orders = desk_reads.customer_orders(store, args.user_id)
+        text = _customer_record(customer, orders)
+        return Observation(text, record=records.customer_data(customer, orders))
 
     def desk_order(self, args: OrderArgs) -> tuple[OrderStore, DeskOrder]:
         """The order, once the conversation may see it: before identification every order
@@ -285,14 +287,16 @@ class _Reads:
         store, found = self.desk_order(args)
         refunded = store.refunded_total(found.code)
         shown = Read(found.code, found.order.status, refunded)  # facts an answer may state
-        return Observation(_order_record(found, refunded), outcome=shown)
+        data = records.order_data(found, refunded)
+        return Observation(_order_record(found, refunded), outcome=shown, record=data)
 
     def track(self, args: OrderArgs) -> Observation:
         found = self.desk_order(args)[1]
         shown = Read(found.code, found.order.status)
-        return Observation(_tracking_record(found), outcome=shown)
+        data = records.tracking_data(found)
+        return Observation(_tracking_record(found), outcome=shown, record=data)
 
-    def product_details(self, args: ProductArgs) -> str:
+    def product_details(self, args: ProductArgs) -> Observation:
         product = desk_reads.product(self.open_store(), args.product_id)
         if product is None:
             raise ToolFailure(
@@ -300,13 +304,15 @@ class _Reads:
                 "is not a product id)"
             )
         lines = [f"product_id={_id(product.id)} name={_quoted(product.name)} variants:"]
-        return "\n".join(lines + [f"- {_variant_record(v)}" for v in product.variants])
+        text = "\n".join(lines + [f"- {_variant_record(v)}" for v in product.variants])
+        return Observation(text, record=records.product_data(product))
 
-    def item_details(self, args: ItemArgs) -> str:
+    def item_details(self, args: ItemArgs) -> Observation:
         found = desk_reads.variant(self.open_store(), args.item_id)
         if found is None:
             raise ToolFailure(f"no item {args.item_id} (a product id is not an item id)")
-        return _variant_record(found[1], found[0])
+        text = _variant_record(found[1], found[0])
+        return Observation(text, record=records.variant_data(found[1], found[0]))
 
     def product_types(self, _: NoArgs) -> str:
         return json.dumps(desk_reads.product_types(self.open_store()), ensure_ascii=False)

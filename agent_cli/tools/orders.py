@@ -23,6 +23,7 @@ from agent_cli.store.models import ORDER_ID_PATTERN, Order
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolArgs
 from agent_cli.tools.identity import CustomerSession
+from agent_cli.tools.records import lookup_data
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +152,8 @@ def order_tools(
         verdict, why = _refund_rule(order, policy, today, refunded) if today else (None, "")
         computed = computed_line(verdict, today, why) if today and verdict else None
         shown = Read(order.code, order.status, refunded, verdict, why)  # facts an answer states
-        return Observation(format_order(order, refunded=refunded, computed=computed), outcome=shown)
+        text = format_order(order, refunded=refunded, computed=computed)
+        return Observation(text, outcome=shown, record=lookup_data(order, refunded, verdict, why))
 
     def refund_policy(_: NoArgs) -> str:
         return policy.describe()
