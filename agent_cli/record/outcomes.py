@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from agent_cli.core.decisions import ASK_USER_TOOL, Decision, Usage
 from agent_cli.core.events import Event, QuestionAsked, RunFinished, RunStarted, ToolObserved
-from agent_cli.core.tool_outcomes import OPAQUE, Outcome
+from agent_cli.core.tool_outcomes import OPAQUE, Outcome, Replied
 from agent_cli.store.models import Order
 
 FailureKind = Literal[
@@ -198,10 +198,23 @@ class RecordedRun:
     observations: tuple[ToolObserved, ...]
     status: str
     case_orders: tuple[Order, ...] | None = None  # an eval case's (RunStarted.case_orders)
+    answer: str | None = None  # the run's last word, remembered by the turns after it
+    remembered: int = 0  # earlier turns shown to it: it continues a conversation
+    max_steps: int | None = None
+    grounding: bool = True
+    # What a person (or the case) answered each approval asked, in order: approved, by, why,
+    # queued.
+    approvals: tuple[tuple[bool, str, str, bool], ...] = ()
 
     @property
     def replies(self) -> Iterator[str]:
-        return (o.observation for o in self.observations if o.tool == ASK_USER_TOOL)
+        """The customer's words to each question, as they said them (without the desk's
+        note; a trace written before replies were kept apart: the whole observation)."""
+        return (
+            o.outcome.words if isinstance(o.outcome, Replied) else o.observation
+            for o in self.observations
+            if o.tool == ASK_USER_TOOL
+        )
 
 
 @dataclass(frozen=True, slots=True)
