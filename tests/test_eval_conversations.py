@@ -111,21 +111,19 @@ def test_money_is_compared_to_the_cent(tmp_path: Path) -> None:
     ]
 
 
-def test_a_reference_write_that_fails_is_the_cases_mistake(tmp_path: Path) -> None:
+def test_a_reference_write_the_tools_refuse_makes_the_case_flawed(tmp_path: Path) -> None:
     text = CANCEL.replace('order_id = "B200"', 'order_id = "A100"')  # delivered: cannot cancel
     (case,) = run_cases(tmp_path, text)
-    kinds = [kind for kind, _ in failures(case)]
-    assert kinds[0] == "reference"
-    assert (
-        "reference write 1 (cancel_pending_order): ERROR: order A100 is delivered"
-        in failures(case)[0][1]
-    )
+    assert case["passed"] is None  # neither a pass nor the agent's failure
+    (flaw,) = case["flaws"]
+    assert flaw.startswith("reference step 1: cancel_pending_order is refused: ERROR: order A100")
 
 
 def test_an_unknown_tool_in_the_reference_is_reported(tmp_path: Path) -> None:
     text = CANCEL.replace('tool = "cancel_pending_order"', 'tool = "refund_everything"')
     (case,) = run_cases(tmp_path, text)
-    assert ("reference", "reference write 1 (refund_everything): ERROR: Unknown tool") in [
+    assert case["passed"] is False  # a tool that does not exist: the case file's mistake
+    assert ("reference", "reference step 1 (refund_everything): ERROR: Unknown tool") in [
         (kind, message.split(" 'refund_everything'")[0]) for kind, message in failures(case)
     ]
 
@@ -296,9 +294,9 @@ def test_a_case_can_start_from_a_tau2_file(tmp_path: Path) -> None:
     (tmp_path / "shop.json").write_text(json.dumps(SMALL_SHOP), encoding="utf-8")
     (case,) = run_cases(tmp_path, GIFT_CARD + 'store = "shop.json"\n')
     assert case["passed"], case["failures"]
-    # the sample shop has no such order: the same case fails there
+    # the sample shop has no such order: the same case is flawed there
     (case,) = run_cases(tmp_path, GIFT_CARD)
-    assert "reference" in [kind for kind, _ in failures(case)]
+    assert case["passed"] is None and "is refused" in case["flaws"][0]
 
 
 def test_a_case_can_give_its_rows(tmp_path: Path) -> None:
@@ -628,7 +626,7 @@ def test_differences_name_missing_and_extra_records_and_are_cut_in_a_summary() -
     assert end_state.summary(lines[:8]) == "; ".join(lines[:8])
 
 
-def test_a_reference_write_the_shops_rules_deny_is_the_cases_mistake(tmp_path: Path) -> None:
+def test_a_reference_write_the_shops_rules_deny_is_the_cases_flaw(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text(
         '[[refunds.rules]]\nname = "no-cancels"\ndecision = "deny"\n'
@@ -640,8 +638,9 @@ def test_a_reference_write_the_shops_rules_deny_is_the_cases_mistake(tmp_path: P
         tool="cancel_pending_order", args={"order_id": "B200", "reason": "no longer needed"}
     )
     replayed = end_state.replay(settings, OrderStore.in_memory(), [write], SAMPLE_DAY)
-    (problem,) = replayed.problems
-    assert problem.startswith("reference write 1 (cancel_pending_order): DENIED: by the shop's")
+    (flaw,) = replayed.flaws
+    assert replayed.problems == ()
+    assert flaw.startswith("reference step 1: cancel_pending_order is refused: DENIED: by the shop")
     assert replayed.state["orders"][("B200",)]["status"] == "PENDING"  # nothing was written
 
 

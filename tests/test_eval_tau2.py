@@ -139,18 +139,39 @@ def test_the_reference_contender_passes_every_sound_task(db: Path) -> None:
     assert {c["model"] for c in cases} == {"reference/gold"}
 
 
-def test_the_reference_contender_shows_a_tasks_own_mistake(db: Path, tmp_path: Path) -> None:
+def test_a_gold_write_the_rules_refuse_is_the_tasks_flaw_not_a_pass_nor_a_failure(
+    db: Path, tmp_path: Path
+) -> None:
     edited = [t for t in tasks() if t["id"] == "40"]
     edited[0]["evaluation_criteria"]["actions"][3]["arguments"]["payment_method_id"] = "gift_card_0"
     path = tmp_path / "tasks.json"
     path.write_text(json.dumps(edited), encoding="utf-8")
     (case,) = reference_run(path, db)
-    assert not case["passed"]
-    said = [f["message"] for f in case["failures"] if f["kind"] == "reference"]
-    # the replay on a copy of the store, and the reference's own call in the conversation
-    assert said[0].startswith("reference write 4 (modify_pending_order_payment): ERROR:")
-    assert said[1].startswith("the reference's modify_pending_order_payment failed: ERROR:")
-    assert all("gift_card_0" in message for message in said)
+    assert case["passed"] is None and case["failures"] == []  # neither
+    (flaw,) = case["flaws"]
+    assert flaw.startswith("reference step 4: modify_pending_order_payment is refused: ERROR:")
+    assert "gift_card_0" in flaw
+    argv = ["eval", "--tau2", str(path), "--store-file", str(db), "--provider", "reference"]
+    shown = runner.invoke(app, argv)
+    assert shown.exit_code == 0, shown.stderr  # no case scored, none below the target
+    assert "⚠" in shown.stdout and "the case is flawed" in shown.stdout
+
+
+def test_the_shipped_retail_tasks_pass_with_the_reference_and_two_are_flawed() -> None:
+    """τ²'s gold holds failing reads (a wrong email first, then the right one; a typo'd order
+    id) and a write of what is there already (an address set to itself): the conversation goes
+    on, as in τ². Tasks 64 and 105 hold a write τ²'s own tools refuse too (an exchange of a
+    pending order; a gift card short of the difference): flawed, in their own column."""
+    result = runner.invoke(app, ["eval", "--tau2", "retail", "--provider", "reference", "--json"])
+    assert result.exit_code == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    (summary,) = [line for line in lines if line["event"] == "summary"]
+    cases = [line for line in lines if line["event"] == "case"]
+    flawed = sorted(c["case"] for c in cases if c["passed"] is None)
+    assert flawed == ["tau2-105", "tau2-64"]
+    assert [c["case"] for c in cases if c["passed"] is False] == []
+    assert (summary["flawed"], summary["passed"], summary["accuracy"]) == (2, len(cases) - 2, 1.0)
+    assert "reference write" not in result.stdout  # a read is never called a write
 
 
 def test_a_case_citing_an_article_that_is_not_there_fails_with_the_reference(

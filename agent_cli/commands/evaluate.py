@@ -396,11 +396,11 @@ def _check_target(summaries: list[ModelSummary], min_pass: float, min_heard: flo
         ("--min-pass", min_pass, [s for s in summaries if not s.model.endswith(SUFFIX)]),
         ("--min-heard", min_heard, [s for s in summaries if s.model.endswith(SUFFIX)]),
     ):
-        short = [s for s in rows if s.accuracy < target]
+        short = [s for s in rows if s.scored and s.accuracy < target]  # all flawed: no measure
         if short:
             worst = min(short, key=lambda s: s.accuracy)
             raise EvalBelowTarget(
-                f"{worst.model} passed {worst.passed} of {worst.cases} cases "
+                f"{worst.model} passed {worst.passed} of {worst.scored} cases "
                 f"({worst.accuracy:.1%}), below {option} {target:.0%}; see the failures above"
             )
 

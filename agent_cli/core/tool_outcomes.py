@@ -132,6 +132,7 @@ class Failed:
 
     message: str
     hand_over: bool = False
+    unchanged: bool = False  # a write asked for what the store holds already: a no-op
     kind: Literal["failed"] = "failed"
 
 

@@ -18,7 +18,7 @@ from datetime import date
 from agent_cli.config import Settings
 from agent_cli.core.budget import RefundCounter
 from agent_cli.core.seams import ApprovalNeeded, Observation
-from agent_cli.core.tool_outcomes import Denied, acted
+from agent_cli.core.tool_outcomes import Denied, Failed, Outcome, acted
 from agent_cli.evaluation.cases import ReferenceWrite
 from agent_cli.record.desk_facts import WRITES
 from agent_cli.runtime.assemble import build_tools
@@ -129,7 +129,11 @@ def _shown(row: Row) -> str:
 @dataclass(frozen=True, slots=True)
 class Replayed:
     state: Snapshot
-    problems: tuple[str, ...]  # reference writes that could not be made: the case's mistake
+    problems: tuple[str, ...]  # reference steps that did not act as they say: the case's mistake
+    # Reference writes the shop's rules refuse (an exchange of a pending order, a gift card
+    # short of the difference), as τ²-bench's own tools do: the case is flawed, not passed,
+    # and not the agent's failure.
+    flaws: tuple[str, ...] = ()
 
 
 def replay(
@@ -146,13 +150,25 @@ def replay(
         identity=staff,
         desk_clock=lambda: today,  # the day the case's store is dated for
     )
-    problems = []
+    problems, flaws = [], []
     for number, write in enumerate(writes, start=1):
         outcome = _made(tools.invoke(write.tool, write.args))
-        acts = write.tool in _ACTING  # a read (τ²'s gold actions hold them) need only succeed
-        if outcome.is_error or (acts and not acted(outcome.outcome)):
-            problems.append(f"reference write {number} ({write.tool}): {outcome.text}")
-    return Replayed(snapshot(store), tuple(problems))
+        said = f"reference step {number} ({write.tool}): {outcome.text}"
+        if outcome.rejected:  # no such tool, arguments it refuses: the case file's mistake
+            problems.append(said)
+        elif write.tool not in _ACTING or _as_tau2_does(outcome.outcome):
+            continue  # a read that fails, a write of what is there: the conversation goes on
+        elif outcome.is_error:
+            flaws.append(f"reference step {number}: {write.tool} is refused: {outcome.text}")
+        elif not acted(outcome.outcome):
+            problems.append(said)
+    return Replayed(snapshot(store), tuple(problems), tuple(flaws))
+
+
+def _as_tau2_does(outcome: Outcome) -> bool:
+    """A write τ²-bench's own tools make and that leaves the store as it was (the address
+    set to what it is): part of the conversation, as a failing read is."""
+    return isinstance(outcome, Failed) and outcome.unchanged
 
 
 def _made(result: Observation | ApprovalNeeded) -> Observation:

@@ -16,8 +16,10 @@ are not judged for it.
 
 from __future__ import annotations
 
+import json
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer
 from agent_cli.core.seams import ModelReply, ModelRequest
@@ -86,14 +88,22 @@ class AgreeingCustomer:
 _ASKED = "Go ahead?"  # what the reference's confirmation asks
 
 
-def problems(tools: Iterable[ToolRun]) -> list[Failure]:
-    """The reference's own calls that failed, each the case file's mistake (a write refused, an
-    article or a record that is not there); a proposal's retry after a "no" is not one."""
+def problems(tools: Iterable[ToolRun], case: EvalCase) -> list[Failure]:
+    """The reference's own calls that failed, each the case file's mistake (an article that is
+    not there, a customer it cannot identify). Its gold steps are judged on the store they
+    leave (evaluation/end_state.py): a gold read that fails, or a gold write of what is there
+    already, is part of the conversation, as in τ²-bench; a gold write refused is the case's
+    flaw, counted apart."""
+    gold = {_key(w.tool, w.args) for w in case.reference or ()}
     return [
         Failure("reference", f"the reference's {run.tool} failed: {run.observation}")
         for run in tools
-        if run.is_error and run.tool != ASK_USER_TOOL
+        if run.is_error and run.tool != ASK_USER_TOOL and _key(run.tool, run.args) not in gold
     ]
+
+
+def _key(tool: str, args: Mapping[str, Any]) -> str:
+    return f"{tool} {json.dumps(dict(args), sort_keys=True, default=str)}"
 
 
 def _plan(case: EvalCase, store: OrderStore) -> list[CallTool]:

@@ -28,7 +28,7 @@ table { border-collapse: collapse; margin: .5em 0; width: 100%; }
 th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; vertical-align: top; }
 td.num { text-align: right; white-space: nowrap; }
 td, dd { overflow-wrap: anywhere; }
-.pass { color: #17803d; } .fail { color: #b42318; } .none { color: #888; }
+.pass { color: #17803d; } .fail { color: #b42318; } .flaw { color: #a15c00; } .none { color: #888; }
 .question { color: #444; } .answer { white-space: pre-wrap; margin: .2em 0; }
 .why { margin: .2em 0; } .run { color: #555; font-size: 12px; }
 .filter { display: flex; flex-wrap: wrap; gap: 4px 14px; align-items: center; margin: .4em 0; }
@@ -84,7 +84,7 @@ class _CaseRow:
 
     @property
     def failed(self) -> bool:
-        return any(not result.passed for result in self.by_model.values())
+        return any(not r.passed and not r.flawed for r in self.by_model.values())
 
     @property
     def kinds(self) -> list[str]:
@@ -188,7 +188,7 @@ def bar_chart(
 
 
 def _summary_table(summaries: Sequence[ModelSummary]) -> str:
-    heads: tuple[str, ...] = ("model", "passed", "accuracy", "pass^k", "p50", "p95")
+    heads: tuple[str, ...] = ("model", "passed", "flawed", "accuracy", "pass^k", "p50", "p95")
     heads += ("tokens/case", "cost/case", "tokens", "cost", "time", "failures")
     rows = []
     for s in summaries:
@@ -197,7 +197,8 @@ def _summary_table(summaries: Sequence[ModelSummary]) -> str:
         cost = f"{s.cost_per_case:.4f}" if s.cost_per_case is not None else "-"
         values = (
             s.model,
-            f"{s.passed}/{s.cases}",
+            f"{s.passed}/{s.scored}",
+            str(s.flawed),
             f"{s.accuracy:.1%}",
             pass_hat if len(s.pass_hat) > 1 else "-",
             ms(s.p50_ms),
@@ -259,6 +260,9 @@ def _result_cell(result: CaseResult | None, directory: Path) -> str:
     record = result.record
     if result.passed:
         verdict = '<div class="pass">✓ passed</div>'
+    elif result.flawed:  # the case's own flaw: neither the agent's pass nor its failure
+        why = "; ".join(result.flaws)
+        verdict = f'<div class="flaw">⚠ flawed case</div><p class="why">{_e(why)}</p>'
     else:
         kinds = ", ".join(dict.fromkeys(f.kind for f in result.failures))
         why = "; ".join(f.message for f in result.failures)

@@ -267,8 +267,9 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
     failures = (*judge(case, record, after), *ended)
     if contender.reference:  # judged on what a reference can show, not on a model's wording
         failures = tuple(failure for failure in failures if failure.kind in JUDGED)
-        failures += tuple(reference_problems(record.tools))
-    return _result(job, failures, record, trace, customer)
+        failures += tuple(reference_problems(record.tools, case))
+    flaws = expected.flaws if expected is not None else ()  # the case's, not the agent's
+    return _result(job, failures, record, trace, customer, flaws=flaws)
 
 
 @contextmanager
@@ -310,6 +311,8 @@ def _result(
     record: RunRecord,
     trace: Path | None,
     customer: Customer | None = None,
+    *,
+    flaws: tuple[str, ...] = (),
 ) -> CaseResult:
     case = job.case
     spoke = customer.usage if isinstance(customer, SimulatedCustomer) else Usage()
@@ -323,6 +326,7 @@ def _result(
         case.question,
         case.today,
         spoke,
+        flaws,
     )
 
 

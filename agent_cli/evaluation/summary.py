@@ -52,6 +52,8 @@ def pass_hat(case_passes: dict[str, tuple[int, int]]) -> tuple[float, ...]:
 def _case_passes(rows: list[CaseResult]) -> dict[str, tuple[int, int]]:
     counts: dict[str, tuple[int, int]] = {}
     for row in rows:
+        if row.flawed:
+            continue  # a flawed case is no measure of the agent
         passed, trials = counts.get(row.case, (0, 0))
         counts[row.case] = (passed + row.passed, trials + 1)
     return counts
@@ -78,6 +80,7 @@ def _summary(model: str, rows: list[CaseResult]) -> ModelSummary:
         tokens=tokens,
         cost=total,
         wall_ms=sum(latencies),
+        flawed=sum(1 for row in rows if row.flawed),
     )
 
 
@@ -96,8 +99,9 @@ def result_json(result: CaseResult) -> dict[str, Any]:
         "case": result.case,
         "model": result.model,
         "repeat": result.repeat,
-        "passed": result.passed,
+        "passed": None if result.flawed else result.passed,  # a flawed case: neither
         "failures": [{"kind": f.kind, "message": f.message} for f in result.failures],
+        "flaws": list(result.flaws),
         "status": record.status,
         "answer": record.answer,
         "steps": record.steps,

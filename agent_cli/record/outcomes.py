@@ -125,10 +125,16 @@ class CaseResult:
     question: str = ""
     today: date | None = None  # the case's own day, when it sets one
     customer_usage: Usage = field(default_factory=Usage)  # a simulated customer's model's
+    # The case's own flaws (a gold write the rules refuse): neither passed nor failed.
+    flaws: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
-        return not self.failures
+        return not self.failures and not self.flaws
+
+    @property
+    def flawed(self) -> bool:
+        return bool(self.flaws)
 
     @property
     def run_id(self) -> str | None:
@@ -150,10 +156,16 @@ class ModelSummary:
     tokens: int = 0  # over every case
     cost: float | None = None  # over every case; None unless every case has a cost
     wall_ms: float = 0.0  # the cases' own times added up (workers run them side by side)
+    flawed: int = 0  # results of flawed cases: counted in `cases`, in neither pass nor fail
+
+    @property
+    def scored(self) -> int:
+        """The results judged: the flawed cases' are neither a pass nor a failure."""
+        return self.cases - self.flawed
 
     @property
     def accuracy(self) -> float:
-        return self.passed / self.cases if self.cases else 0.0
+        return self.passed / self.scored if self.scored else 0.0
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -161,6 +173,7 @@ class ModelSummary:
             "model": self.model,
             "cases": self.cases,
             "passed": self.passed,
+            "flawed": self.flawed,
             "accuracy": round(self.accuracy, 4),
             "p50_ms": round(self.p50_ms, 1),
             "p95_ms": round(self.p95_ms, 1),

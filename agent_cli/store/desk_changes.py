@@ -57,6 +57,11 @@ class Refused(Exception):
     """A precondition the change breaks, in words: the rule, and what the customer can do."""
 
 
+class Unchanged(Refused):
+    """The change asks for what the store holds already: there is nothing to do (τ²-bench's
+    own tools write the same values again and succeed)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ReturnWindow:
     """Returns and exchanges are accepted within `days` of delivery, judged on `today`."""
@@ -257,7 +262,7 @@ def order_address(args: dict[str, Any], records: Records) -> Plan:
     status_is(order, "PENDING", PENDING_ONLY)
     new = _address(args)
     if new == order.address:
-        raise Refused(f"order {order.code} ships to that address already; nothing to change")
+        raise Unchanged(f"order {order.code} ships to that address already; nothing to change")
     after = dataclasses.replace(order, address=new)
     summary = f"ship {order.code} to {new} instead of {order.address}"
     return Plan("modify_pending_order_address", summary, records.version, records.customer, after)
@@ -267,7 +272,7 @@ def user_address(args: dict[str, Any], records: Records) -> Plan:
     customer = records.customer
     new = _address(args)
     if new == customer.address:
-        raise Refused(f"{customer.id}'s address is that already; nothing to change")
+        raise Unchanged(f"{customer.id}'s address is that already; nothing to change")
     after = dataclasses.replace(customer, address=new)
     summary = (
         f"change {customer.id}'s default address to {new} (was {customer.address}); "
@@ -287,7 +292,7 @@ def payment(args: dict[str, Any], records: Records) -> Plan:
         )
     paid = order.payments[0]
     if paid.payment_method_id == new.id:
-        raise Refused(f"order {order.code} is paid with {new.id} already; nothing to change")
+        raise Unchanged(f"order {order.code} is paid with {new.id} already; nothing to change")
     currency = order.order.currency
     covers(new, paid.amount, currency)
     added = (

@@ -42,6 +42,10 @@ class ToolFailure(Exception):
     """A tool could not do its job; the message is written for the model to read and act on."""
 
 
+class NothingToChange(ToolFailure):
+    """A write asked for what the store holds already: nothing was done, nothing needed."""
+
+
 class NeedsPerson(ToolFailure):
     """Nothing more can be tried in this conversation: a person must take over."""
 
@@ -235,8 +239,8 @@ def _guarded(
         raise
     except NeedsPerson as exc:
         return Observation.of(Failed(str(exc), hand_over=True))
-    except ToolFailure as exc:
-        return Observation.of(Failed(str(exc)))
+    except ToolFailure as exc:  # asking for what is there already is no fault, but no change
+        return Observation.of(Failed(str(exc), unchanged=isinstance(exc, NothingToChange)))
     except Exception as exc:
         # The model gets a short line; the details (paths, SQL) stay in the trace only.
         return Observation.of(

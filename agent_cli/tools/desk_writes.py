@@ -31,11 +31,11 @@ from agent_cli.policy.refund_rules import RefundFacts, policy_verdict, rule_for
 from agent_cli.store import approval_queue, desk_reads
 from agent_cli.store.approval_queue import WriteProposal
 from agent_cli.store.desk import CANCEL_REASONS
-from agent_cli.store.desk_changes import WRITE_STATUSES, Plan, Refused, ReturnWindow
+from agent_cli.store.desk_changes import WRITE_STATUSES, Plan, Refused, ReturnWindow, Unchanged
 from agent_cli.store.desk_writes import Target, commit, propose
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import plain_value
-from agent_cli.tools import Tool, ToolArgs, ToolFailure
+from agent_cli.tools import NothingToChange, Tool, ToolArgs, ToolFailure
 from agent_cli.tools.identity import CustomerSession
 
 _ID = r"^[A-Za-z0-9_.-]{1,64}$"
@@ -119,6 +119,8 @@ class WriteDesk:
         values = args.model_dump()
         try:
             planned = propose(self.open_store(), tool, values, target, self.window())
+        except Unchanged as exc:
+            raise NothingToChange(f"{exc}; nothing was changed") from None
         except Refused as exc:
             raise ToolFailure(f"{exc}; nothing was changed") from None
         if not self.session.staff:  # staff consent by running it

@@ -75,6 +75,8 @@ class EvalView:
 def _row(result: CaseResult) -> Text:
     record = result.record
     mark = Text("✓ ", style="green") if result.passed else Text("✗ ", style="red")
+    if result.flawed:  # the case's own flaw: no mark for or against the agent
+        mark = Text("⚠ ", style="yellow")
     name = result.case + (f" #{result.repeat}" if result.repeat > 1 else "")
     cost = f"{record.cost:.4f}" if record.cost is not None else "-"
     line = Text.assemble(
@@ -82,7 +84,8 @@ def _row(result: CaseResult) -> Text:
         f"{_cut(name, _CASE):{_CASE}} {_cut(result.model, _MODEL):{_MODEL}} {record.steps:>5} "
         f"{record.usage.total:>7,} {_ms(record.elapsed_ms):>9} {cost:>7}  ",
     )
-    line.append(clean_text(why(result)), style="red" if not result.passed else "dim")
+    style = "yellow" if result.flawed else "red" if not result.passed else "dim"
+    line.append(clean_text(why(result)), style=style)
     return line
 
 
@@ -90,7 +93,8 @@ def why(result: CaseResult) -> str:
     """The failures in one line, pointing at the case's trace when it was recorded."""
     if result.passed:
         return "passed"
-    text = "; ".join(failure.message for failure in result.failures)
+    said = [f"the case is flawed: {flaw}" for flaw in result.flaws]
+    text = "; ".join(said + [failure.message for failure in result.failures])
     if result.trace is not None:
         text += f" (trace: {result.trace})"
     return text
@@ -122,11 +126,14 @@ def _matrix_cell(runs: Sequence[CaseResult], cut: int | None) -> Text:
     passed = sum(1 for run in runs if run.passed)
     if not runs:
         return Text("-", style="dim")
+    if all(run.flawed for run in runs):
+        return Text("⚠ flawed case", "yellow")
     if passed == len(runs):
         return Text("✓" if len(runs) == 1 else f"✓ {passed}/{len(runs)}", "green")
     first = next(run for run in runs if not run.passed)
     label = "✗" if len(runs) == 1 else f"✗ {passed}/{len(runs)}"
-    message = clean_text(first.failures[0].message)
+    said = first.failures[0].message if first.failures else f"flawed case: {first.flaws[0]}"
+    message = clean_text(said)
     return Text(f"{label} {message if cut is None else _cut(message, cut)}", "red")
 
 
@@ -138,7 +145,7 @@ def show_summary(
     table = Table(title=title, caption="latency p50/p95; tokens and cost per case")
     _title_when_piped(console, table)
     table.add_column("model", no_wrap=True)
-    for name in ("passed", "p50/p95", "tokens", "cost"):
+    for name in ("passed", "flawed", "p50/p95", "tokens", "cost"):
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("failures", overflow="fold", min_width=8)
     rows = []
@@ -148,9 +155,10 @@ def show_summary(
             [
                 Text(s.model, style="bold"),
                 Text(
-                    f"{s.passed}/{s.cases} {s.accuracy:.1%}",
+                    f"{s.passed}/{s.scored} {s.accuracy:.1%}",
                     style="green" if s.accuracy == 1 else "red",
                 ),
+                Text(str(s.flawed) if s.flawed else "-", style="yellow" if s.flawed else ""),
                 Text(f"{_ms(s.p50_ms).removesuffix(' ms')}/{_ms(s.p95_ms)}"),
                 Text(f"{s.tokens_per_case:,.0f}", justify="right"),
                 Text(
