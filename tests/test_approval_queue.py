@@ -426,3 +426,28 @@ def test_an_operators_q_queues_and_says_so_when_the_action_cannot_wait() -> None
     assert (kept.approved, kept.by, kept.queue) == (False, "operator", False)
     assert "cannot wait in the approval queue" in kept.reason
     assert QUEUE.cannot_wait() == FAIL_CLOSED  # nobody at a terminal: as before
+
+
+@pytest.mark.parametrize("closed", ["denied", "expired", "approved"])
+def test_a_refund_asked_again_after_its_item_closed_waits_as_a_new_item(
+    tmp_path: Path, closed: str
+) -> None:
+    """A closed item (denied, expired, or approved and its refund made) is never the answer to
+    a new request: the same refund asked again waits as its own item, and the old one keeps
+    its decision."""
+    assert queue_a_refund(tmp_path).exit_code == 0
+    if closed == "denied":
+        assert runner.invoke(app, ["approvals", "deny", "1", "--reason", "no"]).exit_code == 0
+    elif closed == "expired":
+        with sqlite3.connect(os.environ["AGENT_DB"]) as db:
+            db.execute("UPDATE approvals SET expires_at = '2000-01-01T00:00:00+00:00'")
+    else:
+        assert runner.invoke(app, ["approvals", "approve", "1"]).exit_code == 0
+    again = queue_a_refund(tmp_path)
+    listed = {item["id"]: item["state"] for item in items()}
+    if closed == "approved":  # the refund was made: asked again, nothing more waits for it
+        assert listed == {1: "approved"} and len(order_a100()["refunds"]) == 1
+        return
+    assert again.exit_code == 0, again.stderr
+    assert listed == {1: closed, 2: "pending"}
+    assert "#2" in again.stdout or "item 2" in again.stdout

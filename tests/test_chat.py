@@ -277,3 +277,30 @@ def test_memory_keeps_a_turns_replies_with_its_question() -> None:
     memory = Memory(max_turns=5, max_chars=1000)
     memory.add("Where is A100?", "Delivered.", ["haruki.sato@example.com"])
     assert memory.recent() == (Exchange("Where is A100?\nharuki.sato@example.com", "Delivered."),)
+
+
+def test_a_model_switch_keeps_the_conversation_the_customer_and_the_session(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """`/model` changes who answers, not whom: the next turn is shown the earlier ones, the
+    customer identified before the switch is still identified, and the runs stay one session."""
+    fake_llm.queue(
+        openai_calls(("find_user_id_by_email", {"email": "aoi.suzuki@example.com"})),
+        openai_text("Found you."),
+        openai_calls(("track_order", {"order_id": "A101"})),
+        openai_text("A101 is on its way."),
+    )
+    trace = tmp_path / "t.jsonl"
+    turns = "I am aoi.suzuki@example.com\n/model gpt-other\nwhere is A101?\n"
+    argv = ["--provider", "openai", "--base-url", fake_llm.url, "--trace", str(trace)]
+    result = chat(turns, *argv, env={"OPENAI_API_KEY": KEY})
+    assert result.exit_code == 0, result.stderr
+    bodies = fake_llm.bodies()
+    assert [b["model"] for b in bodies] == ["gpt-4o-mini"] * 2 + ["gpt-other"] * 2
+    shown = [m.get("content") for m in bodies[2]["messages"]]
+    assert "I am aoi.suzuki@example.com" in shown and "Found you." in shown
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    observed = [r["observation"] for r in records if r["event"] == "observation"]
+    assert 'carrier="Yamato Transport"' in observed[1]  # identified before the switch
+    sessions = {r.get("session_id") for r in records if r["event"] == "run_started"}
+    assert len(sessions) == 1 and None not in sessions

@@ -147,3 +147,18 @@ def test_a_cases_first_request_is_estimated_by_the_latest_first_request(
     assert result.exit_code == 3
     # c2 runs whole (840, then 960); c3's first (960 + 120) would pass the budget
     assert len(fake_llm.bodies()) == 4
+
+
+def test_replies_that_cannot_be_read_are_paid_for_and_count_against_max_cost(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """A reply the agent cannot parse still cost its tokens: the budget counts it, and the
+    request that would pass the budget is not sent, however the replies went wrong."""
+    for _ in range(6):
+        fake_llm.queue(openai_text("this is not the JSON decision asked for"))
+    result = evaluate(fake_llm, tmp_path, "--max-cost", "300", "--mode", "json")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    cases = [r for r in lines(result) if r["event"] == "case"]
+    assert [c["status"] for c in cases] == ["cost_budget"]  # 120 + 120 spent; 360 > 300
+    assert len(fake_llm.bodies()) == 2
+    assert "would be exceeded: 240.0000 spent" in result.stderr

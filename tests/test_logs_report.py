@@ -248,3 +248,18 @@ def test_the_html_page_holds_the_figures(tmp_path: Path) -> None:
     text = page.read_text("utf-8")
     assert "<td>all</td><td>1</td><td>1 (100%)</td>" in text
     assert "since 2000-01-01" in text
+
+
+def test_a_chat_of_many_turns_is_one_conversation_and_a_hand_over_in_it_is_counted_once() -> None:
+    """Counted from real runs: a session's turns are one conversation (not one per run), and a
+    conversation handed over in one turn is handed over, not resolved, whatever came after."""
+    turns = "Please cancel B200\nkaito.yamamoto@example.com\nhmm, wait\n"
+    turns += "OK, please cancel B200 after all\nyes\n"
+    assert agent("chat", stdin=turns).exit_code == 0
+    handed = "I was charged twice for A100. haruki.sato@example.com\nthanks\n"
+    assert agent("chat", stdin=handed).exit_code in (0, 6)
+    listed = agent("logs", "list", "--json").stdout.splitlines()
+    assert len(listed) >= 4  # at least two runs in each session
+    (report,) = [json.loads(line) for line in agent("logs", "report", "--json").stdout.splitlines()]
+    assert (report["conversations"], report["runs"]) == (2, len(listed))
+    assert report["handed_over"] == 1 and report["resolved"] == 1
