@@ -19,8 +19,10 @@ from agent_cli.cli import app
 from agent_cli.errors import OrderFileError, StoreError
 from agent_cli.store import approval_queue, copy_store, tickets
 from agent_cli.store.copy_store import TABLES, StoreNotEmpty, held_rows, move_store
+from agent_cli.store.desk import Article
 from agent_cli.store.desk_store import save_desk
 from agent_cli.store.desk_writes import Target, commit, propose
+from agent_cli.store.help_articles import save_articles, search
 from agent_cli.store.samples import SAMPLE_SHOP
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.store.tau2 import read_tau2
@@ -151,12 +153,18 @@ def test_a_store_that_is_not_empty_is_refused_unless_replace(origin: Path, targe
     new = target()
     try:
         tickets.open_ticket(new, tickets.NewTicket("there", "first", "run-0"))
+        save_articles(new, [Article("old-faq", "Old FAQ", "Gone soon.")])
         before = dump(new)
-        with pytest.raises(StoreNotEmpty, match=r"not empty \(tickets 1\).*add --replace"):
+        with pytest.raises(StoreNotEmpty) as raised:
             move_store(old, new, source=str(origin))
+        assert str(raised.value).startswith(
+            "the target store is not empty (tickets 1, articles 1); a move copies a store whole "
+            "into an empty one: add --replace to empty the target first"
+        )
         assert dump(new) == before
         moved = move_store(old, new, source=str(origin), replace=True)
-        assert moved.replaced == {"tickets": 1}
+        assert moved.replaced == {"tickets": 1, "articles": 1}
+        assert search(new, "Old FAQ") == [] or all(h.id != "old-faq" for h in search(new, "FAQ"))
         assert dump(new) == dump(old)
     finally:
         old.close()
@@ -175,8 +183,11 @@ def test_a_copy_that_does_not_add_up_leaves_the_target_as_it_was(
 
     monkeypatch.setattr(copy_store, "_insert", drops_a_payment)
     try:
-        with pytest.raises(StoreError, match=r"payments has \d+ rows, \d+ were read"):
+        with pytest.raises(StoreError, match=r"payments has \d+ rows, \d+ were read") as raised:
             move_store(old, new, source=str(origin))
+        assert str(raised.value).endswith(
+            "nothing copied (the target was rolled back): report this"
+        )
         assert not any(held_rows(new).values())
     finally:
         old.close()
@@ -214,6 +225,78 @@ def test_a_bad_value_anywhere_is_one_line_and_nothing_is_copied(
         new.close()
 
 
+def test_a_bad_value_is_named_by_its_table_row_and_first_column(origin: Path) -> None:
+    db = sqlite3.connect(origin)
+    with db:
+        db.execute("UPDATE orders SET total = 'lots' WHERE code = 'A101'")
+        codes = [row[0] for row in db.execute("SELECT code FROM orders ORDER BY 1")]
+    db.close()
+    old = OrderStore.open(origin, create=False)
+    try:
+        with pytest.raises(OrderFileError) as raised:
+            copy_store.read_store(old, source="old.db")
+    finally:
+        old.close()
+    row = codes.index("A101") + 1
+    assert str(raised.value) == (
+        f"old.db: table orders, row {row} (code 'A101'): total 'lots' is not a number; "
+        "nothing copied"
+    )
+
+
+def test_a_number_too_large_for_the_target_is_one_line_naming_its_row(
+    origin: Path, target: Opener
+) -> None:
+    """SQLite's INTEGER is 64 bits, PostgreSQL's 32: a position of 2**40 moves into a SQLite
+    file, and is refused by PostgreSQL in one line naming the row, never an internal error."""
+    db = sqlite3.connect(origin)
+    with db:
+        first = db.execute("SELECT id FROM customers ORDER BY 1 LIMIT 1").fetchone()[0]
+        db.execute("UPDATE customers SET position = ? WHERE id = ?", (2**40, first))
+    db.close()
+    old = OrderStore.open(origin, create=False)
+    new = target()
+    try:
+        if new.FULL_TEXT == "fts5":
+            assert move_store(old, new, source=str(origin)).counts["customers"] > 500
+        else:
+            with pytest.raises(OrderFileError) as raised:
+                move_store(old, new, source=str(origin))
+            said = str(raised.value)
+            assert said.startswith(f"{origin}: table customers, row 1 (id {first!r}): the store")
+            assert "out of range" in said and "\n" not in said
+            assert not any(held_rows(new).values())
+    finally:
+        old.close()
+        new.close()
+
+
+def test_a_copy_whose_money_does_not_add_up_is_rolled_back(
+    origin: Path, target: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = OrderStore.open(origin, create=False)
+    new = target()
+    real = copy_store._insert
+
+    def one_yen_more(store: OrderStore, table: Any, rows: list[Any], source: str) -> None:
+        if table.name == "payments":
+            at = table.columns.index("amount")
+            rows = [(*rows[0][:at], rows[0][at] + 1, *rows[0][at + 1 :]), *rows[1:]]
+        real(store, table, rows, source)
+
+    monkeypatch.setattr(copy_store, "_insert", one_yen_more)
+    try:
+        with pytest.raises(StoreError) as raised:
+            move_store(old, new, source=str(origin))
+        said = str(raised.value)
+        assert said.startswith("the copy does not add up: payments.amount sums to ")
+        assert said.endswith("nothing copied (the target was rolled back): report this")
+        assert not any(held_rows(new).values())
+    finally:
+        old.close()
+        new.close()
+
+
 def test_a_refund_over_an_order_the_target_refuses_is_named_by_row(
     origin: Path, target: Opener
 ) -> None:
@@ -227,8 +310,10 @@ def test_a_refund_over_an_order_the_target_refuses_is_named_by_row(
     try:
         with pytest.raises(
             OrderFileError, match=r"table refunds, row 2 \(id 2\): the store refused"
-        ):
+        ) as raised:
             move_store(old, new, source=str(origin))
+        said = str(raised.value)
+        assert said.startswith(f"{origin}: ") and "check" in said.lower()  # the store's reason
         assert not any(held_rows(new).values())
     finally:
         old.close()
@@ -253,8 +338,11 @@ def test_refunds_may_come_to_an_orders_total_and_never_past_it(
         if copied:
             move_store(old, new, source=str(origin))
         else:
-            with pytest.raises(OrderFileError, match="refunds of order A105 come to 15,801 JPY"):
+            with pytest.raises(OrderFileError) as raised:
                 move_store(old, new, source=str(origin))
+            assert str(raised.value).startswith(
+                f"{origin}: the refunds of order A105 come to 15,801 JPY, more than its total"
+            )
         assert any(held_rows(new).values()) is copied
     finally:
         old.close()

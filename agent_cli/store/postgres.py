@@ -332,7 +332,7 @@ def _errors(url: str) -> Iterator[None]:
         raise StoreError(
             f"The order database {url} failed: {_first_line(exc)}; check that the server is up"
         ) from None
-    except psycopg.errors.IntegrityError as exc:  # a row its constraints refuse
+    except (psycopg.errors.IntegrityError, psycopg.errors.DataError) as exc:  # a row it refuses
         raise StoreError(f"The order database {url} refused a row: {_first_line(exc)}") from None
     except psycopg.errors.InsufficientPrivilege as exc:
         said = _first_line(exc)
