@@ -4,6 +4,7 @@ tool listing in which some tools are malformed, and a 50 MB result.
     python tests/raw_mcp_server.py                    # over stdio
     python tests/raw_mcp_server.py http PORT json|sse # streamable HTTP on 127.0.0.1:PORT/mcp
 
+With RAW_MCP_BIG set, the listing is 30 well-formed tools and 3.4 MB long.
 Over HTTP, replies are one JSON body (`json`) or an event stream (`sse`); the `huge` tool's
 result is 50 MB sent in 64 KB writes, and when the client goes away before the end, how many
 bytes had been sent is written to $RAW_MCP_SENT.
@@ -26,6 +27,10 @@ TOOLS: list[Any] = [
     "not even an object",
     {"name": "also_good", "inputSchema": SCHEMA},
 ]
+if os.environ.get("RAW_MCP_BIG"):  # a listing of 3.4 MB: 30 tools, each with a 7,000-value enum
+    ENUM = [f"value-{i:06d}" for i in range(7000)]
+    BIG = {"type": "object", "properties": {"q": {"type": "string", "enum": ENUM}}}
+    TOOLS = [{"name": f"t{n}", "description": "d" * 1000, "inputSchema": BIG} for n in range(30)]
 
 
 def answer(request: dict[str, Any]) -> dict[str, Any] | None:

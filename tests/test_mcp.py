@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -746,6 +747,24 @@ def test_over_http_only_malformed_tools_are_skipped_and_a_50_mb_result_is_not_do
             time.sleep(0.05)
         assert sent.exists(), "the whole 50 MB was downloaded"
         assert int(sent.read_text()) < 40 * 2**20  # the connection was closed, the rest unsent
+
+
+@pytest.mark.parametrize("form", ["stdio", "json", "sse"])
+def test_a_tool_listing_of_3_mb_starts_the_server_with_every_tool(form: str) -> None:
+    """Within the documented 4 MB a message, a large listing is read whole, however it comes."""
+    big = {"RAW_MCP_BIG": "1"}
+    warnings: list[str] = []
+    with ExitStack() as stack:
+        if form == "stdio":
+            config = McpServerSettings(command=sys.executable, args=[str(RAW)], env=big)
+        else:
+            url = stack.enter_context(serving([sys.executable, str(RAW), "http", form], big))
+            config = McpServerSettings(url=url)
+        servers = McpServers({"raw": config}, warn=warnings.append)
+        stack.callback(servers.close)
+        servers.start(60)
+        assert len(servers.tools) == 30 and servers.unavailable == {}
+    assert warnings == []
 
 
 def test_the_documented_server_and_config_work_as_written(tmp_path: Path) -> None:
