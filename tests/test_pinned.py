@@ -231,3 +231,19 @@ def test_a_piped_table_keeps_a_tab_or_a_newline_inside_its_row(tmp_path: Path) -
     assert row.split("\t")[1] == "Be warm.\\nSign off\\tas Mika."
     header = out.splitlines()[0].split("\t")
     assert all(len(line.split("\t")) == len(header) for line in out.splitlines())
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Where is my order A101? I am aoi.suzuki@example.com",
+        "A101はいつ届きますか？ aoi.suzuki@example.com",
+    ],
+)
+def test_a_tracking_answer_gives_the_latest_event_not_the_first(question: str) -> None:
+    """A101's parcel was picked up in Osaka, sorted in Tokyo, and is out for delivery from
+    Shibuya: the customer is told the last of these."""
+    result = runner.invoke(app, ["ask", question, "-q"])
+    assert result.exit_code == 0, result.stderr
+    assert "Out for delivery tomorrow" in result.stdout and "Shibuya depot" in result.stdout
+    assert "Picked up" not in result.stdout and "Osaka hub" not in result.stdout
