@@ -12,7 +12,8 @@ fails type checking everywhere it is not handled.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -162,6 +163,9 @@ class Step:
     is_error: bool
     reply: str | None = None  # the unusable reply as the model wrote it (see `unusable`)
     outcome: Outcome = OPAQUE  # what the call did, as data (core/tool_outcomes.py)
+    # A read's record as data (tools/records.py), for code that reads it (the offline
+    # playbook); a model reads `observation`, and a trace does not keep it.
+    record: Mapping[str, Any] | None = field(default=None, compare=False)
 
     @classmethod
     def unusable(cls, number: int, problem: str, reply: str) -> Step:

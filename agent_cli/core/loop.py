@@ -376,8 +376,7 @@ def _repair(problem: str, cause: RepairCause, number: int, state: RunState) -> R
 def _act(
     call: CallTool, number: int, context: _Context, state: RunState
 ) -> Generator[Event, Reply, tuple[Step, bool]]:
-    """Run one call (asking for approval when the tool needs it); the flag says the call itself
-    was rejected (a repair)."""
+    """Run one call (asking for approval when the tool needs it); flag: rejected (a repair)."""
     started = state.clock()
     if call.invalid is not None:  # the provider could not read the arguments: never run it
         observation = Observation.of(Failed(call.invalid), rejected=True)
@@ -404,9 +403,10 @@ def _act(
         detail=mask_secrets(valid_text(observation.detail)) if observation.detail else None,
         ticket=observation.ticket,
         outcome=(outcome := observation.outcome),
-        record=observation.record,
+        record=(record := observation.record),
     )
-    return Step(number, call, text, observation.is_error, outcome=outcome), observation.rejected
+    step = Step(number, call, text, observation.is_error, outcome=outcome, record=record)
+    return step, observation.rejected
 
 
 def _approve(

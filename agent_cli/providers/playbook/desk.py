@@ -4,7 +4,6 @@ Japanese, every fact from the tool's record."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
@@ -20,10 +19,6 @@ _TRACKING = re.compile(
     r"delivery date|shipped yet)\b|どこ|いつ届|届きますか|追跡|配送状況"
 )
 _REFUND = re.compile(r"(?i)\b(?:refund\w*|return\w*)\b|返金|返品")  # the refund flow's, not this
-_CARRIER = re.compile(
-    r'^carrier=(none|"(?:[^"\\]|\\.)*") tracking=(\S+) estimated_delivery=(\S+)', re.M
-)
-_EVENT = re.compile(r'^- (\S+) ("(?:[^"\\]|\\.)*"): ("(?:[^"\\]|\\.)*")$', re.M)
 
 
 _REFUND_STATUS = re.compile(
@@ -140,31 +135,31 @@ def hands_over(text: str) -> bool:
 
 
 def _said(code: str, step: Step, words: _Words) -> str:
+    """Where the order is, from the tracking record as data (tools/records.py), never its text:
+    the first shipment's carrier and number, the latest event of all, the estimate."""
     if step.is_error:
         return words.not_yours.format(code=code)
-    record = step.observation
-    shipped = _CARRIER.search(record)
-    if shipped is None:
-        found = re.search(r"status=(\S+)", record)
-        status = found.group(1) if found else "?"
-        if delivered := re.search(r"delivered_at=(\S+):", record):
-            return words.delivered.format(code=code, date=delivered.group(1), status=status)
+    record = step.record or {}
+    status, shipments = str(record.get("status") or "?"), list(record.get("shipments") or ())
+    if not shipments:
         if status == "CANCELLED":
             return words.cancelled.format(code=code)
+        if delivered := record.get("delivered_at"):
+            return words.delivered.format(code=code, date=delivered, status=status)
         return words.not_shipped.format(code=code, status=status)
-    named, number, eta = shipped.group(1), shipped.group(2), shipped.group(3)
-    if named == "none":  # τ²'s orders name no carrier: never "on its way with unknown"
+    first = shipments[0]
+    number = ",".join(first["tracking_ids"])
+    if first["carrier"] is None:  # τ²'s orders name no carrier: never "on its way with unknown"
         said = words.moving_unnamed.format(code=code, tracking=number)
     else:
-        said = words.moving.format(code=code, carrier=json.loads(named), tracking=number)
-    events = _EVENT.findall(record)
-    if events:
-        at, place, description = events[-1]
+        said = words.moving.format(code=code, carrier=first["carrier"], tracking=number)
+    if events := [event for shipment in shipments for event in shipment["events"]]:
+        last = events[-1]
         said += words.last_event.format(
-            at=at[:10], place=json.loads(place), description=json.loads(description)
+            at=last["happened_at"][:10], place=last["place"], description=last["description"]
         )
-    if eta != "unknown":
-        said += words.eta.format(eta=eta)
+    if first["estimated_delivery"] is not None:
+        said += words.eta.format(eta=first["estimated_delivery"])
     return said
 
 
