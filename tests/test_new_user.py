@@ -220,6 +220,27 @@ def test_an_answer_says_what_the_shop_allows_when_it_is_less(
     assert said not in off  # refunds off: no cap to speak of
 
 
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("Is order C300 refundable?", "This desk refunds at most 12.50 USD at a time"),
+        ("Is order A100 refundable?", "This desk refunds at most 1,000 JPY at a time"),
+        ("注文A100は返金できますか？", "この窓口で一度に返金できるのは1,000円までです"),
+    ],
+)
+def test_a_cap_per_currency_is_said_in_the_orders_own_currency(
+    tmp_path: Path, question: str, said: str
+) -> None:
+    """`max_amount = { JPY = 1000, USD = 12.50 }`: a dollar order is capped at 12.50 USD, a yen
+    order at 1,000 JPY; never the first number of the table for every order."""
+    config = tmp_path / "c.toml"
+    config.write_text("[refunds]\nenabled = true\nmax_amount = { JPY = 1000, USD = 12.50 }\n")
+    argv = ["ask", question, "--today", "2026-10-13", "--config", str(config), "-q"]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 0, result.stderr
+    assert said in result.stdout
+
+
 def test_the_amount_said_is_what_is_left_after_a_refund() -> None:
     import os
 

@@ -33,6 +33,16 @@ class RefundPolicy:  # max_refund in major units of the order's currency
     # the most one refund may be, when refunds are on: one number, or one per currency
     max_refund: int | Mapping[str, float] | None = None
 
+    def record(self) -> dict[str, Any]:
+        """The policy as data (`agent tools call --json`, the offline playbook): a cap is one
+        number for every currency, or one per currency."""
+        cap = self.max_refund
+        return {
+            "refund_window_days": self.window_days,
+            "refundable_statuses": list(self.refundable_statuses),
+            "max_refund": cap if cap is None or isinstance(cap, int) else dict(cap),
+        }
+
     def describe(self) -> str:
         """The policy as facts (the tool's description says what they mean)."""
         statuses = ",".join(self.refundable_statuses)
@@ -155,8 +165,8 @@ def order_tools(
         text = format_order(order, refunded=refunded, computed=computed)
         return Observation(text, outcome=shown, record=lookup_data(order, refunded, verdict, why))
 
-    def refund_policy(_: NoArgs) -> str:
-        return policy.describe()
+    def refund_policy(_: NoArgs) -> Observation:
+        return Observation(policy.describe(), record=policy.record())
 
     return [
         Tool(

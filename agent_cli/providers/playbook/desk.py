@@ -12,6 +12,7 @@ from agent_cli.core.seams import ModelRequest
 from agent_cli.core.tool_outcomes import NotFound, Transferred
 from agent_cli.domain.intents import IDENTIFY
 from agent_cli.providers.playbook import who as playbook_who
+from agent_cli.providers.playbook.facts import lookup_fields
 from agent_cli.providers.playbook.who import identify
 
 _TRACKING = re.compile(
@@ -31,7 +32,6 @@ _HAND_OVER = re.compile(
     r"(?:talk|speak) (?:to|with) (?:a |an )?(?:person|human|agent|someone)|real person)\b|"
     r"二重(?:請求|に請求)|苦情|担当者と話|人と話"
 )
-_FIELD = re.compile(r"(\w+)=(\S+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +173,7 @@ def refund_status(codes: list[str], lookups: dict[str, Step], words: _Words) -> 
         step = lookups.get(code)
         if step is None or step.is_error or isinstance(step.outcome, NotFound):
             return None  # the refund flow says what could not be checked
-        fields = dict(_FIELD.findall(step.observation.split("\n", 1)[0]))
+        fields = lookup_fields(step)
         money = {k: _money(fields.get(k, "0"), fields.get("currency", ""), words) for k in
                  ("total", "refunded", "left")}  # fmt: skip
         template = words.refunded if "refunded" in fields else words.not_refunded

@@ -28,11 +28,10 @@ from agent_cli.providers.playbook import parts as playbook_intents
 from agent_cli.providers.playbook import unsure as playbook_unsure
 from agent_cli.providers.playbook import who as playbook_who
 from agent_cli.providers.playbook import writes as playbook_writes
+from agent_cli.providers.playbook.facts import Policy, lookup_fields, policy_of
 from agent_cli.providers.playbook.turn import ABOUT_AN_ORDER, CHANGES, RETURN_TOO, intent_of_turn
 from agent_cli.providers.playbook.typos import Typos
 from agent_cli.providers.playbook.writes import customer_said
-
-_FIELD = re.compile(r"(\w+)=(\S+)")
 
 
 class PlaybookModel:
@@ -254,13 +253,6 @@ def _help(request: ModelRequest, made: list[tuple[CallTool, Step]]) -> Decision 
 
 
 @dataclass(frozen=True, slots=True)
-class _Policy:
-    window_days: int
-    statuses: tuple[str, ...]
-    max_refund: int | None = None  # the most one refund may be, when the shop says
-
-
-@dataclass(frozen=True, slots=True)
 class _Fact:
     """What the observations say about one order, before it is put into words."""
 
@@ -268,20 +260,7 @@ class _Fact:
     verdict: str  # refundable | wrong_status | expired | no_date | future | not_found | failed
     fields: dict[str, str]
     days: int = 0
-    policy: _Policy | None = None
-
-
-def _parse_policy(step: Step | None) -> _Policy | None:
-    if step is None:
-        return None
-    fields = dict(_FIELD.findall(step.observation))
-    try:
-        days = int(fields["refund_window_days"])
-        statuses = tuple(fields["refundable_statuses"].split(","))
-        cap = int(fields["max_refund"]) if "max_refund" in fields else None
-    except (KeyError, ValueError):
-        return None
-    return None if step.is_error else _Policy(days, statuses, cap)
+    policy: Policy | None = None
 
 
 def _assess(code: str, lookup: Step | None, policy_step: Step | None, today: date) -> _Fact:
@@ -291,15 +270,14 @@ def _assess(code: str, lookup: Step | None, policy_step: Step | None, today: dat
         return _Fact(code, "failed", {"error": lookup.observation})
     if isinstance(lookup.outcome, NotFound):
         return _Fact(code, "not_found", {})
-    facts_line = lookup.observation.split("\n", 1)[0]  # later lines hold customer text
-    fields = dict(_FIELD.findall(facts_line))
-    policy = _parse_policy(policy_step)
+    fields = lookup_fields(lookup)
+    policy = policy_of(policy_step)
     if policy is None:
         return _Fact(code, "failed", {"error": "the refund policy could not be read"})
     return _judge(code, fields, policy, today)
 
 
-def _judge(code: str, fields: dict[str, str], policy: _Policy, today: date) -> _Fact:
+def _judge(code: str, fields: dict[str, str], policy: Policy, today: date) -> _Fact:
     if fields.get("status") not in policy.statuses:
         return _Fact(code, "wrong_status", fields, policy=policy)
     try:
@@ -336,7 +314,7 @@ class _Language:
     def answer(self, facts: list[_Fact], policy_step: Step | None) -> str:
         if facts:
             return "\n".join(self.sentence(fact) for fact in facts)
-        policy = _parse_policy(policy_step)
+        policy = policy_of(policy_step)
         rule = self.rule.format(**_policy_values(policy, self.either)) if policy else ""
         return self.no_code.format(rule=rule)
 
@@ -346,10 +324,10 @@ class _Language:
 
     def _cap(self, fact: _Fact) -> str:
         """What this shop allows, when one refund may be less than what is left to refund."""
-        cap = fact.policy.max_refund if fact.policy else None
+        currency = fact.fields.get("currency", "")
+        cap = fact.policy.cap_in(currency) if fact.policy else None
         if cap is None or cap >= _left(fact.fields):
             return ""
-        currency = fact.fields.get("currency", "")
         shown = self.currency_names.get(currency, "{total} " + currency).format(total=f"{cap:,}")
         return self.capped.format(cap=shown)
 
@@ -383,7 +361,7 @@ def _left(fields: dict[str, str]) -> Decimal:
     return left if left.is_finite() else Decimal(-1)
 
 
-def _policy_values(policy: _Policy | None, either: str) -> dict[str, object]:
+def _policy_values(policy: Policy | None, either: str) -> dict[str, object]:
     if policy is None:
         return {"window": "?", "statuses": "?"}
     return {"window": policy.window_days, "statuses": either.join(policy.statuses)}
