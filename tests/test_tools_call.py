@@ -281,3 +281,132 @@ def test_a_record_in_json_is_never_written_to_the_trace(tmp_path: Path) -> None:
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     (observed,) = [e for e in events if e["event"] == "observation"]
     assert "record" not in observed and "user_id=haruki_sato_1001" in observed["observation"]
+
+
+def as_json(tool: str, args: dict[str, object], *flags: str) -> dict[str, object]:
+    result = call(tool, json.dumps(args), "--json", *flags)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    payload: dict[str, object] = json.loads(result.stdout)
+    return payload
+
+
+BESIDE = {"tool", "args", "observation"}
+
+
+def test_each_record_has_the_fields_the_docs_name_and_no_others() -> None:
+    order = as_json("get_order_details", {"order_id": "A106"})
+    assert set(order) - BESIDE == {
+        "order_id", "user_id", "status", "total", "currency", "placed_at", "delivered_at",
+        "address", "items", "payments", "refunded", "cancel_reason", "exchange_request",
+        "return_request",
+    }  # fmt: skip
+    assert order["placed_at"] == "2026-09-20" or str(order["placed_at"]) in str(
+        order["observation"]
+    )
+    assert f"delivered_at={order['delivered_at']}" in str(order["observation"])
+    assert order["refunded"] == 20_000 and order["cancel_reason"] is None
+    assert (order["exchange_request"], order["return_request"]) == (None, None)
+    items, payments = order["items"], order["payments"]
+    assert isinstance(items, list) and isinstance(payments, list)
+    assert set(items[0]) == {"item_id", "product_id", "name", "price", "options"}
+    assert set(payments[0]) == {"kind", "amount", "payment_method_id", "paid_at"}
+    assert [p["kind"] for p in payments] == ["payment", "refund"] and payments[1][
+        "amount"
+    ] == 20_000
+    assert payments[0]["paid_at"] and payments[0]["amount"] == order["total"]
+    address = order["address"]
+    assert isinstance(address, dict) and set(address) == {
+        "address1", "address2", "city", "state", "country", "zip"
+    }  # fmt: skip
+    tracked = as_json("track_order", {"order_id": "A101"})
+    assert set(tracked) - BESIDE == {"order_id", "status", "delivered_at", "shipments"}
+    (shipment,) = tracked["shipments"]  # type: ignore[misc]
+    assert set(shipment) == {"carrier", "tracking_ids", "item_ids", "estimated_delivery", "events"}
+    assert shipment["item_ids"] == ["1003001"] and shipment["estimated_delivery"]
+    assert f"estimated_delivery={shipment['estimated_delivery']}" in str(tracked["observation"])
+    assert [set(e) for e in shipment["events"]] == [{"happened_at", "place", "description"}] * 3
+    assert shipment["events"][-1]["place"] == "Shibuya depot"
+
+
+def test_a_customer_record_keeps_a_gift_cards_balance_and_a_cards_brand() -> None:
+    user = as_json("get_user_details", {"user_id": "mei_watanabe_1006"})
+    assert set(user) - BESIDE == {
+        "user_id", "first_name", "last_name", "email", "address", "payment_methods", "orders"
+    }  # fmt: skip
+    assert (user["first_name"], user["last_name"]) == ("Mei", "Watanabe")
+    gift, card = user["payment_methods"]  # type: ignore[misc]
+    assert gift == {
+        "id": "gift_card_1006", "source": "gift_card", "brand": None, "last_four": None,
+        "balance": 3_000, "currency": "JPY",
+    }  # fmt: skip
+    assert (card["source"], card["brand"], card["last_four"]) == ("credit_card", "visa", "7007")
+    assert (card["balance"], card["currency"]) == (None, None)
+    assert isinstance(user["address"], dict) and user["address"]["city"] == "Shimogyo-ku"
+
+
+def test_a_product_and_an_item_record() -> None:
+    product = as_json("get_product_details", {"product_id": "P-WATCH"})
+    assert set(product) - BESIDE == {"product_id", "name", "variants"}
+    assert product["product_id"] == "P-WATCH"
+    (variant,) = product["variants"]  # type: ignore[misc]
+    assert variant == {
+        "item_id": "1006001", "available": variant["available"], "price": 60_000,
+        "currency": "JPY", "options": {"band": "leather"},
+    }  # fmt: skip
+    item = as_json("get_item_details", {"item_id": "1006001"})
+    assert set(item) - BESIDE == {
+        "item_id",
+        "product_id",
+        "available",
+        "price",
+        "currency",
+        "options",
+    }
+
+
+def test_a_lookup_record_and_what_code_computed_of_it() -> None:
+    from datetime import date
+
+    from agent_cli.store.models import Order
+    from agent_cli.tools.records import lookup_data
+
+    order = Order("C300", "DELIVERED", 12_900, date(2026, 9, 28), "USD", "Alex Morgan")
+    shown = lookup_data(order, 900, "yes", "within 30 days")
+    assert shown == {
+        "order": "C300", "status": "DELIVERED", "total": 129, "currency": "USD",
+        "delivered_at": "2026-09-28", "refunded": 9, "note": None, "refundable": "yes",
+        "why": "within 30 days",
+    }  # fmt: skip
+    assert "refundable" not in lookup_data(order, 0, None, "")
+    looked = as_json("lookup_order", {"order_code": "A100"})
+    assert (looked["status"], looked["currency"], looked["total"]) == ("DELIVERED", "JPY", 250_000)
+    assert f"delivered_at={looked['delivered_at']}" in str(looked["observation"])
+    policy = as_json("refund_policy", {})
+    assert policy["refund_window_days"] == 30 and policy["refundable_statuses"] == ["DELIVERED"]
+
+
+def test_a_return_and_an_exchange_requested_are_in_the_order_record() -> None:
+    delivered_recently("A103", days=3)  # inside the window: the shop's rule
+    delivered_recently("A105", days=3)
+    returned = {
+        "order_id": "A103",
+        "item_ids": ["1005001"],
+        "payment_method_id": "credit_card_1004",
+    }
+    assert call("return_delivered_order_items", json.dumps(returned), "--yes").exit_code == 0
+    order = as_json("get_order_details", {"order_id": "A103"})
+    assert order["return_request"] == {
+        "items": ["1005001"],
+        "payment_method_id": "credit_card_1004",
+    }
+    swap = {"order_id": "A105", "item_ids": ["1008001"], "new_item_ids": ["1008002"],
+            "payment_method_id": "gift_card_1006"}  # fmt: skip
+    assert call("exchange_delivered_order_items", json.dumps(swap), "--yes").exit_code == 0
+    order = as_json("get_order_details", {"order_id": "A105"})
+    request = order["exchange_request"]
+    assert isinstance(request, dict) and set(request) == {
+        "items", "new_items", "payment_method_id", "price_difference"
+    }  # fmt: skip
+    assert (request["items"], request["new_items"]) == (["1008001"], ["1008002"])
+    assert request["payment_method_id"] == "gift_card_1006"
+    assert f"difference {request['price_difference']}" in str(order["observation"])
