@@ -509,7 +509,11 @@ BREAKAGES: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], set[str]]] = {
         {"conv-orders-name-zip"},  # conv-orders-then-track's second turn tracks all the same
     ),
     "no tracking is read": (
-        lambda mp: mp.setattr(playbook_desk, "_CARRIER", playbook_desk.re.compile("(?!)")),
+        lambda mp: mp.setattr(  # the tracking record never read: every order "not shipped"
+            playbook_desk,
+            "_said",
+            lambda code, step, words: words.not_shipped.format(code=code, status="?"),
+        ),
         {
             "conv-status-asks-email",
             "conv-status-ja",
