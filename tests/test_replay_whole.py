@@ -75,3 +75,86 @@ def test_a_replay_that_observes_something_else_still_says_so(tmp_path: Path) -> 
     assert code == 3
     (differs,) = [c for c in checked if not c["matches"]]
     assert differs["trace"] == str(trace)
+
+
+def test_a_yes_given_to_the_answer_before_is_replayed_with_that_answer(tmp_path: Path) -> None:
+    """The change is put to the customer in one run's answer and said yes to in the next turn:
+    the replay shows the second run the first one's answer, or the yes would answer nothing."""
+    cancel = {"order_id": "B200", "reason": "no longer needed"}
+    script = tmp_path / "s.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"type": "tool", "tool": "find_user_id_by_email",
+                 "args": {"email": "kaito.yamamoto@example.com"}},
+                {"type": "tool", "tool": "cancel_pending_order", "args": cancel},
+                {"type": "final", "answer": "Shall I make change P1, cancelling B200? Yes or no?"},
+                {"type": "tool", "tool": "cancel_pending_order", "args": cancel},
+                {"type": "final", "answer": "B200 is cancelled."},
+            ]
+        )
+    )  # fmt: skip
+    cases = tmp_path / "cases.toml"
+    cases.write_text(
+        '[[cases]]\nid = "yes-next-turn"\napprove = true\nmust_call = ["cancel_pending_order"]\n'
+        'turns = ["Please cancel B200, I am kaito.yamamoto@example.com", "yes"]\n'
+    )
+    recorded = tmp_path / "rec"
+    argv = ["eval", str(cases), "--script", str(script), "--record", str(recorded), "--json"]
+    made = runner.invoke(app, argv)
+    assert made.exit_code == 0, made.stdout + made.stderr
+    (trace,) = recorded.rglob("*.jsonl")
+    written = [json.loads(line) for line in trace.read_text().splitlines()]
+    changed = [e for e in written if e.get("observation", "").startswith("CHANGED: change #1")]
+    assert len(changed) == 1  # made in the second run, on the first run's question
+    code, checked = replay(recorded)
+    assert code == 0, checked
+    assert [(c["matches"], c["recorded_status"], c["status"]) for c in checked] == [
+        (True, "answered", "answered")
+    ] * 2
+    assert set(checked[0]) == {
+        "event", "trace", "run_id", "goal", "matches", "compared", "recorded_status", "status",
+        "problem", "not_replayed", "differences",
+    }  # fmt: skip
+
+
+def test_a_replay_never_writes_the_configured_store(tmp_path: Path) -> None:
+    """A chat that cancelled B200, replayed after B200 was put back: the replay's cancel runs
+    dry (and so differs), and the store is as it was."""
+    import os
+    import sqlite3
+
+    trace = tmp_path / "chat.jsonl"
+    config = tmp_path / "c.toml"  # the shop's rule approves cancels: no one need be asked
+    config.write_text(
+        '[[refunds.rules]]\nname = "cancels"\ndecision = "auto"\nbelow = { JPY = 100000 }\n'
+        'tools = ["cancel_pending_order"]\n'
+    )
+    turns = "Please cancel B200\nkaito.yamamoto@example.com\nyes\n"
+    argv = ["chat", "--trace", str(trace), "--config", str(config)]
+    chat = runner.invoke(app, argv, input=turns)
+    assert chat.exit_code == 0, chat.stderr
+    assert "CHANGED: change #1" in trace.read_text()
+    with sqlite3.connect(os.environ["AGENT_DB"]) as db:  # as if it had never been cancelled
+        db.execute("UPDATE orders SET status = 'PENDING', cancel_reason = NULL WHERE code = 'B200'")
+        changes = db.execute("SELECT COUNT(*) FROM order_changes").fetchone()[0]
+    checked = runner.invoke(app, ["replay", str(trace), "--check", "--config", str(config)])
+    assert checked.exit_code == 3  # the cancel ran dry: not what was recorded
+    shown = json.loads(runner.invoke(app, ["orders", "show", "B200", "--json"]).stdout)
+    assert shown["status"] == "PENDING"
+    with sqlite3.connect(os.environ["AGENT_DB"]) as db:
+        assert db.execute("SELECT COUNT(*) FROM order_changes").fetchone()[0] == changes
+
+
+def test_a_recorded_call_the_replay_does_not_make_is_a_difference(tmp_path: Path) -> None:
+    recorded = record(tmp_path, "--builtin")
+    trace = next(p for p in sorted(recorded.rglob("conv-address.jsonl")))
+    lines = trace.read_text().splitlines()
+    last = max(i for i, line in enumerate(lines) if '"event":"observation"' in line)
+    lines.insert(last + 1, lines[last])  # a call recorded twice: the replay makes it once
+    trace.write_text("\n".join(lines) + "\n")
+    code, checked = replay(recorded)
+    assert code == 3
+    (differs,) = [c for c in checked if not c["matches"]]
+    (difference,) = differs["differences"]  # type: ignore[misc]
+    assert difference["now"] is None and difference["recorded"]
