@@ -135,11 +135,15 @@ def test_the_tools_search_and_read_and_are_offered_for_help_questions(
     assert "search_help" in offer(names, "phase", ["Is order A100 refundable?"])()
 
 
-def _searched(observation: str) -> tuple[Step, ...]:
-    return (Step(1, CallTool(tool="search_help", args={"query": "q"}), observation, False),)
+def _searched(*ids: str) -> tuple[Step, ...]:
+    """A search that found these articles, as the tool returns it: its lines and its record."""
+    text = "\n".join(f'[{i}] "{i}": "..."' for i in ids)
+    hits = {"hits": [{"id": i, "title": i, "passage": "..."} for i in ids]}
+    call = CallTool(tool="search_help", args={"query": "q"})
+    return (Step(1, call, text, False, record=hits),)
 
 
-SEARCHED = _searched('[shipping-times] "Shipping times by region": "Delivery takes ..."')
+SEARCHED = _searched("shipping-times")
 
 
 @pytest.mark.parametrize(
@@ -150,10 +154,7 @@ SEARCHED = _searched('[shipping-times] "Shipping times by region": "Delivery tak
         ("Delivery takes 2-3 days [shipping-times].", (), "shipping-times"),
         (  # a search's second and third results are retrieved as much as its first
             "Refunds go back to your card [refund-methods]; see also [warranty].",
-            _searched(
-                '[shipping-times] "Shipping times": "..."\n'
-                '[refund-methods] "Refund methods": "..."\n[warranty] "Warranty": "..."'
-            ),
+            _searched("shipping-times", "refund-methods", "warranty"),
             None,
         ),
         (

@@ -16,7 +16,9 @@ would be a code.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 
 from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.core.decisions import StatedClaim, Step
@@ -139,13 +141,20 @@ _CITED = re.compile(r"\[([a-z0-9]+(?:[-_][a-z0-9]+)*)\]")
 _HELP_TOOLS = ("search_help", "get_article")
 
 
+def _articles(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The articles a help tool's record holds: a search's hits, or the one article read."""
+    if "hits" in record:
+        return list(record["hits"])
+    return [record] if "id" in record else []
+
+
 def unfounded_citation(answer: str, history: tuple[Step, ...]) -> str | None:
     """A help article cited as [id] that no search_help or get_article of this run returned."""
     retrieved = {
-        found
+        str(found["id"])
         for step in history
         if step.call is not None and step.call.tool in _HELP_TOOLS and not step.is_error
-        for found in re.findall(r"^\[([^\]\s]+)\]", step.observation, re.MULTILINE)
+        for found in _articles(step.record or {})
     }
     if missing := [c for c in dict.fromkeys(_CITED.findall(answer)) if c not in retrieved]:
         return (

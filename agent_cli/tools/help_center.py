@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
+from agent_cli.core.seams import Observation
 from agent_cli.store import help_articles
 from agent_cli.store.help_articles import ARTICLE_ID
 from agent_cli.store.sqlite import OrderStore
@@ -32,20 +33,24 @@ def _quoted(text: str) -> str:
 
 
 def help_tools(open_store: Callable[[], OrderStore]) -> list[Tool[Any]]:
-    def search(args: SearchArgs) -> str:
+    def search(args: SearchArgs) -> Observation:
         hits = help_articles.search(open_store(), args.query)
         if not hits:
             raise ToolFailure(
                 "no help article matches; answer from the order tools, or say the help centre "
                 "does not cover it and offer a person (transfer_to_human_agents)"
             )
-        return "\n".join(f"[{hit.id}] {_quoted(hit.title)}: {_quoted(hit.passage)}" for hit in hits)
+        text = "\n".join(f"[{hit.id}] {_quoted(hit.title)}: {_quoted(hit.passage)}" for hit in hits)
+        found = [{"id": hit.id, "title": hit.title, "passage": hit.passage} for hit in hits]
+        return Observation(text, record={"hits": found})
 
-    def read(args: ArticleArgs) -> str:
+    def read(args: ArticleArgs) -> Observation:
         article = help_articles.get(open_store(), args.article_id)
         if article is None:
             raise ToolFailure(f"no article {args.article_id}; search_help finds them")
-        return f"[{article.id}] {_quoted(article.title)}\n{_quoted(article.body)}"
+        text = f"[{article.id}] {_quoted(article.title)}\n{_quoted(article.body)}"
+        record = {"id": article.id, "title": article.title, "body": article.body}
+        return Observation(text, record=record)
 
     return [
         Tool(

@@ -9,8 +9,6 @@ stand-in: deterministic, free and instant.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
@@ -233,9 +231,6 @@ def _in_english_said(decision: Decision, goal: str) -> Decision:
     return decision
 
 
-_HIT = re.compile(r'^\[([^\]\s]+)\] ("(?:[^"\\]|\\.)*"): ("(?:[^"\\]|\\.)*")$', re.MULTILINE)
-
-
 def _help(request: ModelRequest, made: list[tuple[CallTool, Step]]) -> Decision | None:
     """A question about no order, when the help centre is offered: search it once, and answer
     with the best article's passage, cited; None when it is not offered or found nothing."""
@@ -245,11 +240,11 @@ def _help(request: ModelRequest, made: list[tuple[CallTool, Step]]) -> Decision 
     if searched is None:
         thought = "This is about no order: the help centre may answer it."
         return CallTool(tool="search_help", args={"query": request.goal[:300]}, thought=thought)
-    hit = None if searched.is_error else _HIT.search(searched.observation)
-    if hit is None:
+    hits = [] if searched.is_error else list((searched.record or {}).get("hits") or ())
+    if not hits:
         return None
-    passage = json.loads(hit.group(3))
-    return FinalAnswer(answer=f"{passage} [{hit.group(1)}]")
+    best = hits[0]  # the search's best, read as data
+    return FinalAnswer(answer=f"{best['passage']} [{best['id']}]")
 
 
 @dataclass(frozen=True, slots=True)
