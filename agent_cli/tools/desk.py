@@ -242,24 +242,26 @@ class _Reads:
     open_store: Callable[[], OrderStore]
     session: CustomerSession
 
-    def find_by_email(self, args: EmailArgs) -> str:
+    def find_by_email(self, args: EmailArgs) -> Observation:
         self.session.may_identify()
         found = desk_reads.customer_by_email(self.open_store(), args.email)
-        return self.session.identified(
+        user = self.session.identified(
             found,
             "no customer with that email; ask the customer to check it, or for their first "
             "name, last name and zip code (find_user_id_by_name_zip)",
         )
+        return Observation(user, record={"user_id": user})
 
-    def find_by_name_zip(self, args: NameZipArgs) -> str:
+    def find_by_name_zip(self, args: NameZipArgs) -> Observation:
         self.session.may_identify()
         store = self.open_store()
         found = desk_reads.customer_by_name_zip(store, args.first_name, args.last_name, args.zip)
-        return self.session.identified(
+        user = self.session.identified(
             found,
             "no customer with that name and zip code; ask the customer to check them, or for "
             "their email (find_user_id_by_email)",
         )
+        return Observation(user, record={"user_id": user})
 
     def user_details(self, args: UserArgs) -> Observation:
         self.session.check(args.user_id, f"user {args.user_id}")

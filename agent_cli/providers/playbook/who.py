@@ -5,7 +5,6 @@ customer's orders listed from their record."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
@@ -25,7 +24,6 @@ _NO_NUMBER = re.compile(
     r"(?:list|show) (?:me )?my orders|which orders do I have)\b|"
     r"注文番号(?:が|を)?(?:わから|わかり|分から|分かり|知ら|忘れ|ありません|不明)|注文(?:の)?一覧"
 )
-_ORDERS = re.compile(r"^orders: (.*)$", re.M)
 _STREETS = frozenset(
     ("street", "road", "avenue", "lane", "drive", "boulevard", "way", "place", "court", "square")
 )
@@ -115,9 +113,8 @@ def _found(
     """What a look-up of the customer found: their id, none (said), or too many tries."""
     if isinstance(found.outcome, Failed) and found.outcome.hand_over:
         return _hand_over(request, made, words)
-    if found.is_error:
-        return FinalAnswer(answer=words.not_found)
-    return found.observation.strip()
+    user = None if found.is_error else (found.record or {}).get("user_id")
+    return str(user) if user else FinalAnswer(answer=words.not_found)
 
 
 def _hand_over(request: ModelRequest, made: list[tuple[CallTool, Step]], words: Who) -> Decision:
@@ -149,9 +146,7 @@ def orders_of(
     details = next((s for c, s in made if c.tool == "get_user_details"), None)
     if details is None:
         return CallTool(tool="get_user_details", args={"user_id": user})
-    listed = _ORDERS.search(details.observation)
-    codes = [c.strip() for c in listed.group(1).split(",")] if listed else []
-    codes = [c for c in codes if c and c != "none"]
+    codes = [str(code) for code in (details.record or {}).get("orders") or ()]
     if not codes:
         return FinalAnswer(answer=words.no_orders)
     read = {str(c.args.get("order_id")): s for c, s in made if c.tool == "get_order_details"}
@@ -166,12 +161,11 @@ def orders_of(
 
 
 def _items(step: Step) -> str:
-    names = re.findall(
-        r'^- item_id=\S+ product_id=\S+ name=("(?:[^"\\]|\\.)*")', step.observation, re.M
-    )
-    return ", ".join(dict.fromkeys(json.loads(name) for name in names)) or "?"
+    """The order's items by name, each once, from its record."""
+    items = [] if step.is_error else (step.record or {}).get("items") or ()
+    return ", ".join(dict.fromkeys(str(item["name"]) for item in items)) or "?"
 
 
 def _status(step: Step) -> str:
-    found = re.search(r"\bstatus=(\S+)", step.observation)
-    return found.group(1) if found and not step.is_error else "?"
+    status = None if step.is_error else (step.record or {}).get("status")
+    return str(status) if status else "?"
