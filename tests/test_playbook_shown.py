@@ -13,20 +13,26 @@ from agent_cli.policy.consent import Proposal, carries
 from agent_cli.providers.playbook import shown as shown_module
 from agent_cli.providers.playbook.shown import ENGLISH, JAPANESE, shown
 
-ORDER = (
-    "order_id=A105 user_id=u status=DELIVERED total=15800 currency=JPY\n"
-    "items (2):\n"
-    '- item_id=1008001 product_id=P-TSHIRT name="T-Shirt" price=4900 options: "size"="M", '
-    '"color"="navy"\n'
-    '- item_id=1009001 product_id=P-HOODIE name="Hoodie" price=10900 options: "size"="L"\n'
-)
-PRODUCT = (
-    'product_id=P-TSHIRT name="T-Shirt" variants:\n'
-    '- item_id=1008001 available=yes price=4900 currency=JPY options: "size"="M", "color"="navy"\n'
-    '- item_id=1008002 available=yes price=4900 currency=JPY options: "size"="L"\n'
-    '- item_id=1008003 available=yes price=5400 currency=JPY options: "size"="XL", '
-    '"color"="black"\n'
-)
+ORDER = {  # get_order_details's record (tools/records.py), as the playbook reads it
+    "order_id": "A105", "user_id": "u", "status": "DELIVERED", "total": 15800, "currency": "JPY",
+    "items": [
+        {"item_id": "1008001", "product_id": "P-TSHIRT", "name": "T-Shirt", "price": 4900,
+         "options": {"size": "M", "color": "navy"}},
+        {"item_id": "1009001", "product_id": "P-HOODIE", "name": "Hoodie", "price": 10900,
+         "options": {"size": "L"}},
+    ],
+}  # fmt: skip
+PRODUCT = {  # get_product_details's
+    "product_id": "P-TSHIRT", "name": "T-Shirt",
+    "variants": [
+        {"item_id": "1008001", "available": True, "price": 4900, "currency": "JPY",
+         "options": {"size": "M", "color": "navy"}},
+        {"item_id": "1008002", "available": True, "price": 4900, "currency": "JPY",
+         "options": {"size": "L"}},
+        {"item_id": "1008003", "available": True, "price": 5400, "currency": "JPY",
+         "options": {"size": "XL", "color": "black"}},
+    ],
+}  # fmt: skip
 
 
 def swap(new: str, tool: str = "exchange_delivered_order_items") -> CallTool:
@@ -112,9 +118,9 @@ def test_what_cannot_be_said_is_none_and_the_tools_line_is_quoted(call: CallTool
     assert shown(call, ORDER, PRODUCT, ENGLISH) is None
 
 
-def test_a_price_that_cannot_be_read_is_not_guessed() -> None:
-    unpriced = PRODUCT.replace('price=4900 currency=JPY options: "size"="L"', 'options: "size"="L"')
-    assert shown(swap("1008002"), ORDER, unpriced, ENGLISH) is None
+def test_a_variant_or_an_item_the_records_lack_is_not_guessed() -> None:
+    assert shown(swap("1008002"), ORDER, {"variants": []}, ENGLISH) is None
+    assert shown(swap("1008002"), {"items": []}, PRODUCT, ENGLISH) is None
 
 
 def test_the_question_names_the_proposal_its_yes_answers() -> None:
@@ -188,7 +194,8 @@ def test_an_address_and_a_method_in_words(call: CallTool, said: str) -> None:
 
 
 def test_a_return_whose_price_cannot_be_read_is_not_said() -> None:
-    unpriced = ORDER.replace("price=10900", "price=?")
+    hoodie = {**ORDER["items"][1], "price": None}  # type: ignore[index]
+    unpriced = {**ORDER, "items": [ORDER["items"][0], hoodie]}  # type: ignore[index]
     call = CallTool(
         tool="return_delivered_order_items", args={"order_id": "A105", "item_ids": ["1009001"]}
     )

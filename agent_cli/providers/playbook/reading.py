@@ -5,8 +5,9 @@ nothing here is guessed: what cannot be read is None, and the playbook asks."""
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from agent_cli.providers.playbook.who import EMAIL
 
@@ -20,21 +21,19 @@ JA_VALUES = {
     "white": "白", "blue": "青", "black": "黒", "green": "緑", "silver": "銀", "navy": "紺",
     "grey": "グレー", "red": "赤",
 }  # fmt: skip
-ITEM = re.compile(
-    r'^- item_id=(\S+) product_id=(\S+) name=("(?:[^"\\]|\\.)*") price=\S+ options: (.*)$', re.M
-)
-VARIANT = re.compile(r"^- item_id=(\S+) available=(yes|no) .*options: (.*)$", re.M)
-_OPTION = re.compile(r'("(?:[^"\\]|\\.)*")=("(?:[^"\\]|\\.)*")')
 _ALL = re.compile(r"(?i)\b(?:all|everything|whole order|entire order)\b|全部|すべて")
 _ONE = re.compile(r"(?i)\b(?:one|a single|just one)\b|1つ|一つ|1個")
 
 Item = tuple[str, str, str]  # item id, product id, name
+Record = Mapping[str, Any]  # a read's record (tools/records.py)
 
 
-def named_items(texts: str, order: str) -> tuple[list[Item], list[Item]]:
+def named_items(texts: str, order: Record) -> tuple[list[Item], list[Item]]:
     """The order's items the customer named (all of them when they named none but said "all",
-    or the order holds one product), and every item of the order."""
-    items = [(i, p, unquote(n)) for i, p, n, _ in ITEM.findall(order)]
+    or the order holds one product), and every item of the order (from its record)."""
+    items = [
+        (str(i["item_id"]), str(i["product_id"]), str(i["name"])) for i in order.get("items") or ()
+    ]
     named = [item for item in items if _names(texts, item[2])]
     if not named and (_ALL.search(texts) or len({p for _, p, _ in items}) == 1):
         named = items
@@ -53,15 +52,16 @@ def _names(text: str, name: str) -> bool:
     )
 
 
-def variant(text: str, product: str, current: set[str]) -> str | None:
+def variant(text: str, product: Record, current: set[str]) -> str | None:
     """The variant whose option values the customer named most of (an unavailable one too:
-    the tool then says it is not available)."""
+    the tool then says it is not available), from the product's record."""
     best, score = None, 0
-    for item_id, free, listed in VARIANT.findall(product):
+    for found in product.get("variants") or ():
+        item_id = str(found["item_id"])
         if item_id in current:
             continue
-        values = [unquote(v) for _, v in _OPTION.findall(listed)]
-        named = sum(_said(text, value) for value in values) * 2 + (free == "yes")
+        values = [str(v) for v in dict(found["options"]).values()]
+        named = sum(_said(text, value) for value in values) * 2 + bool(found["available"])
         if named > 1 and named > score:
             best, score = item_id, named
     return best
@@ -77,17 +77,8 @@ def _said(text: str, value: str) -> bool:
     return re.search(rf"(?<![{edge}]){re.escape(value)}(?![{edge}])", text, flags) is not None
 
 
-def options(options: str) -> str:
-    return ", ".join(f"{unquote(k)} {unquote(v)}" for k, v in _OPTION.findall(options))
-
-
-def unquote(text: str) -> str:
-    """A quoted value of a tool's record (JSON string syntax)."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return text
-    return value if isinstance(value, str) else text
+def options(options: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in options.items())
 
 
 _JAPANESE = r"[\u3040-\u30ff\u4e00-\u9fff]"

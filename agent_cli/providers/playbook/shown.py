@@ -8,16 +8,12 @@ tool's own line is quoted instead."""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from agent_cli.core.decisions import CallTool
-from agent_cli.providers.playbook.reading import ITEM, JA_VALUES, VARIANT, unquote
-
-_OPTION = re.compile(r'("(?:[^"\\]|\\.)*")=("(?:[^"\\]|\\.)*")')
-_PRICE = re.compile(r"\bprice=(\d+(?:\.\d+)?)")
-_TOTAL = re.compile(r"\btotal=(\d+(?:\.\d+)?)")
-_CURRENCY = re.compile(r"\bcurrency=([A-Z]{3})\b")
+from agent_cli.providers.playbook.reading import JA_VALUES, Record
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,14 +79,16 @@ JAPANESE = Shown(
 )
 
 
-def shown(call: CallTool, order: str, product: str, words: Shown) -> str | None:
-    """The change `call` proposes, in the customer's words; None when it cannot be said."""
+def shown(call: CallTool, order: Record, product: Record, words: Shown) -> str | None:
+    """The change `call` proposes, in the customer's words, from the order's and the product's
+    records; None when it cannot be said."""
     args = call.args
     code = str(args.get("order_id", ""))
     method = str(args.get("payment_method_id", "")).rsplit("_", 1)[0]
+    total = order.get("total")
     simple = {
         "cancel_pending_order": lambda: words.cancel.format(
-            code=code, amount=_money(_TOTAL.search(order), order, words)
+            code=code, amount=_amount(total, _unit(order), words) if total is not None else "?"
         ),
         "modify_pending_order_address": lambda: words.address.format(
             code=code, address=_address(args)
@@ -120,9 +118,8 @@ def _address(args: dict[str, object]) -> str:
     return f"{place}, {args.get('state', '')} {args.get('zip', '')}, {args.get('country', '')}"
 
 
-def _unit(record: str) -> str:
-    currency = _CURRENCY.search(record)
-    return currency.group(1) if currency else ""
+def _unit(record: Record) -> str:
+    return str(record.get("currency") or "")
 
 
 def _amount(value: float, unit: str, words: Shown) -> str:
@@ -131,32 +128,40 @@ def _amount(value: float, unit: str, words: Shown) -> str:
     return f"{whole}円" if words.japanese and unit == "JPY" else f"{whole} {unit}".strip()
 
 
-def _money(found: re.Match[str] | None, record: str, words: Shown) -> str:
-    return _amount(float(found.group(1)), _unit(record), words) if found else "?"
+def _items(order: Record) -> dict[str, Record]:
+    return {str(item["item_id"]): item for item in order.get("items") or ()}
 
 
-def _paid(order: str, item_ids: list[str]) -> float | None:
+def _paid(order: Record, item_ids: list[str]) -> float | None:
     """What the named items cost, one price per id named."""
-    prices = {m.group(1): _PRICE.search(m.group(0)) for m in ITEM.finditer(order)}
-    found = [prices.get(i) for i in item_ids]
-    return sum(float(p.group(1)) for p in found if p) if all(found) else None
+    prices = [_price(_items(order).get(i)) for i in item_ids]
+    return None if None in prices else sum(p for p in prices if p is not None)
 
 
-def _names(order: str, item_ids: list[str]) -> list[str]:
-    found = {item: unquote(name) for item, _, name, _ in ITEM.findall(order)}
-    return [found[i] for i in dict.fromkeys(item_ids) if i in found]
+def _price(record: Record | None) -> float | None:
+    """A record's price, or None when there is none to read."""
+    price = (record or {}).get("price")
+    if isinstance(price, bool) or not isinstance(price, int | float):
+        return None
+    return float(price)
 
 
-def _swapped(call: CallTool, order: str, product: str, words: Shown) -> str | None:
+def _names(order: Record, item_ids: list[str]) -> list[str]:
+    items = _items(order)
+    return [str(items[i]["name"]) for i in dict.fromkeys(item_ids) if i in items]
+
+
+def _swapped(call: CallTool, order: Record, product: Record, words: Shown) -> str | None:
     """An item for another variant: each option that changes, and the price difference."""
     old_ids = [str(i) for i in call.args.get("item_ids", [])]
     new_ids = [str(i) for i in call.args.get("new_item_ids", [])]
-    items = {item: (unquote(name), rest) for item, _, name, rest in ITEM.findall(order)}
-    variants = {item: line for item, line in _variant_lines(product)}
+    items = _items(order)
+    variants = {str(v["item_id"]): v for v in product.get("variants") or ()}
     if not old_ids or not new_ids or old_ids[0] not in items or new_ids[0] not in variants:
         return None
-    name, old_options = items[old_ids[0]]
-    old, new = _options(old_options, words), _options(variants[new_ids[0]], words)
+    name = str(items[old_ids[0]]["name"])
+    old = _options(items[old_ids[0]]["options"], words)
+    new = _options(variants[new_ids[0]]["options"], words)
     changes = [
         words.change.format(key=key, old=old[key], new=value)
         if key in old
@@ -169,8 +174,8 @@ def _swapped(call: CallTool, order: str, product: str, words: Shown) -> str | No
         for key, value in old.items()
         if key not in new
     ]
-    pairs = [(o, variants.get(n, "")) for o, n in zip(old_ids, new_ids, strict=False)]
-    price = _difference(order, pairs, product, words)
+    pairs = [(items.get(o), variants.get(n)) for o, n in zip(old_ids, new_ids, strict=False)]
+    price = _difference(pairs, _unit(order), words)
     if price is None:
         return None
     template = words.swap if call.tool == "modify_pending_order_items" else words.exchange
@@ -178,14 +183,9 @@ def _swapped(call: CallTool, order: str, product: str, words: Shown) -> str | No
     return template.format(name=name, code=call.args.get("order_id", ""), changes=said, price=price)
 
 
-def _variant_lines(product: str) -> list[tuple[str, str]]:
-    return [(match.group(1), match.group(0)) for match in VARIANT.finditer(product)]
-
-
-def _options(text: str, words: Shown) -> dict[str, str]:
+def _options(options: Mapping[str, Any], words: Shown) -> dict[str, str]:
     """A record's options, keys and values in the customer's language where we know them."""
-    found = _OPTION.findall(text.split("options:", 1)[-1])
-    pairs = ((unquote(k), unquote(v)) for k, v in found)
+    pairs = ((str(k), str(v)) for k, v in options.items())
     if not words.japanese:
         return {key.replace("color", "colour"): value for key, value in pairs}
     return {_JA_KEYS.get(k, k): JA_VALUES.get(v.lower(), v) for k, v in pairs}
@@ -194,18 +194,19 @@ def _options(text: str, words: Shown) -> dict[str, str]:
 _JA_KEYS = {"size": "サイズ", "color": "色", "colour": "色", "material": "素材", "capacity": "容量"}
 
 
-def _difference(order: str, pairs: list[tuple[str, str]], product: str, words: Shown) -> str | None:
+def _difference(
+    pairs: list[tuple[Record | None, Record | None]], unit: str, words: Shown
+) -> str | None:
     """What the customer pays or gets back: each item's new price less its old one, summed;
     None when a price cannot be read (the tool's own line is quoted then)."""
-    lines = {m.group(1): m.group(0) for m in ITEM.finditer(order)}
     delta = 0.0
-    for old_id, variant_line in pairs:
-        old_price = _PRICE.search(lines.get(old_id, ""))
-        new_price = _PRICE.search(variant_line)
-        if old_price is None or new_price is None:
+    for old, new in pairs:
+        was, now = _price(old), _price(new)
+        if was is None or now is None:
             return None
-        delta += float(new_price.group(1)) - float(old_price.group(1))
+        delta += now - was
     if delta == 0:
         return words.same_price
-    amount = _amount(abs(delta), _unit(pairs[0][1]) or _unit(product), words)
+    first = pairs[0][1] or {}
+    amount = _amount(abs(delta), str(first.get("currency") or unit), words)
     return (words.more if delta > 0 else words.less).format(amount=amount)

@@ -32,8 +32,8 @@ from agent_cli.policy.consent import ambiguous, explicit_yes
 from agent_cli.providers.playbook import rules_ja
 from agent_cli.providers.playbook import shown as playbook_shown
 from agent_cli.providers.playbook.reading import (
-    VARIANT,
     Item,
+    Record,
     named_items,
     options,
     parsed_address,
@@ -64,9 +64,6 @@ _METHODS = (
     (re.compile(r"(?i)paypal"), "paypal"),
     (re.compile(r"(?i)credit card|\bcard\b|クレジット|カード"), "credit_card"),
 )
-_PAID = re.compile(r"payment \S+ via ([A-Za-z0-9_.-]+)")
-_STATUS = re.compile(r"\bstatus=(\S+)")
-_USER = re.compile(r"^payment_methods: (.*)$", re.M)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,10 +204,10 @@ def change(
         return CallTool(tool="get_order_details", args={"order_id": codes[0]})
     if details.is_error:
         return _outcome(details, talk)
-    return _on_order(talk, intent, codes[0], details.observation, user)
+    return _on_order(talk, intent, codes[0], details.record or {}, user)
 
 
-def _on_order(talk: _Talk, intent: str, code: str, order: str, user: str) -> Decision:
+def _on_order(talk: _Talk, intent: str, code: str, order: Record, user: str) -> Decision:
     """The change `intent` to the order read: its write call (proposed, then confirmed), or
     the question or the read it still needs."""
     if intent == "cancel":
@@ -228,10 +225,10 @@ def _on_order(talk: _Talk, intent: str, code: str, order: str, user: str) -> Dec
     return _items_changed(talk, intent, code, order)
 
 
-def _items_changed(talk: _Talk, intent: str, code: str, order: str) -> Decision:
+def _items_changed(talk: _Talk, intent: str, code: str, order: Record) -> Decision:
     """Items returned, or swapped for another variant: the items named, the original method."""
-    paid = _PAID.search(order)
-    original = paid.group(1) if paid else ""
+    paid = [p for p in order.get("payments") or () if p["kind"] == "payment"]
+    original = str(paid[0]["payment_method_id"]) if paid else ""
     items = _items_named(talk, code, order)
     if not isinstance(items, list):
         return items
@@ -283,10 +280,9 @@ def _shown(talk: _Talk, planned: CallTool) -> str | None:
     """The change as the customer reads it (playbook/shown.py), from what the run read."""
     order = talk.step("get_order_details", order_id=planned.args.get("order_id"))
     products = [s for c, s in talk.made if c.tool == "get_product_details" and not s.is_error]
-    record = order.observation if order is not None and not order.is_error else ""
-    return playbook_shown.shown(
-        planned, record, products[-1].observation if products else "", _words(talk)
-    )
+    record = (order.record or {}) if order is not None and not order.is_error else {}
+    product = (products[-1].record or {}) if products else {}
+    return playbook_shown.shown(planned, record, product, _words(talk))
 
 
 def customer_said(reply: Step) -> str:
@@ -360,8 +356,7 @@ def _payment(talk: _Talk, code: str, user: str) -> Decision:
     details = talk.step("get_user_details", user_id=user)
     if details is None:
         return CallTool(tool="get_user_details", args={"user_id": user})
-    methods = _USER.search(details.observation)
-    owned = re.findall(r"(\w+_\w+?)(?: \(|,|$)", methods.group(1)) if methods else []
+    owned = [str(m["id"]) for m in (details.record or {}).get("payment_methods") or ()]
     kind = next((k for pattern, k in _METHODS if pattern.search(talk.request.goal)), "")
     chosen = next((m for m in owned if m.startswith(kind)), None) if kind else None
     if chosen is None:
@@ -374,7 +369,7 @@ def _payment(talk: _Talk, code: str, user: str) -> Decision:
     return _confirmed(talk, call)
 
 
-def _items_named(talk: _Talk, code: str, order: str) -> list[Item] | Decision:
+def _items_named(talk: _Talk, code: str, order: Record) -> list[Item] | Decision:
     """The order's items the customer named; asked once when it cannot tell."""
     named, items = named_items(talk.texts, order)
     if named:
@@ -383,24 +378,24 @@ def _items_named(talk: _Talk, code: str, order: str) -> list[Item] | Decision:
     return talk.ask_once(talk.words.which_items.format(code=code, items=listed))
 
 
-def _swap(talk: _Talk, code: str, order: str, items: list[Item], original: str) -> Decision:
+def _swap(talk: _Talk, code: str, order: Record, items: list[Item], original: str) -> Decision:
     """Items swapped for the variant of the same product whose options the customer named:
     before delivery a change of the order, after it an exchange."""
     product = items[0][1]
     details = talk.step("get_product_details", product_id=product)
     if details is None:
         return CallTool(tool="get_product_details", args={"product_id": product})
-    chosen = variant(talk.texts, details.observation, {i for i, _, _ in items})
+    product_record = details.record or {}
+    chosen = variant(talk.texts, product_record, {i for i, _, _ in items})
     if chosen is None:
         choices = [
-            options(opts) for _, free, opts in VARIANT.findall(details.observation) if free == "yes"
+            options(v["options"]) for v in product_record.get("variants") or () if v["available"]
         ]
         return talk.ask_once(
             talk.words.which_variant.format(name=items[0][2], variants="; ".join(choices))
         )
     same = [i for i, p, _ in items if p == product]
-    status = _STATUS.search(order)
-    pending = status is not None and status.group(1) == "PENDING"
+    pending = order.get("status") == "PENDING"
     tool = "modify_pending_order_items" if pending else "exchange_delivered_order_items"
     args = {
         "order_id": code,
