@@ -144,6 +144,25 @@ MALFORMED = [
         ),
         '.payment_methods["x"].source: Input should be',
     ),
+    # an exchange or a return half written: each names all of its parts
+    (
+        lambda d: next(iter(d["orders"].values())).update(exchange_items=["1"]),
+        ".exchange_items: an exchange names its items and new items",
+    ),
+    (
+        lambda d: next(iter(d["orders"].values())).update(
+            exchange_items=["1"], exchange_new_items=["2"]
+        ),
+        ".exchange_payment_method_id: an exchange names how it is paid",
+    ),
+    (
+        lambda d: next(iter(d["orders"].values())).update(return_items=["1"]),
+        ".return_items: a return names its items and its payment method",
+    ),
+    (
+        lambda d: next(iter(d["orders"].values())).update(return_payment_method_id="paypal_1"),
+        ".return_items: a return names its items and its payment method",
+    ),
 ]
 
 
@@ -406,3 +425,42 @@ def test_a_shop_not_in_dollars_is_exported_in_its_own_currency() -> None:
     assert [p["amount"] for p in data["orders"]["A106"]["payment_history"]] == [60_000, 20_000]
     mug = data["products"]["P-MUG"]["variants"]["1002002"]
     assert mug["price"] == 5_400 and isinstance(mug["price"], int)
+
+
+def test_the_shipped_retail_store_exports_back_as_it_came(either_store: OrderStore) -> None:
+    """τ²-bench's whole retail db.json (cancelled orders with their reasons, exchanges and
+    returns requested, gift card balances): imported, then exported, it is the same data."""
+    from importlib import resources
+
+    shipped = Path(str(resources.files("agent_cli.evaluation") / "tau2_retail" / "db.json"))
+    desk_store.save_desk(either_store, read_tau2(shipped), replace=True)
+    exported = tau2_json(desk_reads.load_desk(either_store))
+    original = json.loads(shipped.read_text("utf-8"))
+    assert exported == original
+    order = either_store.get(next(iter(original["orders"])))
+    user = original["users"][next(iter(original["orders"].values()))["user_id"]]
+    assert order is not None and order.customer == (
+        f"{user['name']['first_name']} {user['name']['last_name']}"
+    )
+
+
+def test_a_cancel_made_here_is_exported_with_its_reason(tmp_path: Path) -> None:
+    assert runner.invoke(app, ["orders", "import", str(FIXTURE), "--format", "tau2"]).exit_code == 0
+    pending = next(o for o in fixture()["orders"].values() if o["status"] == "pending")
+    args = json.dumps({"order_id": pending["order_id"], "reason": "ordered by mistake"})
+    done = runner.invoke(app, ["tools", "call", "cancel_pending_order", args, "--yes"])
+    assert done.exit_code == 0, done.output
+    out = tmp_path / "out.json"
+    assert runner.invoke(app, ["orders", "export", "-o", str(out)]).exit_code == 0
+    exported = json.loads(out.read_text())["orders"][pending["order_id"]]
+    assert (exported["status"], exported["cancel_reason"]) == ("cancelled", "ordered by mistake")
+
+
+def test_a_cancel_reason_in_the_file_is_kept(either_store: OrderStore, tmp_path: Path) -> None:
+    data = fixture()
+    first = next(iter(data["orders"].values()))
+    first.update(status="cancelled", cancel_reason="no longer needed")
+    path = tmp_path / "db.json"
+    path.write_text(json.dumps(data))
+    desk_store.save_desk(either_store, read_tau2(path), replace=True)
+    assert tau2_json(desk_reads.load_desk(either_store)) == data
