@@ -11,6 +11,7 @@ from agent_cli.core.decisions import CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelRequest
 from agent_cli.core.tool_outcomes import NotFound, Transferred
 from agent_cli.domain.intents import IDENTIFY
+from agent_cli.providers.playbook import catalogue
 from agent_cli.providers.playbook import who as playbook_who
 from agent_cli.providers.playbook.facts import lookup_fields
 from agent_cli.providers.playbook.who import identify
@@ -53,43 +54,8 @@ class _Words:
     japanese: bool = False
 
 
-ENGLISH = _Words(
-    moving="Order {code} is on its way with {carrier} (tracking number {tracking}).",
-    moving_unnamed="Order {code} is on its way (tracking number {tracking}).",
-    last_event=" Latest update, {at}: {description} ({place}).",
-    eta=" Estimated delivery: {eta}.",
-    not_shipped="Order {code} has not shipped yet (status {status}); it has no tracking number.",
-    delivered="Order {code} was delivered on {date} (status {status}).",
-    cancelled="Order {code} was cancelled, so it will not ship.",
-    not_yours="I could not find order {code} on your account; please check the order code.",
-    handed_over="I have passed this to a person on our team: a colleague will follow up with you "
-    "by email within 1 business day.",
-    would_hand_over="This needs a person on our team; in this dry run no ticket was opened.",
-    refunded="Order {code}: {refunded} has been refunded so far; {left} of its {total} total "
-    "is left to refund. Refunds to a card or PayPal take 5-7 business days to show.",
-    not_refunded="Order {code} has had no refund yet; its total is {total}.",
-    about="About order {code}: ",
-    which_refund="Which order is the refund for? With its code I can check what has been "
-    "refunded and what is left.",
-)
-JAPANESE = _Words(
-    moving="注文{code}は{carrier}で配送中です（追跡番号{tracking}）。",
-    moving_unnamed="注文{code}は配送中です（追跡番号{tracking}）。",
-    last_event="最新の状況（{at}）：{description}（{place}）。",
-    eta="お届け予定日は{eta}です。",
-    not_shipped="注文{code}はまだ発送されていません（ステータス{status}）。追跡番号はありません。",
-    delivered="注文{code}は{date}にお届け済みです（ステータス{status}）。",
-    cancelled="注文{code}はキャンセル済みのため、発送されません。",
-    not_yours="ご登録のアカウントに注文{code}が見つかりませんでした。注文番号をご確認ください。",
-    handed_over="担当者に引き継ぎました。担当者から1営業日以内にメールでご連絡いたします。",
-    would_hand_over="担当者の対応が必要です（ドライランのため、チケットは作成していません）。",
-    refunded="注文{code}は、これまでに{refunded}が返金済みで、合計{total}のうち{left}が未返金です。"
-    "カードやPayPalへの返金は反映まで5〜7営業日かかります。",
-    not_refunded="注文{code}にはまだ返金がありません（合計{total}）。",
-    about="注文{code}の件について：",
-    which_refund="どのご注文の返金でしょうか？注文番号をお知らせいただければ、返金済みの額と残りをお調べします。",
-    japanese=True,
-)
+ENGLISH = _Words(**catalogue.DESK_EN)
+JAPANESE = _Words(**catalogue.DESK_JA)
 
 
 def tracking(

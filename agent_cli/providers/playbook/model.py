@@ -21,6 +21,7 @@ from agent_cli.language import intents
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.language import language_of
 from agent_cli.policy.verdicts import find_order_codes, is_japanese
+from agent_cli.providers.playbook import catalogue
 from agent_cli.providers.playbook import desk as playbook_desk
 from agent_cli.providers.playbook import parts as playbook_intents
 from agent_cli.providers.playbook import unsure as playbook_unsure
@@ -362,60 +363,6 @@ def _policy_values(policy: Policy | None, either: str) -> dict[str, object]:
     return {"window": policy.window_days, "statuses": either.join(policy.statuses)}
 
 
-_ENGLISH = _Language(
-    sentences={
-        "refundable": "Order {code} is refundable: delivered {delivered_at}, {days} {day_word} "
-        "ago, within the {window}-day window; refund amount {amount}.",
-        "wrong_status": "Order {code} is not refundable: its status is {status}; "
-        "only {statuses} orders can be refunded.",
-        "expired": "Order {code} is not refundable: delivered {delivered_at}, {days} {day_word} "
-        "ago, outside the {window}-day window.",
-        "no_date": "I cannot tell whether order {code} is refundable: it has no delivery date.",
-        "future": "I cannot tell whether order {code} is refundable: its delivery date "
-        "{delivered_at} is after today.",
-        "not_found": "Order {code} was not found; please check the order code.",
-        "failed": "I could not check order {code}: {error}",
-    },
-    no_code="I could not find an order code in your question. Please tell me the order code "
-    "(the letters and digits on your order confirmation) and I will check it.{rule}",
-    rule=" Our policy: refunds are accepted within {window} days of delivery, "
-    "for {statuses} orders only.",
-    either=" or ",
-    currency_names={},
-    which_order="Which order is this about? Please give the order code (for example A100).",
-    did_you_mean="I could not find that order code. Did you mean {codes}?",
-    no_such_code="I could not find an order with the code {codes}. Which order is this about? "
-    "Please give the code as it is written on your order confirmation.",
-    or_=" or ",
-    capped=" This desk refunds at most {cap} at a time; more needs a supervisor.",
-    offer_return=" If you would like, I can start the return that sends the money back: tell "
-    "me which items, and the email on your account.",
-)
+_ENGLISH = _Language(**catalogue.REFUND_EN)
 
-_JAPANESE = _Language(
-    sentences={
-        "refundable": "注文{code}は返金可能です：{delivered_at}に配達済み（{days}日前）で、"
-        "{window}日間の返金期間内です。返金額は{amount}です。",
-        "wrong_status": "注文{code}は返金できません：ステータスが{status}です。"
-        "返金できるのは{statuses}の注文のみです。",
-        "expired": "注文{code}は返金できません：{delivered_at}に配達済み（{days}日前）で、"
-        "{window}日間の返金期間を過ぎています。",
-        "no_date": "注文{code}は配達日が記録されていないため、返金可否を判断できません。",
-        "future": "注文{code}の配達日（{delivered_at}）が今日より後のため、判断できません。",
-        "not_found": "注文{code}は見つかりませんでした。注文番号をご確認ください。",
-        "failed": "注文{code}を確認できませんでした：{error}",
-    },
-    no_code="ご質問に注文番号が見つかりませんでした。"
-    "注文番号（注文確認に記載の英数字）を教えていただければ確認します。{rule}",
-    rule="返金ポリシー：配達日から{window}日以内、ステータスが{statuses}の注文のみ返金できます。",
-    either="または",
-    currency_names={"JPY": "{total}円"},
-    which_order="どの注文についてのご質問ですか？注文番号（例：A100）を教えてください。",
-    did_you_mean="その注文番号は見つかりませんでした。{codes}のことでしょうか？",
-    no_such_code="注文番号{codes}の注文は見つかりませんでした。どの注文についてのご質問ですか？"
-    "ご注文確認メールに記載の注文番号を教えてください。",
-    or_="または",
-    capped="この窓口で一度に返金できるのは{cap}までです。それを超える分は担当者が対応します。",
-    offer_return="ご希望でしたら、返金のための返品手続きをいたします。返品する商品と、ご登録の"
-    "メールアドレスをお知らせください。",
-)
+_JAPANESE = _Language(**catalogue.REFUND_JA)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_cli.core.decisions import CallTool
+from agent_cli.providers.playbook import catalogue
 from agent_cli.providers.playbook.reading import JA_VALUES, Record
 
 
@@ -39,44 +40,8 @@ class Shown:
     japanese: bool
 
 
-ENGLISH = Shown(
-    ask="Here is the change ({id}): {shown}. Shall I go ahead? Please answer yes or no.",
-    cancel="cancel order {code}; {amount} goes back the way it was paid",
-    address="send order {code} to {address}",
-    account="make {address} your account's address (orders placed keep theirs)",
-    payment="pay for order {code} with your {method}",
-    swap="change the {name} in order {code}: {changes}; {price}",
-    exchange="exchange the {name} from order {code}: {changes}; {price}",
-    ret="return the {names} from order {code}; {amount} goes back the way it was paid",
-    change="{key} {old} to {new}",
-    added="{key} {new}",
-    none="none",
-    joiner=", and ",
-    same_price="the same price",
-    more="{amount} more to pay",
-    less="{amount} back to you",
-    methods={"gift_card": "gift card", "paypal": "PayPal", "credit_card": "credit card"},
-    japanese=False,
-)
-JAPANESE = Shown(
-    ask="次の変更（{id}）を行います：{shown}。よろしいですか？「はい」か「いいえ」でお答えください。",
-    cancel="注文{code}をキャンセルし、{amount}を元のお支払い方法に返金",
-    address="注文{code}のお届け先を{address}に変更",
-    account="ご登録住所を{address}に変更（ご注文済みの分はそのまま）",
-    payment="注文{code}のお支払いを{method}に変更",
-    swap="注文{code}の{name}を変更（{changes}）、{price}",
-    exchange="注文{code}の{name}を交換（{changes}）、{price}",
-    ret="注文{code}の{names}を返品し、{amount}を元のお支払い方法に返金",
-    change="{key}：{old}→{new}",
-    added="{key}：{new}",
-    none="なし",
-    joiner="、",
-    same_price="価格は同じ",
-    more="差額{amount}のお支払い",
-    less="差額{amount}のご返金",
-    methods={"gift_card": "ギフトカード", "paypal": "PayPal", "credit_card": "クレジットカード"},
-    japanese=True,
-)
+ENGLISH = Shown(**catalogue.SHOWN_EN)
+JAPANESE = Shown(**catalogue.SHOWN_JA)
 
 
 def shown(call: CallTool, order: Record, product: Record, words: Shown) -> str | None:

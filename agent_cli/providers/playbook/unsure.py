@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from agent_cli.core.decisions import CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.tool_outcomes import Changed, NotFound, Read
 from agent_cli.domain.intents import BY_NAME, OFFERS, Intent
+from agent_cli.providers.playbook import catalogue
 
 # What the desk can do with an order in each status (the table's rows, in its order).
 _WITH_ORDER: dict[str, tuple[Intent, ...]] = {
@@ -42,29 +43,8 @@ class Words:
         return self.joiner.join(row.ja if self.japanese else row.en for row in rows)
 
 
-ENGLISH = Words(
-    unsure="I'm not sure what you would like me to do. I can {can}. What would you like?",
-    not_in_help="I could not find an answer to that in our help articles. I can {can}, or "
-    "pass you to a person on our team. What would you like?",
-    welcome="Hello, and thank you for writing. I can {can}. How can I help?",
-    state="Order {code} is {status}. With it I can {can}. What would you like me to do?",
-    no_such_order="I could not find an order with the code {code}. Please check the code on "
-    "your order confirmation.",
-    could_not_read="I could not read order {code} just now. Please try again in a moment.",
-    joiner="; ",
-    japanese=False,
-)
-JAPANESE = Words(  # one clause ending in できます: an offer, never read as a change made
-    unsure="ご用件を確かめさせてください。この窓口では、{can}ができます。どれをご希望ですか？",
-    not_in_help="ヘルプ記事に該当する答えが見つかりませんでした。この窓口では、{can}ができます。"
-    "どれをご希望ですか？",
-    welcome="ご連絡ありがとうございます。この窓口では、{can}ができます。ご用件をお聞かせください。",
-    state="注文{code}の状態は「{status}」です。この注文では、{can}ができます。どれをご希望ですか？",
-    no_such_order="注文番号{code}の注文は見つかりませんでした。ご注文確認に記載の番号をご確認ください。",
-    could_not_read="ただいま注文{code}を確認できませんでした。少し時間をおいてお試しください。",
-    joiner="・",
-    japanese=True,
-)
+ENGLISH = Words(**catalogue.UNSURE_EN)
+JAPANESE = Words(**catalogue.UNSURE_JA)
 _STATUS_JA = {
     "PENDING": "発送準備中",
     "PENDING_ITEM_MODIFIED": "発送準備中（商品変更済み）",

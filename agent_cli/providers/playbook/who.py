@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelRequest
 from agent_cli.core.tool_outcomes import Failed, Transferred
+from agent_cli.providers.playbook import catalogue
 
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _NAME_ZIP = re.compile(
@@ -42,35 +43,8 @@ class Who:
     joiner: str
 
 
-ENGLISH = Who(
-    email_please="To look up your order, what is the email address on your account? (Or your "
-    "first and last name and zip code.)",
-    not_found="I could not find an account with that email address; please check it.",
-    no_email="I need the email address on your account (or your name and zip code) to look up "
-    "your orders.",
-    handed_over="I could not find your account after several tries, so I have passed your "
-    "question to a person; they will follow up with you.",
-    would_hand_over="I could not find your account after several tries; a person would follow "
-    "up with you (this was a dry run: no ticket was opened).",
-    orders="These are the orders on your account:\n{lines}\nWhich one is your question about?",
-    no_orders="There are no orders on your account.",
-    order_line="- {code}: {status} ({items})",
-    joiner="\n",
-)
-JAPANESE = Who(
-    email_please="ご注文を確認しますので、アカウントのメールアドレス（またはお名前と郵便番号）を"
-    "教えてください。",
-    not_found="そのメールアドレスのアカウントが見つかりませんでした。ご確認ください。",
-    no_email="ご注文を確認するには、アカウントのメールアドレス（またはお名前と郵便番号）が必要です。",
-    handed_over="何度か確認してもアカウントが見つからなかったため、担当者に引き継ぎました。"
-    "担当者からご連絡いたします。",
-    would_hand_over="何度か確認してもアカウントが見つかりませんでした。担当者が対応します"
-    "（ドライランのため、チケットは作成していません）。",
-    orders="ご登録のアカウントのご注文は次のとおりです：{lines}。どのご注文についてでしょうか？",
-    no_orders="ご登録のアカウントにご注文はありません。",
-    order_line="{code}（{status}、{items}）",
-    joiner="、",
-)
+ENGLISH = Who(**catalogue.WHO_EN)
+JAPANESE = Who(**catalogue.WHO_JA)
 
 
 def identify(

@@ -29,7 +29,7 @@ from agent_cli.core.tool_outcomes import (
     Transferred,
 )
 from agent_cli.policy.consent import ambiguous, explicit_yes
-from agent_cli.providers.playbook import rules_ja
+from agent_cli.providers.playbook import catalogue, rules_ja
 from agent_cli.providers.playbook import shown as playbook_shown
 from agent_cli.providers.playbook.reading import (
     Item,
@@ -83,38 +83,8 @@ class Words:
     japanese: bool = False
 
 
-ENGLISH = Words(
-    confirm="Here is the change, exactly: {summary}. Shall I go ahead? Please answer yes or no.",
-    plainly="To be sure: shall I make change {id} ({summary})? Please answer yes or no.",
-    not_changed="All right: I have not changed anything on {what}.",
-    refused="I can't make that change to {what}: {rule}. Nothing was changed.",
-    changed="Done (change #{number}): {summary}.",
-    queued="Your change is waiting for a person's approval (#{number}); nothing is changed "
-    "yet: {summary}.",
-    dry_run="This is a dry run, so nothing was changed; the change would be: {summary}.",
-    denied="The change to {what} was not made: {reason}. Nothing was changed.",
-    address_please="What is the new address? Please write it as: street, city, state zip, "
-    "country (for example: 4-5-6 Umeda, Kita-ku, Osaka 530-0001, Japan).",
-    which_items="Which items of order {code} do you mean? It has: {items}.",
-    which_variant="Which {name} would you like instead? Available: {variants}.",
-)
-JAPANESE = Words(
-    confirm="次の変更を行います：{summary}。よろしいですか？「はい」か「いいえ」でお答えください。",
-    plainly="念のため確認します。変更{id}（{summary}）を行ってよろしいですか？「はい」か「いいえ」で"
-    "お答えください。",
-    not_changed="承知しました。{what}は何も変更していません。",
-    refused="{what}のその変更はできません：{rule}。何も変更していません。",
-    changed="変更しました（変更番号{number}）：{summary}。",
-    queued="変更は担当者の承認待ちです（#{number}）。まだ何も変更されていません：{summary}。",
-    dry_run="ドライランのため何も変更していません。変更内容：{summary}。",
-    denied="{what}を変更できませんでした：{reason}。何も変更していません。",
-    address_please="新しい住所を「番地, 市区町村, 都道府県 郵便番号, 国」の形で教えてください"
-    "（例：4-5-6 Umeda, Kita-ku, Osaka 530-0001, Japan）。",
-    which_items="注文{code}のどの商品でしょうか？注文内容：{items}。",
-    which_variant="{name}はどれに交換しますか？在庫があるもの：{variants}。",
-    your_account="ご登録情報",
-    japanese=True,
-)
+ENGLISH = Words(**catalogue.WRITES_EN)
+JAPANESE = Words(**catalogue.WRITES_JA)
 
 _INTENTS = (  # the first that matches: "cancel ... and refund" is a cancel
     (_CANCEL, "cancel"),
