@@ -1,7 +1,6 @@
 """Two questions in one message ("Where is A101, and how long does shipping take to Osaka?"):
 the offline playbook splits the message into its sentences and clauses, reads each one's
-intent with the intent model (a part of its own only when it is sure), and when there are two
-or more, answers each part in turn (its own lookups, its own
+intent, and when there are two or more, answers each part in turn (its own lookups, its own
 answer), the parts' answers joined in the order they were asked. A sentence of no intent of
 its own ("My email is ...") is context: it goes with every part that may need it."""
 
@@ -11,9 +10,9 @@ import re
 from collections.abc import Sequence
 
 from agent_cli.core.seams import Exchange
-from agent_cli.language import intents
 from agent_cli.policy.verdicts import find_order_codes
 from agent_cli.providers.playbook import desk as playbook_desk
+from agent_cli.providers.playbook import who as playbook_who
 from agent_cli.providers.playbook import writes as playbook_writes
 
 _SPLIT = re.compile(
@@ -23,17 +22,27 @@ _SPLIT = re.compile(
     r"、(?:それと|あと|また)、?",
     re.IGNORECASE,
 )
-SURE = 0.8  # a part of its own only when the intent model reads it this surely
-_NO_REQUEST = ("greeting", "other")
+_HELP = re.compile(
+    r"(?i)\b(?:how long|how many days|warranty|guarantee|payment methods|opened|contact|"
+    r"do you (?:accept|ship|deliver))\b|送料|何日|保証|開封|支払い方法"
+)
+_REFUND = re.compile(r"(?i)\brefund\w*|返金")
 
 
 def intent_of(text: str) -> str | None:
-    """What one sentence or clause asks for, as the intent model reads it (language/); None
-    when it asks for nothing the desk does, or the model is not sure (it is context then)."""
-    reading = intents.read(text)
-    if reading.probability < SURE or reading.intent in _NO_REQUEST:
-        return None
-    return str(reading.intent)
+    """What one sentence or clause asks for; None when it asks for nothing (context)."""
+    named = bool(find_order_codes(text))
+    change = playbook_writes.wanted(text)  # cancel, address, ...: the change's own name
+    checks = (
+        ("handover", playbook_desk.hands_over(text)),
+        ("orders", playbook_who.asks_for_orders(text)),
+        (change, change is not None),
+        ("refund_status", playbook_desk.asks_refund_status(text)),
+        ("status", playbook_desk.asks_where(text)),
+        ("help", _HELP.search(text) is not None and not named),
+        ("refund", _REFUND.search(text) is not None or named),
+    )
+    return next((intent for intent, holds in checks if holds), None)
 
 
 def parts(goal: str) -> list[str]:
