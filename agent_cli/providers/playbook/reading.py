@@ -24,11 +24,11 @@ JA_VALUES = {
 _ALL = re.compile(r"(?i)\b(?:all|everything|whole order|entire order)\b|全部|すべて")
 _ONE = re.compile(r"(?i)\b(?:one|a single|just one)\b|1つ|一つ|1個")
 
-Item = tuple[str, str, str]  # item id, product id, name
+OrderItemRef = tuple[str, str, str]  # item id, product id, name
 Record = Mapping[str, Any]  # a read's record (tools/records.py)
 
 
-def named_items(texts: str, order: Record) -> tuple[list[Item], list[Item]]:
+def named_items(texts: str, order: Record) -> tuple[list[OrderItemRef], list[OrderItemRef]]:
     """The order's items the customer named (all of them when they named none but said "all",
     or the order holds one product), and every item of the order (from its record)."""
     items = [

@@ -32,7 +32,7 @@ from agent_cli.policy.consent import ambiguous, explicit_yes
 from agent_cli.providers.playbook import catalogue, rules_ja
 from agent_cli.providers.playbook import shown as playbook_shown
 from agent_cli.providers.playbook.reading import (
-    Item,
+    OrderItemRef,
     Record,
     named_items,
     options,
@@ -339,7 +339,7 @@ def _payment(talk: _Talk, code: str, user: str) -> Decision:
     return _confirmed(talk, call)
 
 
-def _items_named(talk: _Talk, code: str, order: Record) -> list[Item] | Decision:
+def _items_named(talk: _Talk, code: str, order: Record) -> list[OrderItemRef] | Decision:
     """The order's items the customer named; asked once when it cannot tell."""
     named, items = named_items(talk.texts, order)
     if named:
@@ -348,7 +348,9 @@ def _items_named(talk: _Talk, code: str, order: Record) -> list[Item] | Decision
     return talk.ask_once(talk.words.which_items.format(code=code, items=listed))
 
 
-def _swap(talk: _Talk, code: str, order: Record, items: list[Item], original: str) -> Decision:
+def _swap(
+    talk: _Talk, code: str, order: Record, items: list[OrderItemRef], original: str
+) -> Decision:
     """Items swapped for the variant of the same product whose options the customer named:
     before delivery a change of the order, after it an exchange."""
     product = items[0][1]
