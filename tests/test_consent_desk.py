@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from agent_cli.cli import app
 from agent_cli.core.decisions import AskUser
 from agent_cli.core.events import ApprovalRequested, Event, ToolObserved
-from agent_cli.core.seams import Verdict
+from agent_cli.core.seams import ApprovalVerdict
 from agent_cli.core.tool_outcomes import Changed, Proposed
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.identity import CustomerSession
@@ -24,7 +24,7 @@ from .test_desk_writes import CANCEL, FIND, TODAY_ARGS, snapshot, staff_call
 from .test_desk_writes import converse as desk_converse
 
 MOVE = call("modify_pending_order_address", order_id="B200", **TODAY_ARGS)
-YES = Verdict(True, "operator")
+YES = ApprovalVerdict(True, "operator")
 
 
 def converse(

@@ -10,7 +10,7 @@ from typing import Any
 
 from agent_cli.core.decisions import AskUser
 from agent_cli.core.events import ApprovalRequested, Event, ToolObserved
-from agent_cli.core.seams import ApprovalNeeded, Verdict
+from agent_cli.core.seams import ApprovalNeeded, ApprovalVerdict
 from agent_cli.core.tool_outcomes import Proposed, Refunded
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.identity import CustomerSession
@@ -35,7 +35,7 @@ def converse(
 ) -> list[Event]:
     """A run whose questions get `replies` in turn and whose approvals are all `approves`;
     `meanwhile(store)` runs after each reply, before the model goes on."""
-    verdicts = [Verdict(approves, "operator")] * 3
+    verdicts = [ApprovalVerdict(approves, "operator")] * 3
     return desk_converse(
         store, decisions, replies, verdicts, meanwhile=meanwhile, toolbox=refund_toolbox
     )

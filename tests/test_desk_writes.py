@@ -13,7 +13,7 @@ from agent_cli.core.budget import Limits
 from agent_cli.core.decisions import AskUser
 from agent_cli.core.events import ApprovalRequested, Event, RunFinished, ToolObserved
 from agent_cli.core.loop import run
-from agent_cli.core.seams import ApprovalNeeded, Observation, Verdict
+from agent_cli.core.seams import ApprovalNeeded, ApprovalVerdict, Observation
 from agent_cli.errors import Interrupted
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.store import desk_reads
@@ -253,7 +253,7 @@ def converse(
     store: OrderStore,
     decisions: list[Any],
     replies: list[str],
-    verdicts: list[Verdict],
+    verdicts: list[ApprovalVerdict],
     *,
     meanwhile: Any = None,
     session: CustomerSession | None = None,
@@ -295,7 +295,9 @@ def observations(events: list[Event]) -> list[str]:
 def test_a_change_waits_for_the_customer_s_yes_then_the_shop_s(either_store: OrderStore) -> None:
     ask = AskUser(question="Change P1: cancel B200 and refund 5,400 JPY?")
     decisions = [FIND, CANCEL, ask, CANCEL, final("Cancelled.")]
-    events = converse(either_store, decisions, ["Yes, please."], [Verdict(True, "operator")])
+    events = converse(
+        either_store, decisions, ["Yes, please."], [ApprovalVerdict(True, "operator")]
+    )
     seen = observations(events)
     assert seen[1].startswith("PROPOSED (nothing is changed yet) as change P1: cancel B200")
     assert "(desk: the customer confirmed change P1: cancel B200" in seen[2]
@@ -332,10 +334,10 @@ def test_a_second_call_without_a_yes_only_proposes_again(either_store: OrderStor
 
 @pytest.mark.parametrize(
     ("verdict", "dry_run"),
-    [(Verdict(False, "operator", "no"), False), (Verdict(True, "operator"), True)],
+    [(ApprovalVerdict(False, "operator", "no"), False), (ApprovalVerdict(True, "operator"), True)],
 )
 def test_a_denied_or_dry_run_change_writes_nothing(
-    either_store: OrderStore, verdict: Verdict, dry_run: bool
+    either_store: OrderStore, verdict: ApprovalVerdict, dry_run: bool
 ) -> None:
     ask = AskUser(question="Shall I make change P1 and cancel B200?")
     before = snapshot(either_store)
@@ -514,7 +516,7 @@ def test_a_change_made_meanwhile_makes_the_approved_commit_refuse(either_store: 
                 staff_call(
                     either_store, "modify_pending_order_address", order_id="B200", **TODAY_ARGS
                 )
-                reply = Verdict(True, "operator")
+                reply = ApprovalVerdict(True, "operator")
     except StopIteration:
         pass
     last = [e for e in seen if isinstance(e, ToolObserved)][-1]

@@ -27,7 +27,7 @@ from agent_cli.core.tool_outcomes import (
     render,
 )
 from agent_cli.policy.grounding import find_order_codes, ground_answer
-from agent_cli.policy.verdicts import StatedVerdict, opening, read_amount, stated_verdicts
+from agent_cli.policy.verdicts import RefundVerdict, opening, read_amount, stated_verdicts
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import Tool, ToolFailure, ToolRegistry
@@ -364,7 +364,7 @@ def test_a_contradicting_answer_is_repaired_then_accepted_over_http(fake_llm: Fa
     ],
 )
 def test_the_opening_json_mode_imposes_reads_back_as_the_verdict_it_states(
-    japanese: bool, amount: str | None, verdicts: tuple[StatedVerdict, StatedVerdict]
+    japanese: bool, amount: str | None, verdicts: tuple[RefundVerdict, RefundVerdict]
 ) -> None:
     """The schema's opening and the grounding check's reader share their words: an opening
     grounding would refuse could never be written."""

@@ -14,7 +14,7 @@ from agent_cli.config import Settings
 from agent_cli.core.budget import RefundCounter
 from agent_cli.core.decisions import ASK_USER_TOOL, CallTool, Step
 from agent_cli.core.events import Event, QuestionAsked, RunFinished, ToolObserved
-from agent_cli.core.seams import QUEUE, Exchange, Verdict
+from agent_cli.core.seams import QUEUE, ApprovalVerdict, Exchange
 from agent_cli.core.tool_outcomes import Replied
 from agent_cli.errors import NeedsInput
 from agent_cli.providers.playbook import PlaybookModel
@@ -62,7 +62,7 @@ class Desk:
             "",
             session,
         )
-        self.approve: Any = (lambda _: Verdict(True, "operator")) if approve else refuse
+        self.approve: Any = (lambda _: ApprovalVerdict(True, "operator")) if approve else refuse
         self.turns: tuple[Exchange, ...] = ()
         self.events: list[Event] = []
 

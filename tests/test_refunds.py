@@ -14,7 +14,7 @@ from agent_cli.cli import app
 from agent_cli.core.budget import Limits, RefundCounter
 from agent_cli.core.events import ApprovalDecided, ApprovalRequested, Event, ToolObserved
 from agent_cli.core.loop import run
-from agent_cli.core.seams import Verdict
+from agent_cli.core.seams import ApprovalVerdict
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import ToolRegistry
@@ -64,7 +64,7 @@ def toolbox(
 
 
 def drive(
-    store: OrderStore, decisions: list[Any], verdicts: list[Verdict], **kw: Any
+    store: OrderStore, decisions: list[Any], verdicts: list[ApprovalVerdict], **kw: Any
 ) -> list[Event]:
     """Run a script, answering each approval with the next verdict."""
     events = run(
@@ -91,8 +91,8 @@ def observations(events: list[Event]) -> list[str]:
 
 
 AS_PROPOSED = "reason: 'damaged on arrival'; delivered 2026-10-01, judged on 2026-10-13"
-YES = Verdict(True, "operator")
-NO = Verdict(False, "operator", "the operator said no")
+YES = ApprovalVerdict(True, "operator")
+NO = ApprovalVerdict(False, "operator", "the operator said no")
 
 
 def test_an_approved_refund_is_recorded_once(store: OrderStore) -> None:
@@ -390,7 +390,7 @@ def approve_after(change: Any) -> Any:
         def __init__(self) -> None:
             self.verdicts = [YES]
 
-        def pop(self, index: int) -> Verdict:
+        def pop(self, index: int) -> ApprovalVerdict:
             change()
             return self.verdicts.pop(index)
 

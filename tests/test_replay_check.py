@@ -150,11 +150,13 @@ def refunds_of_a100() -> list[object]:
 def test_replay_check_runs_refunds_dry_even_if_someone_approved(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
-    from agent_cli.core.seams import Verdict
+    from agent_cli.core.seams import ApprovalVerdict
     from agent_cli.evaluation import regress
 
     trace, config = refund_trace(tmp_path)
-    monkeypatch.setattr(regress, "refuse", lambda _: Verdict(True, "operator"))  # one defence off
+    monkeypatch.setattr(
+        regress, "refuse", lambda _: ApprovalVerdict(True, "operator")
+    )  # one defence off
     result = runner.invoke(app, ["replay", str(trace), "--check", "--config", str(config)])
     assert result.exit_code == 0, result.stderr
     assert refunds_of_a100() == []

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from agent_cli.cli import app
 from agent_cli.commands import ask as commands
-from agent_cli.core.seams import Verdict
+from agent_cli.core.seams import ApprovalVerdict
 
 from .helpers import delivered_recently
 from .test_refunds import refund_script, refunds_config
@@ -58,7 +58,7 @@ def approved_refund(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trace: Path
     """`agent ask` refunding 1,000 JPY of A100, the customer's yes given at the terminal's
     reply prompt and the operator's approval, traced to `trace`."""
     monkeypatch.setattr(
-        commands, "terminal_approver", lambda **_: lambda request: Verdict(True, "operator")
+        commands, "terminal_approver", lambda **_: lambda request: ApprovalVerdict(True, "operator")
     )
     monkeypatch.setattr(commands, "terminal_responder", lambda **_: lambda question: "yes")
     delivered_recently("A100")

@@ -22,7 +22,7 @@ from agent_cli.commands.notices import once_per_terminal
 from agent_cli.config import Settings, state_dir
 from agent_cli.core import interrupts
 from agent_cli.core.events import ApprovalRequested, Event, RunFinished
-from agent_cli.core.seams import QUEUE, Verdict
+from agent_cli.core.seams import QUEUE, ApprovalVerdict
 from agent_cli.errors import AgentError, Interrupted, NeedsInput, Terminated, UsageError
 from agent_cli.record.runlog import configured_log_path
 from agent_cli.record.tracing import TraceWriter, open_trace_file
@@ -255,7 +255,7 @@ class Session:
                 self.leaving = True
                 return None
 
-    def approve(self, request: ApprovalRequested) -> Verdict:
+    def approve(self, request: ApprovalRequested) -> ApprovalVerdict:
         """Only a person at a terminal approves; piped lines never do (fail closed)."""
         if not self.lines.interactive:
             return QUEUE  # piped lines never approve: a person elsewhere may
@@ -267,7 +267,7 @@ class Session:
         except KeyboardInterrupt:
             self.view.newline()
             interrupts.release()  # answered: the run goes on, and the next Ctrl-C stops it
-            return Verdict(False, "operator", "Ctrl-C at the approval prompt")
+            return ApprovalVerdict(False, "operator", "Ctrl-C at the approval prompt")
         return verdict_from(line)
 
     def command(self, line: str) -> str | None:

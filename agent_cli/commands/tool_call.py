@@ -24,7 +24,7 @@ from agent_cli.core.budget import Limits, RefundCounter
 from agent_cli.core.decisions import CallTool, FinalAnswer
 from agent_cli.core.events import ApprovalDecided, ApprovalRequested, Event, ToolObserved
 from agent_cli.core.loop import run
-from agent_cli.core.seams import ModelReply, ModelRequest, Verdict
+from agent_cli.core.seams import ApprovalVerdict, ModelReply, ModelRequest
 from agent_cli.dates import system_today
 from agent_cli.errors import AgentError, PendingApproval, ToolCallFailed, UsageError
 from agent_cli.record.tracing import TraceWriter, open_trace_file
@@ -134,10 +134,10 @@ def _check(tools: ToolRegistry, name: str, args: dict[str, Any]) -> None:
         ) from None
 
 
-def _approver(yes: bool, who: str) -> Callable[[ApprovalRequested], Verdict]:
+def _approver(yes: bool, who: str) -> Callable[[ApprovalRequested], ApprovalVerdict]:
     """`--yes`: approved by the operator who ran it; else y/N/q at a terminal, or the queue."""
     if yes:
-        return lambda request: Verdict(True, "operator", f"approved by {who} (--yes)")
+        return lambda request: ApprovalVerdict(True, "operator", f"approved by {who} (--yes)")
     return terminal_approver(stream=sys.stderr)
 
 

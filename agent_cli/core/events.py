@@ -115,7 +115,7 @@ class QuestionAsked(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApprovalRequested(Event):
     """A call passed every check in code and now needs a person's yes. The consumer answers by
-    sending a `Verdict` into the generator; anything else is a denial (fail closed)."""
+    sending a `ApprovalVerdict` into the generator; anything else is a denial (fail closed)."""
 
     kind: ClassVar[str] = "approval_requested"
     step: int

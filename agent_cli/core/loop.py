@@ -46,6 +46,7 @@ from agent_cli.core.seams import (
     FAIL_CLOSED,
     AnswerCheck,
     ApprovalNeeded,
+    ApprovalVerdict,
     DeadlineExceeded,
     Exchange,
     ModelCall,
@@ -57,7 +58,6 @@ from agent_cli.core.seams import (
     TextDelta,
     Toolbox,
     ToolSpec,
-    Verdict,
     no_text,
 )
 from agent_cli.core.tool_outcomes import Denied, Failed, Replied
@@ -93,7 +93,7 @@ def run(
     hear: Callable[[str, str], str | None] | None = None,
 ) -> Generator[Event, Reply, None]:
     """Run the loop on `goal`, yielding an event for everything that happens. A consumer
-    answers a `QuestionAsked` with `send(reply)` and an `ApprovalRequested` with a Verdict.
+    answers a `QuestionAsked` with `send(reply)` and an `ApprovalRequested` with a ApprovalVerdict.
     `on_text` sees a streaming model's text as it arrives, for display only: it is not an
     event, and nothing is decided on it (the decision comes whole, as ModelDecided). `hear` reads
     a person's reply to a question in code (a yes to the change it put to them), and may add a
@@ -425,7 +425,7 @@ def _approve(
             summary=needed.summary,
         )
         state.person_answered(since=asked)
-        verdict = answer if isinstance(answer, Verdict) else FAIL_CLOSED
+        verdict = answer if isinstance(answer, ApprovalVerdict) else FAIL_CLOSED
     if verdict.queue and needed.queue is None:  # this action cannot wait: nobody approved it
         verdict = verdict.cannot_wait()
     queued = needed.queue(state.run_id, goal) if verdict.queue and needed.queue else None

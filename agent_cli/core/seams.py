@@ -91,11 +91,13 @@ class ApprovalNeeded:
     summary: str
     commit: Callable[[], Observation]
     queue: Callable[[str, str], Observation] | None = None
-    decided: Verdict | None = None  # a rule decided already (refund policy): no one is asked
+    decided: ApprovalVerdict | None = (
+        None  # a rule decided already (refund policy): no one is asked
+    )
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class ApprovalVerdict:
     """A decision on an ApprovalNeeded: by the operator, or by a rule (no terminal, a cap)."""
 
     approved: bool
@@ -104,17 +106,19 @@ class Verdict:
     queue: bool = False  # not now: into the approval queue, when the action can wait
     rule: str | None = None  # the refund policy's rule that decided (by "policy")
 
-    def cannot_wait(self) -> Verdict:
+    def cannot_wait(self) -> ApprovalVerdict:
         """This verdict for an action that cannot wait in the approval queue (a dry run, the
         queue off): denied, saying why (a rule's: nobody could be asked)."""
         if self.by == "rule":
             return FAIL_CLOSED
         why = "it cannot wait in the approval queue (a dry run, or the queue is off); denied"
-        return Verdict(False, self.by, why)
+        return ApprovalVerdict(False, self.by, why)
 
 
-FAIL_CLOSED = Verdict(False, "rule", "no one could be asked (no terminal); denied")
-QUEUE = Verdict(False, "rule", "no one at this terminal could approve it: queued", queue=True)
+FAIL_CLOSED = ApprovalVerdict(False, "rule", "no one could be asked (no terminal); denied")
+QUEUE = ApprovalVerdict(
+    False, "rule", "no one at this terminal could approve it: queued", queue=True
+)
 
 # A check of a final answer (its text, and what it says was done as data, if any) against the
 # run's history: None when it is acceptable, else the problem, which the model is told (the
@@ -122,7 +126,7 @@ QUEUE = Verdict(False, "rule", "no one at this terminal could approve it: queued
 AnswerCheck = Callable[[str, tuple[Step, ...], tuple[StatedClaim, ...]], str | None]
 
 # What a consumer sends back into a run: a reply to a question, a verdict, or nothing.
-Reply = str | Verdict | None
+Reply = str | ApprovalVerdict | None
 
 
 @dataclass(frozen=True, slots=True)

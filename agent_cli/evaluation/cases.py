@@ -29,7 +29,7 @@ from agent_cli.config.rules import WriteTool
 from agent_cli.errors import CaseFileError, OrderFileError
 from agent_cli.evaluation.customer import Persona
 from agent_cli.evaluation.intents import Intent
-from agent_cli.policy.verdicts import StatedVerdict
+from agent_cli.policy.verdicts import RefundVerdict
 from agent_cli.store.desk import DeskData
 from agent_cli.store.help_articles import ARTICLE_ID
 from agent_cli.store.models import ORDER_CODE_PATTERN, Order
@@ -38,7 +38,7 @@ from agent_cli.store.tau2 import parse_tau2, read_tau2
 from agent_cli.text import read_text_file
 from agent_cli.validation_text import describe_fields_error
 
-VERDICTS: tuple[StatedVerdict, ...] = ("refundable", "not_refundable", "not_found")
+VERDICTS: tuple[RefundVerdict, ...] = ("refundable", "not_refundable", "not_found")
 NEEDS_INPUT = "needs_input"
 # What a case may judge a run on; a case states at least one (a gate with none passes anything).
 CRITERIA = (
@@ -114,7 +114,7 @@ class _CaseRecord(BaseModel):
     )
     today: date | None = None
     orders: list[OrderRecord] = Field(default_factory=list, max_length=1000)
-    verdict: dict[str, StatedVerdict] | Literal["needs_input"] | None = None  # checked by _codes
+    verdict: dict[str, RefundVerdict] | Literal["needs_input"] | None = None  # checked by _codes
     answer_matches: list[str] = Field(default_factory=list, max_length=50)
     must_call: list[Annotated[str, StringConstraints(min_length=1)]] = Field(default_factory=list)
     must_not_call: list[Annotated[str, StringConstraints(min_length=1)]] = Field(
@@ -189,7 +189,7 @@ class EvalCase:
     question: str
     today: date | None = None
     orders: tuple[Order, ...] = ()
-    verdicts: tuple[tuple[str, StatedVerdict], ...] = ()
+    verdicts: tuple[tuple[str, RefundVerdict], ...] = ()
     needs_input: bool = False  # the run must end asking a question nobody answers
     answer_matches: tuple[re.Pattern[str], ...] = ()
     must_call: tuple[str, ...] = ()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agent_cli.core.events import ApprovalRequested, Event, RunFinished
-from agent_cli.core.seams import Exchange, Verdict
+from agent_cli.core.seams import ApprovalVerdict, Exchange
 from agent_cli.errors import AgentError, Interrupted
 from agent_cli.runtime.assemble import Runtime
 from agent_cli.runtime.drive import drive
@@ -94,7 +94,7 @@ def converse(
     customer: Customer,
     sinks: list[Callable[[Event], None]],
     *,
-    approve: Callable[[ApprovalRequested], Verdict],
+    approve: Callable[[ApprovalRequested], ApprovalVerdict],
     max_turns: int,
     turns: bool,
 ) -> bool:
@@ -125,7 +125,7 @@ def _run(
     question: str,
     memory: tuple[Exchange, ...],
     sinks: list[Callable[[Event], None]],
-    answerers: tuple[Callable[[str], str | None], Callable[[ApprovalRequested], Verdict]],
+    answerers: tuple[Callable[[str], str | None], Callable[[ApprovalRequested], ApprovalVerdict]],
 ) -> None:
     respond, approve = answerers
     try:

@@ -12,7 +12,7 @@ from agent_cli.core.tool_outcomes import Changed, NotFound, Proposed
 from agent_cli.evaluation import intents, matching
 from agent_cli.evaluation.cases import EvalCase, OrderAfter
 from agent_cli.evaluation.heard import heard_problems
-from agent_cli.policy.verdicts import StatedVerdict, stated_verdicts
+from agent_cli.policy.verdicts import RefundVerdict, stated_verdicts
 from agent_cli.record.outcomes import Failure, RunRecord, ToolRun
 
 
@@ -173,7 +173,7 @@ def _verdicts(case: EvalCase, run: RunRecord) -> list[Failure]:
     return failures
 
 
-def _backed(code: str, verdict: StatedVerdict, tools: list[ToolRun]) -> bool:
+def _backed(code: str, verdict: RefundVerdict, tools: list[ToolRun]) -> bool:
     lookups = [
         tool
         for tool in tools

@@ -32,7 +32,7 @@ from agent_cli.core.events import (
     RunStarted,
     ToolObserved,
 )
-from agent_cli.core.seams import Exchange, Verdict
+from agent_cli.core.seams import ApprovalVerdict, Exchange
 from agent_cli.errors import AgentError, Interrupted, UsageError
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.record.outcomes import CheckResult, Difference, RecordedRun
@@ -190,7 +190,9 @@ class _Replayer:
         )
 
 
-def _as_recorded(recorded: tuple[bool, str, str, bool] | None, asked: ApprovalRequested) -> Verdict:
+def _as_recorded(
+    recorded: tuple[bool, str, str, bool] | None, asked: ApprovalRequested
+) -> ApprovalVerdict:
     """The approval as it was given; one the recording never gave is refused."""
     if recorded is None:
         return refuse(asked)
@@ -198,7 +200,7 @@ def _as_recorded(recorded: tuple[bool, str, str, bool] | None, asked: ApprovalRe
     who: Literal["operator", "rule", "policy"] = (
         by if by in ("operator", "rule", "policy") else "operator"  # type: ignore[assignment]
     )
-    return Verdict(approved, who, reason, queue=queued)
+    return ApprovalVerdict(approved, who, reason, queue=queued)
 
 
 def is_mcp_tool(name: str) -> bool:

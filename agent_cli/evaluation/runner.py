@@ -22,7 +22,7 @@ from agent_cli.config import Settings
 from agent_cli.core.budget import RefundCounter
 from agent_cli.core.decisions import ASK_USER_TOOL, Usage
 from agent_cli.core.events import ApprovalRequested, Event, RunStarted
-from agent_cli.core.seams import ReasoningModel, Verdict
+from agent_cli.core.seams import ApprovalVerdict, ReasoningModel
 from agent_cli.errors import Interrupted, Terminated, UsageError
 from agent_cli.evaluation import end_state, intents
 from agent_cli.evaluation.cases import EvalCase
@@ -399,9 +399,9 @@ def _drive(
     )
 
 
-def _as_operator(request: ApprovalRequested) -> Verdict:
+def _as_operator(request: ApprovalRequested) -> ApprovalVerdict:
     """A case with `approve = true`: every approval given, as by the operator at a terminal."""
-    return Verdict(True, "operator", "the case approves")
+    return ApprovalVerdict(True, "operator", "the case approves")
 
 
 def _stop_when(cancel: threading.Event) -> Callable[[Event], None]:

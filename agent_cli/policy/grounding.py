@@ -27,7 +27,7 @@ from agent_cli.policy import claims
 from agent_cli.policy.verdicts import (
     CODE,
     COMPUTED,
-    StatedVerdict,
+    RefundVerdict,
     find_order_codes,
     fold,
     read_computed,
@@ -230,7 +230,7 @@ def _unnamed(history: tuple[Step, ...], answer: str) -> str | None:
 _SAID = {"refundable": "refundable", "not_refundable": "not refundable", "not_found": "not found"}
 
 
-def _computed(step: Step) -> tuple[StatedVerdict | None, str] | None:
+def _computed(step: Step) -> tuple[RefundVerdict | None, str] | None:
     """What a lookup computed: its outcome says (a trace from before outcomes: its text)."""
     outcome = step.outcome
     if isinstance(outcome, Read):
@@ -238,9 +238,9 @@ def _computed(step: Step) -> tuple[StatedVerdict | None, str] | None:
     return read_computed(step.observation) if isinstance(outcome, Opaque) else None
 
 
-def computed_verdicts(history: tuple[Step, ...]) -> dict[str, tuple[StatedVerdict, str]]:
+def computed_verdicts(history: tuple[Step, ...]) -> dict[str, tuple[RefundVerdict, str]]:
     """What the newest successful lookup of each order computed: its verdict and why."""
-    computed: dict[str, tuple[StatedVerdict, str]] = {}
+    computed: dict[str, tuple[RefundVerdict, str]] = {}
     for step in history:
         if step.call is None or step.call.tool != LOOKUP_TOOL or step.is_error:
             continue

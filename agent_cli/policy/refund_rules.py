@@ -32,7 +32,7 @@ from datetime import date
 
 from agent_cli.config.currencies import money, to_minor
 from agent_cli.config.rules import RefundRule, RuleDecision
-from agent_cli.core.seams import Verdict
+from agent_cli.core.seams import ApprovalVerdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,10 +203,10 @@ def _amounts_meet(auto: RefundRule, deny: RefundRule) -> bool:
     return False
 
 
-def policy_verdict(ruling: Ruling) -> Verdict | None:
+def policy_verdict(ruling: Ruling) -> ApprovalVerdict | None:
     """The verdict a rule gives (None: ask a person)."""
     if ruling.decision == "ask":
         return None
     approved = ruling.decision == "auto"
     queue = ruling.decision == "queue"
-    return Verdict(approved, "policy", ruling.why, queue=queue, rule=ruling.rule)
+    return ApprovalVerdict(approved, "policy", ruling.why, queue=queue, rule=ruling.rule)

@@ -25,7 +25,7 @@ from typing import Literal
 from agent_cli.language.intent_model import EMAIL
 from agent_cli.policy.language import language_of
 
-StatedVerdict = Literal["refundable", "not_refundable", "not_found"]
+RefundVerdict = Literal["refundable", "not_refundable", "not_found"]
 
 # ASCII word boundaries: "注文A100は" has one before A; `_` is a word character, so fold turns
 # it into a space first ("_A100_" is Markdown emphasis). Faster than lookarounds.
@@ -49,7 +49,7 @@ _CLAUSE_END = re.compile(
     r"(?<=[.!?])\s+|(?<=[。！？])|\n+|;|；|\bbut\b|\bhowever\b|\bwhereas\b|一方",
     re.IGNORECASE,
 )
-_WORDINGS: tuple[tuple[StatedVerdict | None, re.Pattern[str]], ...] = (
+_WORDINGS: tuple[tuple[RefundVerdict | None, re.Pattern[str]], ...] = (
     (
         None,
         re.compile(
@@ -88,12 +88,12 @@ _WORDINGS: tuple[tuple[StatedVerdict | None, re.Pattern[str]], ...] = (
 )
 
 
-def stated_verdicts(answer: str) -> dict[str, StatedVerdict | None]:
+def stated_verdicts(answer: str) -> dict[str, RefundVerdict | None]:
     """The verdict the answer states for each order code it names (None: named, but no verdict
     or explicitly undecided)."""
     clauses = [c for c in _CLAUSE_END.split(unicodedata.normalize("NFKC", answer)) if c.strip()]
     codes = find_order_codes(answer)
-    verdicts: dict[str, StatedVerdict | None] = {}
+    verdicts: dict[str, RefundVerdict | None] = {}
     for code in codes:
         naming = [c for c in clauses if code in find_order_codes(c)]
         if len(codes) == 1:  # the rest of the answer can only be about this order
@@ -102,7 +102,7 @@ def stated_verdicts(answer: str) -> dict[str, StatedVerdict | None]:
     return verdicts
 
 
-def _wording(clause: str) -> tuple[bool, StatedVerdict | None]:
+def _wording(clause: str) -> tuple[bool, RefundVerdict | None]:
     """(True, verdict) for the first wording that matches (verdict None: undecided)."""
     for verdict, pattern in _WORDINGS:
         if pattern.search(clause):
@@ -113,7 +113,7 @@ def _wording(clause: str) -> tuple[bool, StatedVerdict | None]:
 # What `lookup_order` computes, in its own line: written and read here only, so the tool and the
 # grounding check cannot drift apart.
 _COMPUTED = re.compile(r"^refundable_now=(yes|no|unknown) as_of=\S+ \((.*)\)$", re.MULTILINE)
-COMPUTED: dict[str, StatedVerdict | None] = {  # a lookup's computed verdict, as an answer states it
+COMPUTED: dict[str, RefundVerdict | None] = {  # a lookup's computed verdict, as an answer states it
     "yes": "refundable",
     "no": "not_refundable",
     "unknown": None,
@@ -125,7 +125,7 @@ def computed_line(verdict: Literal["yes", "no", "unknown"], as_of: date, why: st
     return f"refundable_now={verdict} as_of={as_of.isoformat()} ({why})"
 
 
-def read_computed(observation: str) -> tuple[StatedVerdict | None, str] | None:
+def read_computed(observation: str) -> tuple[RefundVerdict | None, str] | None:
     """The verdict a lookup's computed line states (None: unknown) and why; None without one."""
     found = _COMPUTED.search(observation)
     if found is None:
@@ -152,7 +152,7 @@ def read_amount(observation: str, japanese: bool) -> str | None:
     return f"{total}円" if japanese and currency == "JPY" else f"{total} {currency}"
 
 
-_OPENINGS: dict[bool, dict[StatedVerdict, str]] = {  # by whether the question is Japanese
+_OPENINGS: dict[bool, dict[RefundVerdict, str]] = {  # by whether the question is Japanese
     False: {
         "refundable": "Order {code}{amount} is refundable: {why}.",
         "not_refundable": "Order {code}{amount} is not refundable: {why}.",
@@ -166,7 +166,7 @@ _OPENINGS: dict[bool, dict[StatedVerdict, str]] = {  # by whether the question i
 }
 
 
-def opening(code: str, verdict: StatedVerdict, why: str, amount: str | None, japanese: bool) -> str:
+def opening(code: str, verdict: RefundVerdict, why: str, amount: str | None, japanese: bool) -> str:
     """One sentence stating a computed verdict, worded so `stated_verdicts` reads it back."""
     shown = "" if amount is None else f"({amount})" if japanese else f" ({amount})"
     return _OPENINGS[japanese][verdict].format(code=code, amount=shown, why=why)

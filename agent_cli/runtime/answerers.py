@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from agent_cli.core.events import ApprovalRequested
-from agent_cli.core.seams import FAIL_CLOSED, QUEUE, Verdict
+from agent_cli.core.seams import FAIL_CLOSED, QUEUE, ApprovalVerdict
 from agent_cli.text import clean_text
 
 Responder = Callable[[str], "str | None"]
@@ -21,15 +21,15 @@ def nobody(question: str) -> str | None:
     return None
 
 
-Approver = Callable[[ApprovalRequested], Verdict]
+Approver = Callable[[ApprovalRequested], ApprovalVerdict]
 
 
-def refuse(request: ApprovalRequested) -> Verdict:
+def refuse(request: ApprovalRequested) -> ApprovalVerdict:
     """The approver when no one can be asked: every approval is denied (fail closed)."""
     return FAIL_CLOSED
 
 
-def wait_in_queue(request: ApprovalRequested) -> Verdict:
+def wait_in_queue(request: ApprovalRequested) -> ApprovalVerdict:
     """The approver when no one is at this terminal: the action waits in the approval queue
     for a person elsewhere, if it can wait (a refund can), else it is denied."""
     return QUEUE
@@ -76,7 +76,7 @@ def terminal_approver(*, stream: TextIO, show_summary: bool = True) -> Approver:
     if not sys.stdin.isatty():
         return wait_in_queue
 
-    def approve(request: ApprovalRequested) -> Verdict:
+    def approve(request: ApprovalRequested) -> ApprovalVerdict:
         def say(text: str) -> None:
             stream.write(text + "\n")
 
@@ -107,12 +107,14 @@ def read_approval(
         say("Please answer y (approve), n (deny) or q (send it to the approval queue).")
 
 
-def verdict_from(line: str | None) -> Verdict:
+def verdict_from(line: str | None) -> ApprovalVerdict:
     if line is None or not line:
-        return Verdict(False, "rule", "no answer (end of input); denied")
+        return ApprovalVerdict(False, "rule", "no answer (end of input); denied")
     answer = line.strip().lower()
     if answer in ("y", "yes"):
-        return Verdict(True, "operator")
+        return ApprovalVerdict(True, "operator")
     if answer in ("q", "queue"):
-        return Verdict(False, "operator", "sent to the approval queue by the operator", queue=True)
-    return Verdict(False, "operator", "the operator said no")
+        return ApprovalVerdict(
+            False, "operator", "sent to the approval queue by the operator", queue=True
+        )
+    return ApprovalVerdict(False, "operator", "the operator said no")

@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field
 
 from agent_cli.config.rules import RefundRule
-from agent_cli.core.seams import ApprovalNeeded, Observation, Verdict
+from agent_cli.core.seams import ApprovalNeeded, ApprovalVerdict, Observation
 from agent_cli.core.tool_outcomes import Changed, Denied, Proposed, Queued, Simulated
 from agent_cli.dates import system_today
 from agent_cli.domain.intents import IDENTIFY
@@ -139,7 +139,7 @@ class WriteDesk:
             self._ruled(planned, target),
         )
 
-    def _ruled(self, planned: Plan, target: Target) -> Verdict | None:
+    def _ruled(self, planned: Plan, target: Target) -> ApprovalVerdict | None:
         """What the shop's rules decide of this write (None: a person decides)."""
         facts = RefundFacts(
             planned.amount,
