@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer
 from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.core.tool_outcomes import Proposed
@@ -28,7 +29,6 @@ from agent_cli.domain.intents import IDENTIFY
 from agent_cli.evaluation.cases import EvalCase
 from agent_cli.record.outcomes import Failure, FailureKind, ToolRun
 from agent_cli.store import desk_reads
-from agent_cli.store.desk_changes import WRITE_TOOLS
 from agent_cli.store.sqlite import OrderStore
 
 LABEL = "reference/gold"

@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.core.events import ApprovalDecided, Event, RunStarted, ToolObserved
 from agent_cli.core.tool_outcomes import Failed, Proposed
 from agent_cli.domain.intents import ACTING, INTENT_TOOLS, UNKNOWN, Intent, intents_shown
 from agent_cli.language import intents
 from agent_cli.record.outcomes import ToolRun
-from agent_cli.store.desk_changes import WRITE_TOOLS
 
 __all__ = ["ACTING", "INTENT_TOOLS", "WRITES", "Intent", "RunFacts", "intents_of"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, TypeGuard
 
-from agent_cli.store.desk_changes import WRITE_TOOLS
+from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.store.models import ORDER_CODE_PATTERN, ORDER_ID_PATTERN, STATUSES, refund_key
 
 ITEM_STATUSES = ("pending", "approved", "denied", "expired", "failed")

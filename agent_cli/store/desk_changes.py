@@ -28,7 +28,6 @@ from datetime import date
 from typing import Any
 
 from agent_cli.config.currencies import money
-from agent_cli.config.rules import WRITE_TOOLS as RULE_WRITES
 from agent_cli.store.desk import (
     CANCEL_REASONS,
     Address,
@@ -40,7 +39,6 @@ from agent_cli.store.desk import (
     Product,
 )
 
-WRITE_TOOLS = RULE_WRITES  # τ²'s seven, named once (config/rules.py: rules may name them)
 SHOWN_STATUS = {  # as a customer reads it, τ²'s words
     "PENDING": "pending",
     "SHIPPING": "processed (being shipped)",

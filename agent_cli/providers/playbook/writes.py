@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import assert_never
 
+from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelRequest
 from agent_cli.core.tool_outcomes import (
@@ -94,15 +95,6 @@ _INTENTS = (  # the first that matches: "cancel ... and refund" is a cancel
     (_RETURN, "return"),
     (_SWAP, "items"),
 )
-_WRITES = (
-    "cancel_pending_order",
-    "modify_pending_order_address",
-    "modify_user_address",
-    "modify_pending_order_payment",
-    "modify_pending_order_items",
-    "exchange_delivered_order_items",
-    "return_delivered_order_items",
-)
 
 
 def wanted(goal: str) -> str | None:
@@ -159,7 +151,7 @@ def change(
     not offered."""
     offered = {spec.name for spec in request.tools}
     no_order = not codes and intent != "user_address"  # asked for as any question's is
-    if not offered & set(_WRITES) or no_order:
+    if not offered & set(WRITE_TOOLS) or no_order:
         return None
     words, who_words = said
     user = identify(request, made, texts, who_words)
