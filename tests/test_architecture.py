@@ -11,6 +11,7 @@ import ast
 import re
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +19,10 @@ import pytest
 
 PACKAGE = Path(__file__).parent.parent / "agent_cli"
 ROOT_MODULES_AT_MOST = 8  # __init__.py and __main__.py included
-MODULE_LINES_AT_MOST = 450
+# Size by concept (issue 51): past the soft ceiling a module is said (a warning), past the hard
+# one it fails; a module is split where its concepts part, not at a line count.
+MODULE_LINES_SOFT = 450
+MODULE_LINES_AT_MOST = 700
 
 # What each part may import besides itself. "base" is the shared modules at the package root
 # (errors, text, dates...) and config/, "api" the root's __init__ (the public Python API) and
@@ -171,10 +175,16 @@ def test_every_part_is_named_in_the_table() -> None:
     assert parts == set(ALLOWED)
 
 
-def test_no_module_is_over_450_lines() -> None:
+def test_no_module_is_over_700_lines_and_one_over_450_is_said() -> None:
     for path in PACKAGE.rglob("*.py"):
         lines = len(path.read_text().splitlines())
         assert lines <= MODULE_LINES_AT_MOST, f"{path.relative_to(PACKAGE)} has {lines} lines"
+        if lines > MODULE_LINES_SOFT:
+            warnings.warn(
+                f"{path.relative_to(PACKAGE)} has {lines} lines (over {MODULE_LINES_SOFT}): "
+                "does it hold more than one concept?",
+                stacklevel=1,
+            )
 
 
 def third_party_imports(path: Path) -> set[str]:
