@@ -9,6 +9,9 @@ a Python API for teams that embed it (a help-desk webhook, a bot):
     for event in agent_cli.iter_events("Where is order A101?", provider="ollama"):
         print(event.kind)
 
+    conversation = agent_cli.Conversation.start(channel="web")  # kept in the store
+    turn = conversation.say("Where is my order? noah.kim@example.com", message_id="m-1")
+
 The names below are imported on first use, so `import agent_cli` (and `agent --help`) stays
 light; see docs/python-api.md.
 """
@@ -35,11 +38,15 @@ if TYPE_CHECKING:
     )
     from agent_cli.errors import AgentError
     from agent_cli.runtime.api import Options, RunResult, ask, iter_events
+    from agent_cli.runtime.conversation import DeskReply, Turn
+    from agent_cli.runtime.converse import Conversation, converse
 
 __all__ = [
     "AgentError",
     "ApprovalDecided",
     "ApprovalRequested",
+    "Conversation",
+    "DeskReply",
     "Event",
     "ModelCalled",
     "ModelDecided",
@@ -50,8 +57,10 @@ __all__ = [
     "RunResult",
     "RunStarted",
     "ToolObserved",
+    "Turn",
     "__version__",
     "ask",
+    "converse",
     "iter_events",
 ]
 
@@ -61,6 +70,10 @@ _WHERE = {
     "iter_events": "agent_cli.runtime.api",
     "RunResult": "agent_cli.runtime.api",
     "Options": "agent_cli.runtime.api",
+    "Conversation": "agent_cli.runtime.converse",
+    "converse": "agent_cli.runtime.converse",
+    "Turn": "agent_cli.runtime.conversation",
+    "DeskReply": "agent_cli.runtime.conversation",
     "AgentError": "agent_cli.errors",
     "Event": "agent_cli.core.events",
     "RunStarted": "agent_cli.core.events",

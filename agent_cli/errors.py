@@ -203,6 +203,18 @@ class TicketUnchanged(AgentError):
     """`agent tickets claim|close`: the ticket is claimed or closed already; nothing changed."""
 
 
+class ConversationNotFound(AgentError):
+    """No conversation has the id (or the first characters) given."""
+
+
+class ConversationClosed(AgentError):
+    """A message to a conversation that is closed: nothing is answered in it any more."""
+
+
+class ConversationBusy(AgentError):
+    """Another process is answering a message of the same conversation; send again shortly."""
+
+
 class ToolCallFailed(AgentError):
     """`agent tools call`: the tool refused or failed (an ERROR or DENIED observation)."""
 
@@ -249,6 +261,20 @@ class NeedsInput(AgentError):
             "prompt in a terminal, or put the answer in the question)"
         )
         self.question = question
+
+
+class DeskAsked(NeedsInput):
+    """`agent ask --conversation`: the desk asked the customer something; the next message of
+    the conversation answers it (exit code 4, as any question no one answered)."""
+
+    label = "note"  # not a failure: the conversation goes on
+
+    def __init__(self, question: str, conversation: str) -> None:
+        super().__init__(question)
+        self.args = (
+            f"The desk asked the customer; answer with: agent ask --conversation "
+            f'{conversation[:8]} "..."',
+        )
 
 
 class LimitReached(AgentError):

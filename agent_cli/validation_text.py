@@ -114,3 +114,16 @@ def describe_fields_error(error: ValidationError, model: type[BaseModel]) -> str
             message = plain(item["msg"].removeprefix("Value error, "), item.get("input"))
         parts.append(f"{where}: {message}")
     return "; ".join(parts)
+
+
+def status_filter(given: str | None, statuses: Sequence[str], noun: str) -> str | None:
+    """A list command's `--status`, folded ("all" among the choices); None when not given.
+    ValueError naming the choices (and a near miss) for any other word."""
+    wanted = (given or "").strip().lower() or None
+    choices = (*statuses, "all")
+    if wanted is not None and wanted not in choices:
+        raise ValueError(
+            f"--status {given!r} is not a {noun} status{near_miss(wanted, choices)}; use "
+            f"{', '.join(choices)}"
+        )
+    return wanted

@@ -325,9 +325,10 @@ def test_no_order_number_asks_for_the_email_or_name_and_zip() -> None:
 def test_a_chat_remembers_the_order_and_the_customer() -> None:
     desk = Desk()
     first = desk.say(f"Where is my order A101? {'aoi.suzuki@example.com'}")
+    assert desk.tools() == ["find_user_id_by_email", "track_order"]
     again = desk.say("and when will it arrive?")
     assert first.startswith("Order A101 is on its way") and again == first
-    assert desk.tools() == ["find_user_id_by_email", "track_order"]
+    assert desk.tools() == ["track_order"]  # the customer is known: not identified again
 
 
 def test_a_chat_carries_a_change_across_the_question_it_asked() -> None:

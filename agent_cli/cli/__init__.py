@@ -9,11 +9,12 @@ queue) import the heavy modules inside their bodies, so `agent --help` pays only
 
 from __future__ import annotations
 
-from agent_cli.cli import admin, approvals, kb, logs, runs, tickets
+from agent_cli.cli import admin, approvals, conversations, kb, logs, runs, tickets
 from agent_cli.cli.apps import (
     app,
     approvals_app,
     config_app,
+    conversations_app,
     kb_app,
     logs_app,
     orders_app,
@@ -24,5 +25,23 @@ from agent_cli.cli.help import add_help
 
 __all__ = ["app"]
 
-_COMMANDS = (runs, admin, logs, approvals, tickets, kb)  # imported for what they add to the apps
-add_help(app, orders_app, approvals_app, config_app, logs_app, tools_app, tickets_app, kb_app)
+_COMMANDS = (
+    runs,
+    admin,
+    logs,
+    approvals,
+    tickets,
+    kb,
+    conversations,
+)  # imported for what they add to the apps
+add_help(
+    app,
+    orders_app,
+    approvals_app,
+    config_app,
+    logs_app,
+    tools_app,
+    tickets_app,
+    kb_app,
+    conversations_app,
+)

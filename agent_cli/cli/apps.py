@@ -64,6 +64,13 @@ tickets_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(tickets_app, name="tickets")
+conversations_app = typer.Typer(
+    help="Conversations kept in the store, one customer across many messages (start, list, "
+    "show, close); agent ask --conversation ID continues one.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+)
+app.add_typer(conversations_app, name="conversations")
 kb_app = typer.Typer(
     help="The shop's help centre: import Markdown articles, list, show, search and delete them.",
     context_settings={"help_option_names": ["-h", "--help"]},

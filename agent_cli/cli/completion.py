@@ -114,6 +114,24 @@ def complete_ticket(incomplete: str) -> list[str]:
     return [n for n in numbers if n.startswith(incomplete)][:MAX_OFFERED]
 
 
+def complete_conversation(incomplete: str) -> list[str]:
+    """The most recently active conversations' ids that start with what is typed."""
+    try:
+        from agent_cli.config import load_settings
+        from agent_cli.store.conversations import listed
+
+        settings = load_settings()
+        if not _store_exists(settings):
+            return []
+        from agent_cli.runtime.stores import opened_store
+
+        with opened_store(settings) as store:
+            found = listed(store, limit=200)
+    except Exception:
+        return []
+    return [c.id for c in found if c.id.startswith(incomplete)][:MAX_OFFERED]
+
+
 def complete_run_id(incomplete: str) -> list[str]:
     """The newest logged runs' ids that start with what is typed."""
     try:

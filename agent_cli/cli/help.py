@@ -42,6 +42,16 @@ EXAMPLES = {  # by the command's function
     "kb_show": ["agent kb show shipping-times"],
     "kb_search": ['agent kb search "how long does shipping take"', "agent kb search 返品"],
     "tickets_show": ["agent tickets show 3"],
+    "conversations_start": [
+        "agent conversations start --channel web",
+        "agent conversations start --customer kaito_yamamoto_1007 --as shop-login",
+    ],
+    "conversations_list": [
+        "agent conversations list",
+        "agent conversations list --status all --json",
+    ],
+    "conversations_show": ["agent conversations show 80f7a3"],
+    "conversations_close": ["agent conversations close 80f7a3 --as lead"],
     "tickets_claim": ["agent tickets claim 3 --as lead"],
     "tickets_close": ['agent tickets close 3 --note "Called back; refund explained"'],
     "orders_init": ["agent orders init --sample"],

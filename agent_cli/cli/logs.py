@@ -27,8 +27,8 @@ def logs_list(
     kind: Annotated[
         str | None,
         typer.Option(
-            help="Only ask, chat, eval or tool runs (agent tools call), or all (default: all but "
-            "eval cases)."
+            help="Only ask, chat, conversation, eval or tool runs (agent tools call), or all "
+            "(default: all but eval cases)."
         ),
     ] = None,
     provider: Annotated[str | None, typer.Option(help="Only runs of this provider.")] = None,

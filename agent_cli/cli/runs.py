@@ -7,6 +7,7 @@ import typer
 
 from agent_cli.cli.apps import app
 from agent_cli.cli.boundary import EXIT_CODES_HELP
+from agent_cli.cli.completion import complete_conversation
 from agent_cli.cli.options import (
     BaseUrlOption,
     ConfigOption,
@@ -58,6 +59,22 @@ def ask(
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the answer.")] = False,
     instructions: InstructionsOption = None,
+    conversation: Annotated[
+        str | None,
+        typer.Option(
+            help="Continue this conversation kept in the store (its id, or its first 6+ "
+            "characters; agent conversations start makes one): the question is the "
+            "customer's next message, and a question the desk asks is answered by the next.",
+            autocompletion=complete_conversation,
+        ),
+    ] = None,
+    message_id: Annotated[
+        str | None,
+        typer.Option(
+            help="With --conversation: your id for this message; sent again, it is answered "
+            "from the store and nothing runs twice."
+        ),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Answer one question, showing every step live."""
@@ -80,7 +97,7 @@ def ask(
         ),
         instructions=instructions,
     )
-    ask_once(AskOptions(question, json_output, run_options))
+    ask_once(AskOptions(question, json_output, run_options, conversation, message_id))
 
 
 @app.command(epilog="Exit code 0 when the session ends (Ctrl-D or /exit); 143 on SIGTERM.")

@@ -25,7 +25,7 @@ from agent_cli.ui.console import notice
 from agent_cli.validation_text import near_miss
 
 STATUSES = (*get_args(RunStatus), UNFINISHED)
-KINDS = ("ask", "chat", "eval", "tool", "all")
+KINDS = ("ask", "chat", "conversation", "eval", "tool", "all")
 DEFAULT_LIMIT = 20  # on a terminal; a pipe gets every run
 _RELATIVE = re.compile(r"(\d+)\s*([mhdw])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}

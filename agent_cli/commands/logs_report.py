@@ -32,7 +32,11 @@ from agent_cli.ui.tables import show_desk_report
 
 By = Literal["day", "model", "intent"]
 BY: tuple[By, ...] = ("day", "model", "intent")
-KINDS = ("ask", "chat")  # a customer's conversations; eval cases and tools by hand are not
+KINDS = (
+    "ask",
+    "chat",
+    "conversation",
+)  # a customer's conversations; eval cases and tools by hand are not
 ANSWERED = ("answered", "pending_approval", "handed_over")
 LIMITS = ("max_steps", "timeout", "token_budget", "cost_budget", "no_progress", "ungrounded")
 

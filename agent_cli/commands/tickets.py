@@ -14,7 +14,7 @@ from agent_cli.store.tickets import TICKET_STATUSES, Ticket
 from agent_cli.text import print_json_lines
 from agent_cli.ui import make_console
 from agent_cli.ui.tickets_view import show_ticket, show_tickets
-from agent_cli.validation_text import near_miss
+from agent_cli.validation_text import status_filter
 
 
 def ticket_json(ticket: Ticket) -> dict[str, object]:
@@ -23,13 +23,10 @@ def ticket_json(ticket: Ticket) -> dict[str, object]:
 
 def list_tickets(*, status: str | None, json_output: bool, config: Path | None) -> None:
     """Open and claimed tickets, oldest first (`--status closed` or `all` for the others)."""
-    wanted = (status or "").strip().lower() or None
-    if wanted is not None and wanted not in (*TICKET_STATUSES, "all"):
-        choices = (*TICKET_STATUSES, "all")
-        raise UsageError(
-            f"--status {status!r} is not a ticket status{near_miss(wanted, choices)}; use "
-            f"{', '.join(choices)}"
-        )
+    try:
+        wanted = status_filter(status, TICKET_STATUSES, "ticket")
+    except ValueError as bad:
+        raise UsageError(str(bad)) from None
     with opened_store(load_settings(config)) as store:
         found = tickets.listed(store, status=None if wanted == "all" else wanted)
     if wanted is None:

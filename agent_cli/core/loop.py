@@ -91,6 +91,7 @@ def run(
     wall: Callable[[], float] = time.time,
     instructions: str = "",
     hear: Callable[[str, str], str | None] | None = None,
+    customer: str | None = None,
 ) -> Generator[Event, Reply, None]:
     """Run the loop on `goal`, yielding an event for everything that happens. A consumer
     answers a `QuestionAsked` with `send(reply)` and an `ApprovalRequested` with a ApprovalVerdict.
@@ -111,6 +112,7 @@ def run(
         on_text or no_text,
         instructions,
         hear,
+        customer,
     )
     try:
         yield RunStarted(
@@ -171,6 +173,7 @@ class _Context:
     on_text: Callable[[TextDelta], None]
     instructions: str = ""
     hear: Callable[[str, str], str | None] | None = None
+    customer: str | None = None  # identified before the run (ModelRequest.customer)
 
     def answer_problem(self, final: FinalAnswer, history: tuple[Step, ...]) -> str | None:
         check = self.check_answer
@@ -258,6 +261,7 @@ def _consult(
         final,
         context.on_text,
         context.instructions,
+        context.customer,
     )
     try:
         reply = context.model.decide(request)

@@ -174,6 +174,9 @@ class ModelRequest:
     final: bool = False  # a limit stopped the run: answer now from what is known, call no tool
     on_text: Callable[[TextDelta], None] = no_text  # a streaming provider's text, as it comes
     instructions: str = ""  # the shop's own, placed before our rules in the system prompt
+    # The customer's id when this conversation identified them before this run (an earlier
+    # message, or a caller that vouched for them): the model need not ask who they are.
+    customer: str | None = None
 
 
 @dataclass(frozen=True, slots=True, init=False)

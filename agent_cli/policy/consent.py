@@ -71,6 +71,25 @@ def explicit_yes(message: str) -> bool:
     return bool(words) and all(w in _ALLOWED for w in words) and any(w in _YES for w in words)
 
 
+_REFUSED_EN = re.compile(
+    r"(?:no|nope|nah|no thanks|no thank you|never ?mind|not now|don't|do not|"
+    r"no,? (?:please )?don't(?: do (?:it|that))?|please don't|no,? leave it)[\s.!]*"
+)
+_REFUSED_JA = re.compile(
+    r"(?:いいえ|いや|やめます|やめてください|やめて|やっぱりやめます|しないでください|"
+    r"キャンセルしないでください|今回はやめておきます)(?:です|ございます)?[\s。！!]*"
+)
+
+
+def refused(message: str) -> bool:
+    """The whole message is a plain no ("no", "nope, leave it", 「いいえ」): the customer said no
+    to what they were asked, and asked for nothing else."""
+    text = _plain(message).replace("\u2019", "'")
+    if _japanese(text):
+        return _REFUSED_JA.fullmatch(text) is not None
+    return _REFUSED_EN.fullmatch(text) is not None
+
+
 def ambiguous(message: str) -> bool:
     """Words that may mean yes or no, and no plain no: the customer is asked again."""
     text = _plain(message)
@@ -201,3 +220,45 @@ class Consent:
             f"(desk: that is not an explicit yes, so change {proposal.id} was dropped and nothing "
             "was changed; ask what the customer wants instead)"
         )
+
+    def state(self) -> dict[str, Any]:
+        """What the consent holds, as JSON-ready data (a conversation kept in the store)."""
+        return {
+            "pending": _proposal_state(self.pending),
+            "given": _proposal_state(self.given),
+            "dropped": dict(self.dropped),
+            "proposed": self.proposed,
+        }
+
+    @classmethod
+    def from_state(cls, state: object) -> Consent:
+        """The consent `state` describes; an empty one for anything else (a damaged row must
+        never make a yes: it can only lose one)."""
+        if not isinstance(state, dict):
+            return cls()
+        dropped = state.get("dropped")
+        proposed = state.get("proposed")
+        return cls(
+            pending=_proposal(state.get("pending")),
+            given=_proposal(state.get("given")),
+            dropped={str(k): str(v) for k, v in dropped.items()}
+            if isinstance(dropped, dict)
+            else {},
+            proposed=proposed if isinstance(proposed, int) and proposed >= 0 else 0,
+        )
+
+
+def _proposal_state(proposal: Proposal | None) -> dict[str, str] | None:
+    if proposal is None:
+        return None
+    return {"id": proposal.id, "key": proposal.key, "digest": proposal.digest,
+            "summary": proposal.summary}  # fmt: skip
+
+
+def _proposal(state: object) -> Proposal | None:
+    if not isinstance(state, dict):
+        return None
+    fields = [state.get(name) for name in ("id", "key", "digest", "summary")]
+    if not all(isinstance(value, str) for value in fields):
+        return None
+    return Proposal(*(str(value) for value in fields))

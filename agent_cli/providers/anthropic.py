@@ -95,6 +95,7 @@ class AnthropicMessages(HttpAdapter):
                 instructions=request.instructions,
                 listed=step_tools(request) if options.mode == "json" else None,
                 claims=claims_offered(request),
+                customer=request.customer,
             ),
             "messages": messages,
             "temperature": options.temperature,

@@ -133,6 +133,7 @@ class OpenAIChat(HttpAdapter):
             instructions=request.instructions,
             listed=step_tools(request) if options.mode == "json" else None,
             claims=claims_offered(request),
+            customer=request.customer,
         )
         messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
         messages += [

@@ -85,6 +85,12 @@ Tools:
 {tools}"""
 
 
+_IDENTIFIED = (
+    "This conversation's customer is identified already (user id {customer}): do not ask who "
+    "they are.\n\n"
+)
+
+
 def system_prompt(
     today: date,
     tools: tuple[ToolSpec, ...],
@@ -94,6 +100,7 @@ def system_prompt(
     instructions: str = "",
     listed: tuple[ToolSpec, ...] | None = None,
     claims: bool = False,
+    customer: str | None = None,
 ) -> str:
     """Who the agent is, the shop's own instructions (if any), then our rules, last, so no
     instruction can set them aside; JSON mode adds the reply shapes and the tools, and the
@@ -104,6 +111,8 @@ def system_prompt(
     if instructions:
         text += _SHOP.format(instructions=instructions.replace("</shop", "<\\/shop"))
         text += "\n"
+    if customer:
+        text += _IDENTIFIED.format(customer=json.dumps(customer))
     refunds = _REFUNDS if any(t.name == "issue_refund" for t in tools) else _NO_REFUNDS
     text += _RULES.format(refunds=refunds)
     if mode == "json":

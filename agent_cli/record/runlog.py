@@ -113,7 +113,7 @@ class LoggedRun(NamedTuple):
 
     run_id: str
     session_id: str | None
-    kind: str  # ask, chat, eval or tool (agent tools call)
+    kind: str  # ask, chat, conversation, eval or tool (agent tools call)
     started_at: str  # ISO 8601, UTC
     question: str
     provider: str
@@ -386,7 +386,7 @@ class RunFilter:
 
     status: str | None = None
     since: datetime | None = None
-    kind: str | None = None  # ask, chat, eval, tool or all; None: all but eval
+    kind: str | None = None  # ask, chat, conversation, eval, tool or all; None: all but eval
     provider: str | None = None
     model: str | None = None
     session: str | None = None  # a session id or its first characters

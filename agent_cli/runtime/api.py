@@ -102,7 +102,7 @@ def ask(question: str, **options: Unpack[Options]) -> RunResult:
     exit code) for bad options or settings and a missing API key, before any request; and
     KeyboardInterrupt when interrupted, after the run's end is recorded."""
     failure: list[AgentError] = []
-    events = list(_events(*_prepared(question, options), failure))
+    events = list(_events(*prepared(question, options), failure))
     finished = events[-1]
     assert isinstance(finished, RunFinished)  # every run ends with one (core/loop.py)
     error = failure[0] if failure else _pending(events)
@@ -117,10 +117,10 @@ def iter_events(question: str, **options: Unpack[Options]) -> Iterator[Event]:
     and error say how it ended. Bad options, settings or question raise here; the model is
     chosen (a missing key raises) at the first step. Leaving the loop early ends the run as
     interrupted, and its end is still logged and traced."""
-    return _events(*_prepared(question, options), [])
+    return _events(*prepared(question, options), [])
 
 
-def _prepared(question: str, options: Options) -> tuple[str, RunOptions, Settings]:
+def prepared(question: str, options: Options) -> tuple[str, RunOptions, Settings]:
     run = run_options(options)
     settings = run.settings()
     return check_question(question, settings.limits.max_question_chars), run, settings
@@ -131,7 +131,7 @@ def _events(
 ) -> Generator[Event, None, None]:
     with ExitStack() as stack:
         runtime = open_runtime(run, stack, settings=settings)
-        sinks = _sinks(run, settings, stack)
+        sinks = sinks_for(run, settings, stack)
         yield from _drive(runtime.events(question), sinks, failure)
 
 
@@ -166,10 +166,18 @@ def _drive(
         raise
 
 
-def _sinks(run: RunOptions, settings: Settings, stack: ExitStack) -> list[Callable[[Event], None]]:
+def sinks_for(
+    run: RunOptions,
+    settings: Settings,
+    stack: ExitStack,
+    *,
+    kind: str = "ask",
+    session_id: str | None = None,
+) -> list[Callable[[Event], None]]:
     """The run log's recorder (not under dry_run) and the trace file, as `agent ask` has them."""
     sinks: list[Callable[[Event], None]] = []
-    if recorder := run_recorder(settings, kind="ask", dry_run=run.dry_run):
+    recorder = run_recorder(settings, kind=kind, session_id=session_id, dry_run=run.dry_run)
+    if recorder:
         stack.callback(recorder.close)
         sinks.append(recorder)
     if run.trace is not None:

@@ -99,7 +99,13 @@ class Runtime:
             instructions=self.instructions,
             run_id=run_id,
             hear=hear,
+            customer=self._customer(),
         )
+
+    def _customer(self) -> str | None:
+        """Whom this conversation identified before the run (not an operator's session)."""
+        identity = self.identity
+        return None if identity is None or identity.staff else identity.customer_id
 
 
 def open_runtime(

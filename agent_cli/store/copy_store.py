@@ -126,6 +126,19 @@ TABLES = (
         serial=True,
     ),
     _table(
+        "conversations",
+        "id channel status customer_id asserted_by state created_at updated_at closed_by "
+        "lease_owner lease_until",
+        dates=("created_at", "updated_at", "lease_until"),
+    ),
+    _table(
+        "conversation_messages",
+        "id conversation_id role kind text at run_id message_key reply",
+        whole=("id",),
+        dates=("at",),
+        serial=True,
+    ),
+    _table(
         "order_changes",
         "id order_code customer_id tool summary amount currency made_by run_id made_at",
         whole=("id",),

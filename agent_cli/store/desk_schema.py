@@ -150,6 +150,51 @@ def tickets_table(id_column: str) -> str:
         )"""
 
 
+CONVERSATION_STATUSES = ("open", "awaiting_customer", "awaiting_approval", "handed_over", "closed")
+
+# A conversation kept in the store (conversations.py), so any process answers its next message:
+# who it is with, where it stands, the desk's memory of it (`state`: who was identified, what
+# was proposed and consented), and the lease a process holds while it answers a message.
+CONVERSATIONS_TABLE = f"""CREATE TABLE conversations (
+        id TEXT PRIMARY KEY,
+        channel TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'open'
+            CHECK (status IN ({", ".join(repr(s) for s in CONVERSATION_STATUSES)})),
+        customer_id TEXT,
+        asserted_by TEXT,
+        state TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        closed_by TEXT,
+        lease_owner TEXT,
+        lease_until TEXT
+    )"""
+
+
+def conversation_messages_table(id_column: str) -> str:
+    """Every message of a conversation, in order: the customer's (with the caller's message id,
+    `message_key`, and the turn's outcome once answered, `reply`), the desk's and a person's."""
+    return f"""CREATE TABLE conversation_messages (
+            id {id_column},
+            conversation_id TEXT NOT NULL REFERENCES conversations (id),
+            role TEXT NOT NULL CHECK (role IN ('customer', 'desk', 'staff')),
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            at TEXT NOT NULL,
+            run_id TEXT,
+            message_key TEXT,
+            reply TEXT
+        )"""
+
+
+CONVERSATION_INDEXES = (
+    "CREATE INDEX conversations_by_status ON conversations (status, updated_at)",
+    "CREATE INDEX conversation_messages_in_order ON conversation_messages (conversation_id, id)",
+    "CREATE UNIQUE INDEX conversation_messages_by_key"
+    " ON conversation_messages (conversation_id, message_key)",
+)
+
+
 ARTICLES_TABLE = """CREATE TABLE articles (
         id TEXT PRIMARY KEY,
         title TEXT NOT NULL,

@@ -24,11 +24,14 @@ import psycopg
 from agent_cli.errors import StoreBusy, StoreError, StoreFull, StoreReadOnly
 from agent_cli.store.desk_schema import (
     ARTICLES_TABLE,
+    CONVERSATION_INDEXES,
+    CONVERSATIONS_TABLE,
     DESK_TABLES,
     ORDER_COLUMNS,
     STATUS_CHECK,
     TABLES,
     approvals_table,
+    conversation_messages_table,
     order_changes_table,
     refunds_table,
     tickets_table,
@@ -92,6 +95,11 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         ARTICLES_TABLE,
         "CREATE INDEX articles_search ON articles USING GIN (to_tsvector('simple', words))",
     ),
+    (
+        CONVERSATIONS_TABLE,
+        conversation_messages_table("BIGSERIAL PRIMARY KEY"),
+        *CONVERSATION_INDEXES,
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 2  # a store older than this keeps whole units (upgrades.py)
@@ -105,6 +113,8 @@ _NEEDED = {  # what the agent does to each table
     "tickets": ("SELECT", "INSERT", "UPDATE"),
     "order_changes": ("SELECT", "INSERT"),
     "articles": ("SELECT", "INSERT", "DELETE"),
+    "conversations": ("SELECT", "INSERT", "UPDATE"),
+    "conversation_messages": ("SELECT", "INSERT", "UPDATE"),
 }
 
 

@@ -104,6 +104,12 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # The help centre (help_articles.py), searched with FTS5.
     (ddl.ARTICLES_TABLE, "CREATE VIRTUAL TABLE articles_fts USING fts5(id UNINDEXED, words)"),
+    # Conversations that outlive a process (conversations.py).
+    (
+        ddl.CONVERSATIONS_TABLE,
+        ddl.conversation_messages_table("INTEGER PRIMARY KEY"),
+        *ddl.CONVERSATION_INDEXES,
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 4  # a store older than this keeps whole units (upgrades.py)

@@ -11,6 +11,7 @@ the customer over to a person.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from agent_cli.policy.consent import Consent
 from agent_cli.tools import NeedsPerson, ToolFailure
@@ -47,6 +48,26 @@ class CustomerSession:
         self.order = None
         self.failed = 0
         self.consent = Consent()
+
+    def state(self) -> dict[str, Any]:
+        """What a conversation kept in the store remembers of it between messages."""
+        return {
+            "customer_id": self.customer_id,
+            "order": self.order,
+            "failed": self.failed,
+            "consent": self.consent.state(),
+        }
+
+    def restore(self, state: dict[str, Any], customer_id: str | None) -> None:
+        """Take up a stored conversation: its customer (the column the store keeps), its last
+        order read, its failed identifications and its consent. Mutated in place: the tools
+        hold this very session."""
+        failed = state.get("failed")
+        order = state.get("order")
+        self.customer_id = customer_id
+        self.order = order if isinstance(order, str) else None
+        self.failed = failed if isinstance(failed, int) and failed >= 0 else 0
+        self.consent = Consent.from_state(state.get("consent"))
 
     def may_identify(self) -> None:
         """Refuse another attempt once too many found no one."""

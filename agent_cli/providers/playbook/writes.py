@@ -29,7 +29,7 @@ from agent_cli.core.tool_outcomes import (
     Simulated,
     Transferred,
 )
-from agent_cli.policy.consent import ambiguous, explicit_yes
+from agent_cli.policy.consent import ambiguous, explicit_yes, refused
 from agent_cli.providers.playbook import catalogue, rules_ja
 from agent_cli.providers.playbook import shown as playbook_shown
 from agent_cli.providers.playbook.reading import (
@@ -216,7 +216,7 @@ def _confirmed(talk: _Talk, planned: CallTool) -> Decision:
     answers = [s for c, s in talk.made[first_index:] if c.tool == ASK_USER_TOOL]
     proposal, said_so = first.outcome.proposal, _shown(talk, planned)
     if not answers:
-        return AskUser(question=_put(talk, said_so, proposal, first.outcome.summary))
+        return _put_unless_refused(talk, said_so, first.outcome)
     said = customer_said(answers[-1])
     if ambiguous(said) and len(answers) == 1:  # "大丈夫です": asked once more, in plain words
         summary = said_so or first.outcome.summary
@@ -224,6 +224,14 @@ def _confirmed(talk: _Talk, planned: CallTool) -> Decision:
     if not explicit_yes(said):
         return FinalAnswer(answer=talk.words.not_changed.format(what=talk.about))
     return CallTool(tool=planned.tool, args=dict(planned.args), thought="The customer said yes.")
+
+
+def _put_unless_refused(talk: _Talk, said_so: str | None, proposed: Proposed) -> Decision:
+    """The proposal put to the customer; not when it was put before and this message is their
+    plain no to it (a conversation whose no came in a message of its own)."""
+    if proposed.again and refused(talk.request.goal):
+        return FinalAnswer(answer=talk.words.not_changed.format(what=talk.about))
+    return AskUser(question=_put(talk, said_so, proposed.proposal, proposed.summary))
 
 
 def _put(talk: _Talk, said_so: str | None, proposal: str, summary: str) -> str:

@@ -1,0 +1,314 @@
+"""Conversations kept in the store, so a customer's next message may reach any process: who the
+conversation is with, where it stands, the desk's memory of it (`state`, JSON: who was
+identified, what was proposed and consented) and every message in order.
+
+A process answering a message holds the conversation's lease: a row-level claim (`lease_owner`,
+`lease_until`) taken by a conditional update in one short transaction, never a transaction held
+across a model call. A second message of the same conversation meanwhile finds it leased
+(`ConversationBusy`: send it again in a moment); a process killed mid-turn loses the lease when
+it expires. A customer message carries the caller's message id (`message_key`), unique in its
+conversation, and once answered the turn's outcome (`reply`): the same id again is answered
+from the store and runs nothing."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from agent_cli.errors import ConversationBusy, ConversationClosed, ConversationNotFound
+from agent_cli.store.desk_schema import CONVERSATION_STATUSES
+from agent_cli.store.sqlite import OrderStore
+
+ConversationStatus = Literal[
+    "open", "awaiting_customer", "awaiting_approval", "handed_over", "closed"
+]
+Role = Literal["customer", "desk", "staff"]
+ReplyKind = Literal["message", "answer", "question", "proposal", "notice"]
+STATUSES: tuple[str, ...] = CONVERSATION_STATUSES
+SHORTEST_PREFIX = 6  # an id's first characters that name it, typed by a person
+_COLUMNS = "id, channel, status, customer_id, asserted_by, state, created_at, updated_at, closed_by"
+_MESSAGE_COLUMNS = "id, role, kind, text, at, run_id, message_key, reply"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Conversation:
+    id: str
+    channel: str
+    status: ConversationStatus
+    customer_id: str | None  # who it is with, once identified (or asserted by a trusted caller)
+    asserted_by: str | None  # the trusted caller who said who the customer is; None: identified
+    state: dict[str, Any]  # the desk's memory of it (tools/identity.py's CustomerSession.state)
+    created_at: str
+    updated_at: str
+    closed_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    id: int
+    role: Role
+    kind: ReplyKind
+    text: str
+    at: str
+    run_id: str | None = None
+    message_key: str | None = None  # the caller's id of a customer message
+    reply: str | None = None  # a customer message's turn, once answered (JSON)
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _conversation(row: Any) -> Conversation:
+    state = json.loads(row[5]) if row[5] else {}
+    return Conversation(
+        id=str(row[0]),
+        channel=str(row[1]),
+        status=row[2],
+        customer_id=row[3],
+        asserted_by=row[4],
+        state=state if isinstance(state, dict) else {},
+        created_at=str(row[6]),
+        updated_at=str(row[7]),
+        closed_by=row[8],
+    )
+
+
+def _message(row: Any) -> Message:
+    return Message(
+        id=int(row[0]),
+        role=row[1],
+        kind=row[2],
+        text=str(row[3]),
+        at=str(row[4]),
+        run_id=row[5],
+        message_key=row[6],
+        reply=row[7],
+    )
+
+
+def create(
+    store: OrderStore,
+    *,
+    channel: str,
+    customer_id: str | None = None,
+    asserted_by: str | None = None,
+) -> Conversation:
+    """A new open conversation with an unguessable id (128 random bits)."""
+    conversation_id = secrets.token_hex(16)
+    at = now()
+
+    def work() -> None:
+        store.execute(
+            f"INSERT INTO conversations ({_COLUMNS}) VALUES (?, ?, 'open', ?, ?, '{{}}', ?, ?,"
+            " NULL)",
+            (conversation_id, channel, customer_id, asserted_by, at, at),
+        )
+
+    store.atomically(work)
+    return found(store, conversation_id)
+
+
+def get(store: OrderStore, conversation_id: str) -> Conversation | None:
+    rows = store.query(f"SELECT {_COLUMNS} FROM conversations WHERE id = ?", (conversation_id,))
+    return _conversation(rows[0]) if rows else None
+
+
+def found(store: OrderStore, given: str) -> Conversation:
+    """The conversation `given` names: its id, or (for a person typing) its first characters
+    when they name one only. ConversationNotFound otherwise, saying what to do."""
+    wanted = given.strip().lower()
+    if (exact := get(store, wanted)) is not None:
+        return exact
+    if len(wanted) >= SHORTEST_PREFIX and wanted.isalnum():
+        rows = store.query(
+            f"SELECT {_COLUMNS} FROM conversations WHERE id LIKE ? ORDER BY id LIMIT 2",
+            (wanted + "%",),
+        )
+        if len(rows) == 1:
+            return _conversation(rows[0])
+        if rows:
+            raise ConversationNotFound(
+                f"{given!r} starts more than one conversation's id; give more of it"
+            )
+    raise ConversationNotFound(
+        f"No conversation {given!r}; see 'agent conversations list --status all'"
+    )
+
+
+def listed(
+    store: OrderStore, *, status: str | None = None, limit: int | None = None
+) -> list[Conversation]:
+    """Conversations, the most recently active first: of one status, or all."""
+    clause, params = (" WHERE status = ?", (status,)) if status else ("", ())
+    bound = f" LIMIT {int(limit)}" if limit is not None else ""
+    rows = store.query(
+        f"SELECT {_COLUMNS} FROM conversations{clause} ORDER BY updated_at DESC, id{bound}",
+        params,
+    )
+    return [_conversation(row) for row in rows]
+
+
+def messages(store: OrderStore, conversation_id: str) -> list[Message]:
+    """Every message of the conversation, in the order they came."""
+    rows = store.query(
+        f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages WHERE conversation_id = ?"
+        " ORDER BY id",
+        (conversation_id,),
+    )
+    return [_message(row) for row in rows]
+
+
+def by_key(store: OrderStore, conversation_id: str, key: str) -> Message | None:
+    """The customer message the caller sent with this id, if it was received."""
+    rows = store.query(
+        f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages"
+        " WHERE conversation_id = ? AND message_key = ?",
+        (conversation_id, key),
+    )
+    return _message(rows[0]) if rows else None
+
+
+def awaits_approval(store: OrderStore, conversation_id: str) -> bool:
+    """Whether a change one of its turns queued still waits for a person's decision."""
+    rows = store.query(
+        "SELECT 1 FROM approvals WHERE status = 'pending' AND run_id IN (SELECT run_id FROM"
+        " conversation_messages WHERE conversation_id = ? AND run_id IS NOT NULL) LIMIT 1",
+        (conversation_id,),
+    )
+    return bool(rows)
+
+
+def lease(store: OrderStore, conversation_id: str, owner: str, seconds: float) -> Conversation:
+    """Hold the conversation for one turn, up to `seconds`: ConversationBusy while another
+    process holds it, ConversationClosed when it is closed."""
+    at = datetime.now(UTC)
+    until = (at + timedelta(seconds=seconds)).isoformat(timespec="seconds")
+
+    def work() -> Conversation:
+        rows = store.query(
+            f"SELECT lease_owner, lease_until FROM conversations WHERE id = ?{store.FOR_UPDATE}",
+            (conversation_id,),
+        )
+        if not rows:
+            raise ConversationNotFound(f"No conversation {conversation_id!r}")
+        holder, expires = rows[0]
+        if holder is not None and holder != owner and str(expires) > at.isoformat():
+            raise ConversationBusy(
+                f"conversation {conversation_id[:8]} is answering another message; send this "
+                "one again in a moment"
+            )
+        store.execute(
+            "UPDATE conversations SET lease_owner = ?, lease_until = ? WHERE id = ?",
+            (owner, until, conversation_id),
+        )
+        return found(store, conversation_id)
+
+    held = store.atomically(work)
+    if held.status == "closed":
+        release(store, conversation_id, owner)
+        raise ConversationClosed(
+            f"conversation {conversation_id[:8]} is closed; start a new one "
+            "(agent conversations start)"
+        )
+    return held
+
+
+def release(store: OrderStore, conversation_id: str, owner: str) -> None:
+    """Give the lease back (only the owner's: an expired lease someone else took stays)."""
+    store.atomically(
+        lambda: store.execute(
+            "UPDATE conversations SET lease_owner = NULL, lease_until = NULL"
+            " WHERE id = ? AND lease_owner = ?",
+            (conversation_id, owner),
+        )
+    )
+
+
+def add_message(
+    store: OrderStore,
+    conversation_id: str,
+    role: Role,
+    kind: ReplyKind,
+    text: str,
+    *,
+    key: str | None = None,
+) -> Message:
+    """A message received (written before anything answers it: nothing said is lost)."""
+    at = now()
+
+    def work() -> int:
+        store.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (at, conversation_id))
+        return store.insert(
+            "INSERT INTO conversation_messages (conversation_id, role, kind, text, at,"
+            " message_key) VALUES (?, ?, ?, ?, ?, ?)",
+            (conversation_id, role, kind, text, at, key),
+        )
+
+    number = store.atomically(work)
+    return Message(id=number, role=role, kind=kind, text=text, at=at, message_key=key)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnRecord:
+    """What one turn leaves in the store: the desk's replies, where the conversation stands
+    and its memory, and the outcome kept on the customer's message for a retry to read."""
+
+    answered: int  # the customer message's id
+    replies: tuple[tuple[ReplyKind, str], ...]
+    run_id: str
+    status: ConversationStatus
+    customer_id: str | None
+    state: dict[str, Any]
+    outcome: str  # JSON
+
+
+def finish_turn(store: OrderStore, conversation_id: str, owner: str, turn: TurnRecord) -> None:
+    """One transaction: the desk's replies, the outcome on the customer's message, the
+    conversation's status and memory, and the lease given back."""
+    at = now()
+
+    def work() -> None:
+        for kind, text in turn.replies:
+            store.execute(
+                "INSERT INTO conversation_messages (conversation_id, role, kind, text, at,"
+                " run_id) VALUES (?, 'desk', ?, ?, ?, ?)",
+                (conversation_id, kind, text, at, turn.run_id),
+            )
+        store.execute(
+            "UPDATE conversation_messages SET reply = ?, run_id = ? WHERE id = ?",
+            (turn.outcome, turn.run_id, turn.answered),
+        )
+        store.execute(
+            "UPDATE conversations SET status = CASE WHEN status = 'closed' THEN status ELSE ?"
+            " END, customer_id = ?, state = ?, updated_at = ?, lease_owner = NULL,"
+            " lease_until = NULL WHERE id = ? AND lease_owner = ?",
+            (turn.status, turn.customer_id, json.dumps(turn.state), at, conversation_id, owner),
+        )
+
+    store.atomically(work)
+
+
+def close(store: OrderStore, conversation_id: str, *, by: str) -> tuple[Conversation, bool]:
+    """The conversation closed by `by` (no more messages are answered in it); and whether it
+    was open before (False: it was closed already, nothing changed)."""
+    held = found(store, conversation_id)
+
+    def work() -> bool:
+        rows = store.query(
+            f"SELECT status FROM conversations WHERE id = ?{store.FOR_UPDATE}", (held.id,)
+        )
+        if rows[0][0] == "closed":
+            return False
+        store.execute(
+            "UPDATE conversations SET status = 'closed', closed_by = ?, updated_at = ?"
+            " WHERE id = ?",
+            (by, now(), held.id),
+        )
+        return True
+
+    changed = store.atomically(work)
+    return found(store, held.id), changed
