@@ -46,8 +46,10 @@ ALLOWED: dict[str, set[str]] = {
         *("language", "domain", "core", "base"),
     },
     "ui": {"record", "store", "policy", "language", "domain", "core", "base"},
+    # The HTTP API (agent serve) over the runtime: no terminal, no Typer, no Rich.
+    "serve": {"runtime", "record", "store", "policy", "language", "domain", "core", "base"},
     "commands": {
-        *("evaluation", "runtime", "ui", "providers", "tools"),
+        *("serve", "evaluation", "runtime", "ui", "providers", "tools"),
         *("record", "store", "policy", "language", "domain", "core", "base"),
     },
     "cli": {"commands", "runtime", "store", "core", "base"},
@@ -62,6 +64,8 @@ FRAMEWORKS = {
     "rich": {"ui"},
     "httpx": {"providers"},
     "psycopg": {"store.postgres"},
+    "starlette": {"serve"},
+    "uvicorn": {"commands.serve"},
     "mcp": {"tools.mcp_servers", "tools.mcp_tools", "tools.mcp_limits", "tools.mcp_processes"},
 }
 

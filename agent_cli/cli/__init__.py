@@ -9,7 +9,7 @@ queue) import the heavy modules inside their bodies, so `agent --help` pays only
 
 from __future__ import annotations
 
-from agent_cli.cli import admin, approvals, conversations, kb, logs, runs, tickets
+from agent_cli.cli import admin, approvals, conversations, kb, logs, runs, serve, tickets
 from agent_cli.cli.apps import (
     app,
     approvals_app,
@@ -19,6 +19,7 @@ from agent_cli.cli.apps import (
     logs_app,
     orders_app,
     tickets_app,
+    tokens_app,
     tools_app,
 )
 from agent_cli.cli.help import add_help
@@ -33,6 +34,7 @@ _COMMANDS = (
     tickets,
     kb,
     conversations,
+    serve,
 )  # imported for what they add to the apps
 add_help(
     app,
@@ -44,4 +46,5 @@ add_help(
     tickets_app,
     kb_app,
     conversations_app,
+    tokens_app,
 )

@@ -71,6 +71,12 @@ conversations_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(conversations_app, name="conversations")
+tokens_app = typer.Typer(
+    help="agent serve's bearer tokens (create, list, revoke), kept in the store as digests.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+)
+app.add_typer(tokens_app, name="tokens")
 kb_app = typer.Typer(
     help="The shop's help centre: import Markdown articles, list, show, search and delete them.",
     context_settings={"help_option_names": ["-h", "--help"]},

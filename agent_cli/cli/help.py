@@ -52,6 +52,16 @@ EXAMPLES = {  # by the command's function
     ],
     "conversations_show": ["agent conversations show 80f7a3"],
     "conversations_close": ["agent conversations close 80f7a3 --as lead"],
+    "serve": [
+        "agent serve --port 8080",
+        "agent serve --host 0.0.0.0 --config /etc/agent/agent.toml",
+    ],
+    "tokens_create": [
+        "agent tokens create web-chat",
+        "agent tokens create shop-login --scope identify",
+    ],
+    "tokens_list": ["agent tokens list --json"],
+    "tokens_revoke": ["agent tokens revoke web-chat"],
     "tickets_claim": ["agent tickets claim 3 --as lead"],
     "tickets_close": ['agent tickets close 3 --note "Called back; refund explained"'],
     "orders_init": ["agent orders init --sample"],

@@ -30,7 +30,7 @@ def conversation_json(
         "status": conversation.status,
         "customer": conversation.customer_id,
         "asserted_by": conversation.asserted_by,
-        "proposal": pending_proposal(conversation),
+        "proposal": conversation.proposal,
         "created_at": conversation.created_at,
         "updated_at": conversation.updated_at,
         "closed_by": conversation.closed_by,
@@ -41,15 +41,6 @@ def conversation_json(
             for m in messages
         ]
     return record
-
-
-def pending_proposal(conversation: stored.Conversation) -> dict[str, str] | None:
-    """The change waiting for the customer's yes, as the conversation's memory holds it."""
-    consent = conversation.state.get("consent")
-    pending = consent.get("pending") if isinstance(consent, dict) else None
-    if not isinstance(pending, dict):
-        return None
-    return {"id": str(pending.get("id", "")), "summary": str(pending.get("summary", ""))}
 
 
 def start_conversation(
@@ -94,7 +85,7 @@ def show_conversation(given: str, *, json_output: bool, config: Path | None) -> 
     if json_output:
         print_json_lines([conversation_json(conversation, messages)])
         return
-    show_conversation_record(make_console(), conversation, messages, pending_proposal(conversation))
+    show_conversation_record(make_console(), conversation, messages, conversation.proposal)
 
 
 def close_conversation(given: str, *, by: str | None, config: Path | None) -> None:

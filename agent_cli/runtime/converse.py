@@ -37,7 +37,9 @@ MAX_MESSAGE_ID_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
-class _Setup:
+class Setup:
+    """The options and settings every message of a caller's conversations is answered with."""
+
     run: RunOptions
     settings: Settings
 
@@ -47,7 +49,7 @@ class Conversation:
 
     def __init__(self, conversation_id: str, **options: Unpack[Options]) -> None:
         """Take up the conversation `conversation_id` (ConversationNotFound if none)."""
-        self._setup = _setup(options)
+        self._setup = setup_for(options)
         with opened_store(self._setup.settings) as store:
             self.id = stored.found(store, conversation_id).id
 
@@ -62,17 +64,8 @@ class Conversation:
     ) -> Conversation:
         """A new conversation. `customer`: the customer's id in the store, when the caller has
         authenticated them already (recorded as `asserted_by`'s assertion)."""
-        setup = _setup(options)
-        channel = _channel(channel)
-        with opened_store(setup.settings) as store:
-            if customer is not None and desk_reads.customer(store, customer) is None:
-                raise UsageError(f"No customer {customer!r} in the store; give a customer's id")
-            made = stored.create(
-                store,
-                channel=channel,
-                customer_id=customer,
-                asserted_by=asserted_by if customer is not None else None,
-            )
+        setup = setup_for(options)
+        made = start_conversation(setup, channel, customer, asserted_by)
         conversation = cls.__new__(cls)
         conversation._setup, conversation.id = setup, made.id
         return conversation
@@ -80,7 +73,7 @@ class Conversation:
     def say(self, text: str, *, message_id: str | None = None) -> Turn:
         """Answer one customer message. `message_id`: the caller's id for it; the same id again
         returns the same turn and runs nothing (a retried request is safe)."""
-        return _say(self._setup, self.id, text, message_id)
+        return answer_message(self._setup, self.id, text, message_id)
 
     def record(self) -> Stored:
         """The conversation as the store holds it now: status, customer, channel."""
@@ -110,14 +103,15 @@ def converse(
     return Conversation(conversation_id, **options).say(text, message_id=message_id)
 
 
-def _setup(options: Options) -> _Setup:
+def setup_for(options: Options) -> Setup:
+    """`options` as settings; UsageError for a dry run (a conversation lives in the store)."""
     run = run_options(options)
     if run.dry_run:
         raise UsageError(
             "a dry run keeps nothing, and a conversation lives in the store; drop dry_run "
             "(the offline model writes to the configured store)"
         )
-    return _Setup(run, run.settings())
+    return Setup(run, run.settings())
 
 
 def _channel(channel: str) -> str:
@@ -125,6 +119,23 @@ def _channel(channel: str) -> str:
     if not name or len(name) > MAX_CHANNEL_CHARS or not name.isprintable():
         raise UsageError(f"channel {channel!r} is not a channel's name; give a short word")
     return name
+
+
+def start_conversation(
+    setup: Setup, channel: str, customer: str | None, asserted_by: str
+) -> Stored:
+    """A new conversation in the store; `customer` (vouched for by `asserted_by`) must be one
+    of the store's customers (UsageError otherwise)."""
+    channel = _channel(channel)
+    with opened_store(setup.settings) as store:
+        if customer is not None and desk_reads.customer(store, customer) is None:
+            raise UsageError(f"No customer {customer!r} in the store; give a customer's id")
+        return stored.create(
+            store,
+            channel=channel,
+            customer_id=customer,
+            asserted_by=asserted_by if customer is not None else None,
+        )
 
 
 def message_key(message_id: str | None) -> str | None:
@@ -138,7 +149,8 @@ def message_key(message_id: str | None) -> str | None:
     return message_id
 
 
-def _say(setup: _Setup, conversation_id: str, text: str, message_id: str | None) -> Turn:
+def answer_message(setup: Setup, conversation_id: str, text: str, message_id: str | None) -> Turn:
+    """One customer message of the conversation `conversation_id` (its full id), answered."""
     question = check_question(text, setup.settings.limits.max_question_chars)
     key = message_key(message_id)
     with ExitStack() as stack:

@@ -45,6 +45,15 @@ class Conversation:
     updated_at: str
     closed_by: str | None = None
 
+    @property
+    def proposal(self) -> dict[str, str] | None:
+        """The change waiting for the customer's yes (id, summary), as its memory holds it."""
+        consent = self.state.get("consent")
+        pending = consent.get("pending") if isinstance(consent, dict) else None
+        if not isinstance(pending, dict):
+            return None
+        return {"id": str(pending.get("id", "")), "summary": str(pending.get("summary", ""))}
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Message:

@@ -139,6 +139,11 @@ TABLES = (
         serial=True,
     ),
     _table(
+        "api_tokens",
+        "name scope digest created_at created_by revoked_at revoked_by",
+        dates=("created_at", "revoked_at"),
+    ),
+    _table(
         "order_changes",
         "id order_code customer_id tool summary amount currency made_by run_id made_at",
         whole=("id",),

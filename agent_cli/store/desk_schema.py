@@ -195,6 +195,21 @@ CONVERSATION_INDEXES = (
 )
 
 
+TOKEN_SCOPES = ("customer", "identify", "staff")
+
+# `agent serve`'s bearer tokens (tokens.py): a name, what it may do, and only a digest of the
+# token itself (shown once, when made).
+TOKENS_TABLE = f"""CREATE TABLE api_tokens (
+        name TEXT PRIMARY KEY,
+        scope TEXT NOT NULL CHECK (scope IN ({", ".join(repr(s) for s in TOKEN_SCOPES)})),
+        digest TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        revoked_at TEXT,
+        revoked_by TEXT
+    )"""
+
+
 ARTICLES_TABLE = """CREATE TABLE articles (
         id TEXT PRIMARY KEY,
         title TEXT NOT NULL,

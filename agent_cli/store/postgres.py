@@ -30,6 +30,7 @@ from agent_cli.store.desk_schema import (
     ORDER_COLUMNS,
     STATUS_CHECK,
     TABLES,
+    TOKENS_TABLE,
     approvals_table,
     conversation_messages_table,
     order_changes_table,
@@ -100,6 +101,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         conversation_messages_table("BIGSERIAL PRIMARY KEY"),
         *CONVERSATION_INDEXES,
     ),
+    (TOKENS_TABLE,),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 2  # a store older than this keeps whole units (upgrades.py)
@@ -115,6 +117,7 @@ _NEEDED = {  # what the agent does to each table
     "articles": ("SELECT", "INSERT", "DELETE"),
     "conversations": ("SELECT", "INSERT", "UPDATE"),
     "conversation_messages": ("SELECT", "INSERT", "UPDATE"),
+    "api_tokens": ("SELECT", "INSERT", "UPDATE"),
 }
 
 

@@ -110,6 +110,8 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         ddl.conversation_messages_table("INTEGER PRIMARY KEY"),
         *ddl.CONVERSATION_INDEXES,
     ),
+    # `agent serve`'s bearer tokens (tokens.py).
+    (ddl.TOKENS_TABLE,),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 4  # a store older than this keeps whole units (upgrades.py)

@@ -1,0 +1,231 @@
+"""The HTTP API of `agent serve`, under `/v1`, JSON in and out (docs/serve.md):
+
+    POST /v1/conversations                  -> 201 {"id", "status"}
+    POST /v1/conversations/{id}/messages    -> 200 the turn: replies, status, proposal, run
+    GET  /v1/conversations/{id}             -> 200 status, customer, messages, proposal
+    POST /v1/conversations/{id}/close       -> 200 {"id", "status": "closed"}
+    GET  /healthz (no token), GET /readyz (the store answers)
+
+Every blocking step (the store, a turn) runs in a worker thread. Messages of one conversation
+are answered one at a time: in this process a lock per conversation keeps them in the order
+received; across processes the conversation's lease in the store does, and a message that finds
+it held waits for it (up to a turn's longest time) instead of failing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from agent_cli.errors import AgentError, ConversationBusy, ConversationClosed, UsageError
+from agent_cli.runtime.conversation import LEASE_MARGIN_S, Turn
+from agent_cli.runtime.converse import (
+    MAX_MESSAGE_ID_CHARS,
+    Setup,
+    answer_message,
+    start_conversation,
+)
+from agent_cli.runtime.stores import opened_store
+from agent_cli.serve.errors import ApiError, bad_request, from_agent_error
+from agent_cli.serve.requests import MAX_BODY_BYTES, allowed, bearer, json_body, text_field
+from agent_cli.store import conversations as stored
+from agent_cli.store.sqlite import OrderStore
+from agent_cli.store.tokens import Scope, Token
+
+T = TypeVar("T")
+Handler = Callable[[Request], Awaitable[JSONResponse]]
+_log = logging.getLogger("agent_cli.serve")
+_BUSY_POLL_S = (0.05, 0.1, 0.2, 0.5, 1.0)  # waits between tries of a conversation held elsewhere
+
+
+def make_app(setup: Setup, *, max_body: int = MAX_BODY_BYTES) -> Starlette:
+    """The API over `setup` (the options and settings every turn is answered with)."""
+    api = _Api(setup, max_body)
+    routes = [
+        Route("/healthz", api.healthz, methods=["GET"]),
+        Route("/readyz", _guarded(api.readyz), methods=["GET"]),
+        Route("/v1/conversations", _guarded(api.create), methods=["POST"]),
+        Route("/v1/conversations/{id}", _guarded(api.show), methods=["GET"]),
+        Route("/v1/conversations/{id}/messages", _guarded(api.message), methods=["POST"]),
+        Route("/v1/conversations/{id}/close", _guarded(api.close), methods=["POST"]),
+    ]
+    return Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_allowed})
+
+
+def _guarded(handler: Handler) -> Handler:
+    """The handler, every error it meets answered as JSON (never a traceback)."""
+
+    async def guarded(request: Request) -> JSONResponse:
+        try:
+            return await handler(request)
+        except ApiError as refused:
+            return JSONResponse(refused.body(), status_code=refused.status)
+        except AgentError as error:
+            failed = from_agent_error(error)
+            return JSONResponse(failed.body(), status_code=failed.status)
+        except Exception:  # the one place a request's surprise ends: logged, never shown
+            _log.exception("%s %s failed", request.method, request.url.path)
+            failed = ApiError(500, "internal", "the server failed; its log says why")
+            return JSONResponse(failed.body(), status_code=500)
+
+    return guarded
+
+
+async def _not_found(request: Request, _: Exception) -> JSONResponse:
+    return JSONResponse(ApiError(404, "not_found", "no such route").body(), status_code=404)
+
+
+async def _not_allowed(request: Request, _: Exception) -> JSONResponse:
+    refused = ApiError(405, "method_not_allowed", f"{request.method} is not allowed here")
+    return JSONResponse(refused.body(), status_code=405)
+
+
+class _Api:
+    def __init__(self, setup: Setup, max_body: int) -> None:
+        self.setup = setup
+        self.max_body = max_body
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._waiting: dict[str, int] = {}
+
+    async def healthz(self, request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(self, request: Request) -> JSONResponse:
+        await run_in_threadpool(self._with_store, lambda store: store.query("SELECT 1"))
+        return JSONResponse({"status": "ready"})
+
+    async def create(self, request: Request) -> JSONResponse:
+        token = await self._token(request, "customer")
+        body = await json_body(request, self.max_body)
+        channel = text_field(body, "channel", at_most=64, required=False) or "api"
+        customer = _vouched(body, token)
+        try:
+            made = await run_in_threadpool(
+                start_conversation, self.setup, channel, customer, f"token:{token.name}"
+            )
+        except UsageError as bad:  # a customer the store does not hold, a bad channel
+            raise bad_request(str(bad)) from None
+        return JSONResponse({"id": made.id, "status": made.status}, status_code=201)
+
+    async def message(self, request: Request) -> JSONResponse:
+        await self._token(request, "customer")
+        body = await json_body(request, self.max_body)
+        key = text_field(body, "id", at_most=MAX_MESSAGE_ID_CHARS)
+        limit = self.setup.settings.limits.max_question_chars
+        text = text_field(body, "text", at_most=limit)
+        conversation = await self._found(request.path_params["id"])
+        async with self._turn_of(conversation):
+            turn = await run_in_threadpool(self._answer, conversation, text, key)
+        return JSONResponse(turn.body())
+
+    async def show(self, request: Request) -> JSONResponse:
+        await self._token(request, "customer")
+        conversation_id = request.path_params["id"]
+
+        def read(store: OrderStore) -> dict[str, Any]:
+            held = _exact(store, conversation_id)
+            return _shown(held, stored.messages(store, held.id))
+
+        return JSONResponse(await run_in_threadpool(self._with_store, read))
+
+    async def close(self, request: Request) -> JSONResponse:
+        token = await self._token(request, "customer")
+        conversation_id = request.path_params["id"]
+
+        def close(store: OrderStore) -> stored.Conversation:
+            held = _exact(store, conversation_id)
+            closed, changed = stored.close(store, held.id, by=f"token:{token.name}")
+            if not changed:
+                raise ConversationClosed(f"conversation {held.id[:8]} was closed already")
+            return closed
+
+        closed = await run_in_threadpool(self._with_store, close)
+        return JSONResponse({"id": closed.id, "status": closed.status})
+
+    async def _token(self, request: Request, scope: Scope) -> Token:
+        given = bearer(request)
+        return await run_in_threadpool(self._with_store, lambda store: allowed(store, given, scope))
+
+    async def _found(self, given: str) -> str:
+        return await run_in_threadpool(self._with_store, lambda store: _exact(store, given).id)
+
+    def _with_store(self, work: Callable[[OrderStore], T]) -> T:
+        with opened_store(self.setup.settings) as store:
+            return work(store)
+
+    def _turn_of(self, conversation: str) -> _Turn:
+        return _Turn(self._locks, self._waiting, conversation)
+
+    def _answer(self, conversation: str, text: str, key: str) -> Turn:
+        """The turn, waiting (bounded) while another process holds the conversation."""
+        patience = self.setup.settings.limits.timeout + LEASE_MARGIN_S
+        deadline = time.monotonic() + patience
+        attempt = 0
+        while True:
+            try:
+                return answer_message(self.setup, conversation, text, key)
+            except ConversationBusy:
+                if time.monotonic() >= deadline:
+                    raise
+            time.sleep(_BUSY_POLL_S[min(attempt, len(_BUSY_POLL_S) - 1)])
+            attempt += 1
+
+
+class _Turn:
+    """This process's lock on one conversation for one message: messages wait in the order they
+    came; the lock is dropped when nobody waits for it."""
+
+    def __init__(self, locks: dict[str, asyncio.Lock], waiting: dict[str, int], key: str) -> None:
+        self._locks, self._waiting, self._key = locks, waiting, key
+
+    async def __aenter__(self) -> None:
+        self._waiting[self._key] = self._waiting.get(self._key, 0) + 1
+        await self._locks.setdefault(self._key, asyncio.Lock()).acquire()
+
+    async def __aexit__(self, *_: object) -> None:
+        self._locks[self._key].release()
+        self._waiting[self._key] -= 1
+        if not self._waiting[self._key]:
+            del self._waiting[self._key], self._locks[self._key]
+
+
+def _exact(store: OrderStore, given: str) -> stored.Conversation:
+    """The conversation with exactly this id (the API takes no prefixes: ids are secrets)."""
+    found = stored.get(store, given) if given.isalnum() and len(given) <= 64 else None
+    if found is None:
+        raise ApiError(404, "not_found", "no such conversation")
+    return found
+
+
+def _vouched(body: dict[str, Any], token: Token) -> str | None:
+    """The customer a trusted caller says this is (`{"customer": {"user_id"}}`): only for a
+    token allowed to identify customers."""
+    said = body.get("customer")
+    if said is None:
+        return None
+    if not isinstance(said, dict) or not isinstance(said.get("user_id"), str):
+        raise bad_request('"customer" must be {"user_id": "..."}')
+    if not token.may("identify"):
+        raise ApiError(403, "forbidden", f"token {token.name!r} may not say who the customer is")
+    return str(said["user_id"])
+
+
+def _shown(conversation: stored.Conversation, messages: list[stored.Message]) -> dict[str, Any]:
+    return {
+        "id": conversation.id,
+        "channel": conversation.channel,
+        "status": conversation.status,
+        "customer": conversation.customer_id,
+        "messages": [
+            {"role": m.role, "kind": m.kind, "text": m.text, "at": m.at} for m in messages
+        ],
+        "proposal": conversation.proposal,
+    }

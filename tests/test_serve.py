@@ -1,0 +1,359 @@
+"""`agent serve` (issue 52, point 3, first part): the HTTP API over stored conversations, its
+tokens and its errors; in process through starlette's test client, and as a real server on
+loopback (a SIGTERM finishes the turn in flight, then exits 0)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+from typer.testing import CliRunner
+
+from agent_cli.cli import app as cli_app
+from agent_cli.runtime.converse import setup_for
+from agent_cli.serve.app import make_app
+from agent_cli.store import conversations as stored
+from agent_cli.store import tokens
+from agent_cli.store.sqlite import OrderStore
+
+from .fakellm import FakeLLM, Reply, openai_text
+
+runner = CliRunner()
+TODAY = "2026-10-13"
+CANCEL = "I want to cancel order B200"
+
+
+def _store() -> OrderStore:
+    return OrderStore.open(Path(os.environ["AGENT_DB"]), create=False)
+
+
+def token(scope: str = "customer", name: str | None = None) -> str:
+    store = _store()
+    try:
+        return tokens.create(store, name or f"t-{scope}-{time.monotonic_ns()}", scope, by="test")
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:
+    with TestClient(make_app(setup_for({"today": TODAY}), max_body=10_000)) as made:
+        yield made
+
+
+def auth(value: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {value}"}
+
+
+def start(client: TestClient, secret: str, **body: Any) -> str:
+    made = client.post("/v1/conversations", headers=auth(secret), json=body or None)
+    assert made.status_code == 201, made.text
+    assert made.json()["status"] == "open"
+    return str(made.json()["id"])
+
+
+def say(client: TestClient, secret: str, conversation: str, key: str, text: str) -> Any:
+    return client.post(
+        f"/v1/conversations/{conversation}/messages",
+        headers=auth(secret),
+        json={"id": key, "text": text},
+    )
+
+
+def test_a_conversation_over_http_identifies_proposes_and_waits_for_the_yes(
+    client: TestClient,
+) -> None:
+    secret = token()
+    conversation = start(client, secret, channel="web")
+    asked = say(client, secret, conversation, "m1", CANCEL)
+    assert asked.status_code == 200
+    body = asked.json()
+    assert body["conversation"] == conversation and body["message"] == "m1"
+    assert body["status"] == "awaiting_customer"
+    assert body["replies"][0]["kind"] == "question" and "email" in body["replies"][0]["text"]
+    assert body["run"]["status"] == "needs_input"
+    proposed = say(client, secret, conversation, "m2", "kaito.yamamoto@example.com").json()
+    assert proposed["replies"][0]["kind"] == "proposal" and proposed["proposal"]["id"] == "P1"
+    shown = client.get(f"/v1/conversations/{conversation}", headers=auth(secret)).json()
+    assert shown["customer"] == "kaito_yamamoto_1007" and shown["channel"] == "web"
+    assert [m["role"] for m in shown["messages"]] == ["customer", "desk", "customer", "desk"]
+    assert shown["proposal"]["id"] == "P1"
+
+
+def test_a_retried_message_returns_the_same_body_and_runs_nothing(client: TestClient) -> None:
+    secret = token()
+    conversation = start(client, secret)
+    first = say(client, secret, conversation, "same", CANCEL)
+    again = say(client, secret, conversation, "same", "a different text, the same id")
+    assert again.status_code == 200 and again.json() == first.json()
+    shown = client.get(f"/v1/conversations/{conversation}", headers=auth(secret)).json()
+    assert len(shown["messages"]) == 2
+
+
+def test_messages_of_one_conversation_sent_at_once_are_answered_one_at_a_time(
+    client: TestClient,
+) -> None:
+    secret = token()
+    conversation = start(client, secret)
+    answers: list[int] = []
+
+    def send(n: int) -> None:
+        answers.append(
+            say(client, secret, conversation, f"k{n}", f"Where is order A10{n}?").status_code
+        )
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert answers == [200, 200, 200, 200]  # none refused as busy
+    messages = client.get(f"/v1/conversations/{conversation}", headers=auth(secret)).json()
+    roles = [m["role"] for m in messages["messages"]]
+    assert roles == ["customer", "desk"] * 4  # each message answered before the next was read
+
+
+def test_a_conversation_another_process_holds_is_waited_for_not_refused(
+    client: TestClient,
+) -> None:
+    secret = token()
+    conversation = start(client, secret)
+    store = _store()
+    stored.lease(store, conversation, "another-process", 60)
+    store.close()
+
+    def release() -> None:  # the other process, done with its turn
+        done = _store()
+        stored.release(done, conversation, "another-process")
+        done.close()
+
+    releaser = threading.Timer(1.0, release)
+    releaser.start()
+    try:
+        answered = say(client, secret, conversation, "m1", "Where is order A101?")
+    finally:
+        releaser.join()
+    assert answered.status_code == 200 and answered.json()["replies"]
+
+
+def test_tokens_are_checked_and_scoped(client: TestClient) -> None:
+    customer, identify, staff = token("customer"), token("identify"), token("staff")
+    assert client.post("/v1/conversations").status_code == 401
+    wrong = client.post("/v1/conversations", headers=auth("agt_not-a-token"))
+    assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "unauthorized"
+    vouch = {"customer": {"user_id": "kaito_yamamoto_1007"}}
+    refused = client.post("/v1/conversations", headers=auth(customer), json=vouch)
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden"
+    for allowed in (identify, staff):
+        conversation = start(client, allowed, **vouch)
+        turn = say(client, allowed, conversation, "m1", CANCEL).json()
+        assert turn["replies"][0]["kind"] == "proposal"  # known: no email asked for
+    unknown = client.post(
+        "/v1/conversations", headers=auth(identify), json={"customer": {"user_id": "nobody"}}
+    )
+    assert unknown.status_code == 400 and "No customer" in unknown.json()["error"]["message"]
+
+
+def test_a_revoked_token_is_refused_from_the_next_request(client: TestClient) -> None:
+    secret = token(name="soon-gone")
+    conversation = start(client, secret)
+    result = runner.invoke(cli_app, ["tokens", "revoke", "soon-gone", "--as", "lead"])
+    assert result.exit_code == 0, result.output
+    refused = client.get(f"/v1/conversations/{conversation}", headers=auth(secret))
+    assert refused.status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (b"not json", 400, "bad_request"),
+        (b"[1, 2]", 400, "bad_request"),
+        (json.dumps({"text": "hi"}).encode(), 400, "bad_request"),  # no id
+        (json.dumps({"id": "m", "text": "   "}).encode(), 400, "bad_request"),
+        (json.dumps({"id": "m", "text": 5}).encode(), 400, "bad_request"),
+        (json.dumps({"id": "m", "text": "x" * 4001}).encode(), 400, "bad_request"),
+        (json.dumps({"id": "m", "text": "x" * 20_000}).encode(), 413, "too_large"),
+    ],
+)
+def test_bad_requests_are_one_json_error_and_change_nothing(
+    client: TestClient, body: bytes, status: int, code: str
+) -> None:
+    secret = token()
+    conversation = start(client, secret)
+    answer = client.post(
+        f"/v1/conversations/{conversation}/messages", headers=auth(secret), content=body
+    )
+    assert answer.status_code == status and answer.json()["error"]["code"] == code
+    assert set(answer.json()) == {"error"} and "Traceback" not in answer.text
+    shown = client.get(f"/v1/conversations/{conversation}", headers=auth(secret)).json()
+    assert shown["messages"] == []
+
+
+def test_unknown_and_closed_conversations(client: TestClient) -> None:
+    secret = token()
+    missing = say(client, secret, "0" * 32, "m1", "hi")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    conversation = start(client, secret)
+    prefix = client.get(f"/v1/conversations/{conversation[:8]}", headers=auth(secret))
+    assert prefix.status_code == 404  # ids are secrets: no guessing by prefix over HTTP
+    closed = client.post(f"/v1/conversations/{conversation}/close", headers=auth(secret))
+    assert closed.status_code == 200 and closed.json()["status"] == "closed"
+    again = client.post(f"/v1/conversations/{conversation}/close", headers=auth(secret))
+    assert again.status_code == 409 and again.json()["error"]["code"] == "closed"
+    late = say(client, secret, conversation, "m1", "hi")
+    assert late.status_code == 409 and late.json()["error"]["code"] == "closed"
+    assert client.get("/v1/nowhere").json()["error"]["code"] == "not_found"
+    assert client.delete("/v1/conversations").status_code == 405
+
+
+def test_health_and_readiness(client: TestClient) -> None:
+    assert client.get("/healthz").json() == {"status": "ok"}
+    assert client.get("/readyz").json() == {"status": "ready"}
+
+
+def test_readiness_says_when_the_store_is_gone(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[store]\nurl = "postgresql://nobody@127.0.0.1:1/none"\n')
+    with TestClient(make_app(setup_for({"config": config}))) as client:
+        answer = client.get("/readyz")
+    assert answer.status_code == 503 and answer.json()["error"]["code"] == "store_unavailable"
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+
+def test_tokens_are_shown_once_and_listed_without_the_secret() -> None:
+    made = runner.invoke(cli_app, ["tokens", "create", "web-chat", "--scope", "identify"])
+    assert made.exit_code == 0, made.output
+    secret = made.stdout.strip().splitlines()[-1]
+    assert secret.startswith("agt_") and len(secret) > 40
+    listed = runner.invoke(cli_app, ["tokens", "list", "--json"])
+    row = json.loads(listed.stdout)
+    assert row["name"] == "web-chat" and row["scope"] == "identify" and row["revoked_at"] is None
+    assert secret not in listed.stdout and tokens.digest(secret) not in listed.stdout
+    twice = runner.invoke(cli_app, ["tokens", "create", "web-chat"])
+    assert twice.exit_code == 2 and "exists already" in twice.stderr
+    bad = runner.invoke(cli_app, ["tokens", "create", "web", "--scope", "admin"])
+    assert bad.exit_code == 2 and "not a scope" in bad.stderr
+    assert runner.invoke(cli_app, ["tokens", "revoke", "web-chat"]).exit_code == 0
+    again = runner.invoke(cli_app, ["tokens", "revoke", "web-chat"])
+    assert again.exit_code == 2 and "revoked already" in again.stderr
+    none = runner.invoke(cli_app, ["tokens", "revoke", "nobody"])
+    assert none.exit_code == 2 and "No token named" in none.stderr
+
+
+def test_serve_without_its_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn now raises ImportError
+    result = runner.invoke(cli_app, ["serve", "--port", "1"])
+    assert result.exit_code == 2
+    assert "pip install 'agent-cli[serve]'" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_serve_on_a_taken_port_is_one_line() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = runner.invoke(cli_app, ["serve", "--port", str(port)])
+    assert result.exit_code == 2 and "cannot listen on 127.0.0.1" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_sigterm_finishes_the_turn_in_flight_then_exits_0(
+    fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    """A real server on loopback, over a model that takes its time: the customer's message is
+    answered whole, then the process ends cleanly."""
+    config = tmp_path / "c.toml"
+    config.write_text(
+        f'[provider]\nname = "slow"\n[profiles.slow]\nkind = "openai"\n'
+        f'base_url = "{fake_llm.url}"\nmodel = "qwen"\n'
+    )
+    fake_llm.queue(Reply(body=openai_text("Hello! How can I help?"), delay=1.5))
+    secret = token()
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agent_cli", "serve", "--port", str(port), "--config", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(base, server)
+        with httpx.Client(base_url=base, headers=auth(secret), timeout=120) as http:
+            conversation = http.post("/v1/conversations").json()["id"]
+            answered: list[httpx.Response] = []
+            sender = threading.Thread(
+                target=lambda: answered.append(
+                    http.post(
+                        f"/v1/conversations/{conversation}/messages",
+                        json={"id": "m1", "text": "hello"},
+                    )
+                )
+            )
+            sender.start()
+            _wait_for(lambda: len(fake_llm.requests) >= 1)  # the turn is in the model call
+            server.send_signal(signal.SIGTERM)
+            sender.join(timeout=120)
+        assert answered and answered[0].status_code == 200
+        assert answered[0].json()["replies"][0]["text"] == "Hello! How can I help?"
+        assert server.wait(timeout=60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.communicate()
+
+
+def _wait_until_up(base: str, server: subprocess.Popen[str]) -> None:
+    def up() -> bool:
+        assert server.poll() is None, server.communicate()[1]
+        try:
+            return httpx.get(f"{base}/healthz", timeout=2).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    _wait_for(up)
+
+
+def _wait_for(condition: Any, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_chunked_body_over_the_limit_is_refused_as_it_streams(client: TestClient) -> None:
+    """No Content-Length to trust: the body is counted as it comes."""
+    secret = token()
+    conversation = start(client, secret)
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"id": "m", "text": "'
+        for _ in range(30):
+            yield b"x" * 1_000
+        yield b'"}'
+
+    answer = client.post(
+        f"/v1/conversations/{conversation}/messages", headers=auth(secret), content=chunks()
+    )
+    assert answer.status_code == 413 and answer.json()["error"]["code"] == "too_large"
