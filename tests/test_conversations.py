@@ -518,3 +518,60 @@ def test_a_real_model_is_told_the_customer_is_known_only_when_they_are() -> None
     unknown = system_prompt(date(2026, 10, 13), (), "tools")
     assert 'identified already (user id "kaito_yamamoto_1007")' in known
     assert "identified already" not in unknown
+
+
+# --- what happens later reaches the conversation ----------------------------------------------
+
+
+def _queued_cancel() -> agent_cli.Conversation:
+    started = agent_cli.Conversation.start(today=TODAY)
+    started.say(f"{CANCEL}, my email is {EMAIL}")
+    assert started.say("yes").status == "awaiting_approval"
+    return started
+
+
+def test_an_approval_decided_later_is_told_in_the_conversation() -> None:
+    started = _queued_cancel()
+    decided = agent("approvals", "approve", "1", "--as", "lead")
+    assert decided.exit_code == 0, decided.output
+    assert status_of("B200") == "CANCELLED"
+    told = started.messages[-1]
+    assert (told.role, told.kind) == ("desk", "notice")
+    assert "approved and made" in told.text and "#1" not in told.text and "lead" not in told.text
+    assert started.status == "open"
+
+
+def test_a_denial_is_told_too_without_the_operators_reason() -> None:
+    started = _queued_cancel()
+    denied = agent("approvals", "deny", "1", "--reason", "fraud check: card flagged")
+    assert denied.exit_code == 0, denied.output
+    told = started.messages[-1]
+    assert "not approved, so nothing was changed" in told.text and "fraud" not in told.text
+    assert started.status == "open" and status_of("B200") == "PENDING"
+
+
+def test_a_japanese_conversation_is_told_in_japanese() -> None:
+    started = agent_cli.Conversation.start(today=TODAY)
+    started.say(f"注文B200をキャンセルしたいです。メールは{EMAIL}です。")
+    assert started.say("はい").status == "awaiting_approval"
+    assert agent("approvals", "approve", "1").exit_code == 0
+    assert "承認され、完了しました" in started.messages[-1].text
+
+
+def test_a_decision_on_a_run_of_no_conversation_tells_nobody() -> None:
+    other = agent_cli.Conversation.start()
+    piped = runner.invoke(
+        app, ["chat", "--today", TODAY], input=f"{CANCEL}, my email is {EMAIL}\nyes\n"
+    )
+    assert "approval" in piped.stdout  # queued from a chat: piped lines never approve
+    decided = agent("approvals", "approve", "1")
+    assert decided.exit_code == 0, decided.output
+    assert status_of("B200") == "CANCELLED" and other.messages == []
+
+
+def test_a_closed_conversation_is_told_nothing_more() -> None:
+    started = _queued_cancel()
+    started.close(by="lead")
+    count = len(started.messages)
+    assert agent("approvals", "approve", "1").exit_code == 0
+    assert len(started.messages) == count and started.status == "closed"

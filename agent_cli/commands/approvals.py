@@ -25,6 +25,7 @@ from agent_cli.record.runlog import RunLog, configured_log_path
 from agent_cli.record.tracing import dumps_event
 from agent_cli.runtime.assemble import operator_name, policy_of
 from agent_cli.runtime.drive import warn
+from agent_cli.runtime.followups import tell_decision
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store import approval_queue, ledger
 from agent_cli.store.approval_items import ITEM_STATUSES, Approval, Item, Unreadable
@@ -117,6 +118,7 @@ def decide(
                         and isinstance(decided.item, Approval)
                     ):
                         made.append(decided.item)
+                        tell_decision(store, decided.item)  # the customer's conversation
     except KeyboardInterrupt as stop:  # a Ctrl-C or SIGTERM between two items
         _log_decisions(settings, made)
         raise Interrupted(terminated=isinstance(stop, Terminated)) from None

@@ -181,6 +181,26 @@ def by_key(store: OrderStore, conversation_id: str, key: str) -> Message | None:
     return _message(rows[0]) if rows else None
 
 
+def of_run(store: OrderStore, run_id: str) -> Conversation | None:
+    """The conversation one of whose turns was the run `run_id`, if any."""
+    rows = store.query(
+        "SELECT conversation_id FROM conversation_messages WHERE run_id = ? LIMIT 1", (run_id,)
+    )
+    return get(store, str(rows[0][0])) if rows else None
+
+
+def set_status(store: OrderStore, conversation_id: str, status: ConversationStatus) -> None:
+    """Where the conversation stands, as something outside a turn changed it (a closed one
+    stays closed)."""
+    store.atomically(
+        lambda: store.execute(
+            "UPDATE conversations SET status = ?, updated_at = ? WHERE id = ? AND status <>"
+            " 'closed'",
+            (status, now(), conversation_id),
+        )
+    )
+
+
 def awaits_approval(store: OrderStore, conversation_id: str) -> bool:
     """Whether a change one of its turns queued still waits for a person's decision."""
     rows = store.query(
