@@ -148,7 +148,7 @@ def eval_process_s() -> float:
     cases.write_text("".join(case.format(n=n) for n in range(100)))
     server = Server(latency=0.05)
     env = {**os.environ, "HOME": directory, "OPENAI_API_KEY": "bench"}
-    argv = [sys.executable, "-m", "agent_cli", "eval", str(cases), "--provider", "openai"]
+    argv = [sys.executable, "-m", "agent_cli", "eval", "run", str(cases), "--provider", "openai"]
     argv += ["--base-url", server.url + "/v1", "--model", "bench", "--concurrency", "10"]
     argv += ["--json", "--min-pass", "0"]
     try:

@@ -83,6 +83,7 @@ def evaluate(port: int, mode: str, cases: str | None, timeout: float) -> list[di
         "-m",
         "agent_cli",
         "eval",
+        "run",
         *(["--builtin"] if cases is None else [cases]),
     ]
     argv += ["--provider", "openai", "--base-url", f"http://127.0.0.1:{port}/v1"]

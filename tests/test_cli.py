@@ -388,7 +388,20 @@ HELP_PAGES = [
     ["ask"],
     ["chat"],
     ["eval"],
+    ["eval", "run"],
+    ["eval", "tau2"],
+    ["eval", "replay"],
+    ["eval", "list"],
     ["replay"],
+    ["serve"],
+    ["tokens", "create"],
+    ["tokens", "list"],
+    ["tokens", "revoke"],
+    ["conversations"],
+    ["conversations", "start"],
+    ["conversations", "list"],
+    ["conversations", "show"],
+    ["conversations", "close"],
     ["doctor"],
     ["tools"],
     ["tools", "list"],
@@ -414,7 +427,7 @@ def test_every_help_page_renders_cleanly(path: list[str], flag: str) -> None:
     unquoted = re.sub(r"'\{[^']*\}'", "", page)  # a JSON argument of an example is meant
     for leftover in ("<bool>", "<str>", "<int>", "<float>", "<path>", "{", "}"):
         assert leftover not in unquoted, leftover
-    if len(path) == 2 or path in (["ask"], ["chat"], ["eval"], ["replay"], ["doctor"], ["tools"]):
+    if len(path) == 2 or path in (["ask"], ["chat"], ["serve"], ["replay"], ["doctor"], ["tools"]):
         assert "Examples:" in page and "$ agent " in page
 
 
@@ -453,7 +466,7 @@ def test_a_bare_command_group_prints_its_help(group: str) -> None:
         ["config", "show"],
         ["doctor"],
         ["approvals", "list"],
-        ["eval", "--builtin", "--dry-run"],
+        ["eval", "run", "--builtin", "--dry-run"],
         ["logs", "list"],
     ],
 )

@@ -43,7 +43,7 @@ def write(tmp_path: Path, text: str, name: str = "cases.toml") -> Path:
 
 
 def evaluate(*args: str, env: dict[str, str] | None = None) -> Result:
-    return runner.invoke(app, ["eval", *args], env=env or {})
+    return runner.invoke(app, ["eval", "run", *args], env=env or {})
 
 
 def lines(result: Result) -> list[dict[str, Any]]:
@@ -285,8 +285,8 @@ def test_bad_paths_and_options_are_usage_errors(tmp_path: Path) -> None:
     for args, message in [
         ([str(tmp_path / "missing.toml"), "--dry-run"], "cannot read"),
         ([str(write(tmp_path, ONE_CASE, "cases.yaml")), "--dry-run"], "use a .toml or .json"),
-        (["--dry-run"], "Give one of: a case file, --builtin"),
-        ([str(good), "--builtin", "--dry-run"], "Give one of: a case file, --builtin"),
+        (["--dry-run"], "Give one of: a case file or --builtin"),
+        ([str(good), "--builtin", "--dry-run"], "Give one of: a case file or --builtin"),
         ([str(good), "--dry-run", "--model", "m"], "--model picks provider models"),
         ([str(good), "--dry-run", "--concurrency", "0"], "--concurrency must be 1-64"),
         ([str(good), "--dry-run", "--repeat", "0"], "--trials must be 1-100"),
@@ -553,7 +553,7 @@ def test_ctrl_c_stops_parallel_workers() -> None:
 
 
 def test_help_paragraphs_are_reflowed_not_broken_at_source_lines() -> None:
-    result = runner.invoke(app, ["eval", "--help"], env={"COLUMNS": "200"})
+    result = runner.invoke(app, ["eval", "run", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
     assert "plus the case's own orders; your order database is never touched." in result.stdout
 

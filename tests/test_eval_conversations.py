@@ -49,7 +49,7 @@ reference = [
 
 
 def run_file(path: Path, *extra: str) -> list[dict[str, Any]]:
-    result = runner.invoke(app, ["eval", str(path), "--dry-run", "--json", *extra])
+    result = runner.invoke(app, ["eval", "run", str(path), "--dry-run", "--json", *extra])
     records = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     return [r for r in records if r["event"] in ("case", "summary")]
 
@@ -318,7 +318,7 @@ def test_a_missing_store_file_is_named(tmp_path: Path) -> None:
     path.write_text(GIFT_CARD + 'store = "nowhere.json"\n', encoding="utf-8")
     with pytest.raises(CaseFileError, match=r"case 1 \('gift'\): store: .*nowhere.json"):
         load_cases(path)
-    result = runner.invoke(app, ["eval", str(path), "--dry-run"])
+    result = runner.invoke(app, ["eval", "run", str(path), "--dry-run"])
     assert result.exit_code == 2
     assert "nowhere.json" in result.stderr
 
@@ -362,7 +362,9 @@ def test_there_are_thirty_built_in_conversations_over_every_intent(tmp_path: Pat
     assert len(conversations()) >= 30
     path = tmp_path / "c.toml"
     path.write_text(_conversation_file(), encoding="utf-8")
-    result = runner.invoke(app, ["eval", str(path), "--dry-run", "--record", str(tmp_path / "r")])
+    result = runner.invoke(
+        app, ["eval", "run", str(path), "--dry-run", "--record", str(tmp_path / "r")]
+    )
     assert result.exit_code == 0, result.stdout
     worked: set[str] = set()
     for trace in (tmp_path / "r").rglob("*.jsonl"):
@@ -384,7 +386,7 @@ def test_the_playbook_passes_every_built_in_conversation_on_every_trial(tmp_path
 
 
 def test_list_says_which_cases_are_conversations() -> None:
-    result = runner.invoke(app, ["eval", "--builtin", "--list"])
+    result = runner.invoke(app, ["eval", "list", "--builtin"])
     kinds = dict(line.split("\t")[:2] for line in result.stdout.splitlines())
     assert kinds["conv-cancel"] == "conversation"
     assert kinds["desk-cancel-en"] == "question"

@@ -32,7 +32,17 @@ def evaluate(fake: FakeLLM, tmp_path: Path, *extra: str, config: str = PRICES) -
     cases.write_text(CASES, encoding="utf-8")
     settings = tmp_path / "config.toml"
     settings.write_text(config, encoding="utf-8")
-    argv = ["eval", str(cases), "--provider", "openai", "--base-url", fake.url, "--model", "m1"]
+    argv = [
+        "eval",
+        "run",
+        str(cases),
+        "--provider",
+        "openai",
+        "--base-url",
+        fake.url,
+        "--model",
+        "m1",
+    ]
     argv += ["--no-stream", "--no-grounding", "--concurrency", "1", "--json"]
     argv += ["--config", str(settings), *extra]
     return runner.invoke(app, argv, env={"OPENAI_API_KEY": KEY})
@@ -101,7 +111,7 @@ def test_max_cost_needs_a_price_and_a_positive_budget(fake_llm: FakeLLM, tmp_pat
 def test_max_cost_offline_costs_nothing(tmp_path: Path) -> None:
     cases = tmp_path / "cases.toml"
     cases.write_text(CASES, encoding="utf-8")
-    result = runner.invoke(app, ["eval", str(cases), "--dry-run", "--max-cost", "0.01"])
+    result = runner.invoke(app, ["eval", "run", str(cases), "--dry-run", "--max-cost", "0.01"])
     assert result.exit_code == 0, result.stderr
 
 

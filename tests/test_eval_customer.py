@@ -47,7 +47,7 @@ def evaluate(
 ) -> Any:
     path = tmp_path / "cases.toml"
     path.write_text(text, encoding="utf-8")
-    argv = ["eval", str(path), "--json", "--customer-provider", provider]
+    argv = ["eval", "run", str(path), "--json", "--customer-provider", provider]
     argv += ["--customer-model", "gpt-customer", "--customer-base-url", customer.url, *extra]
     if "--provider" not in extra:
         argv.append("--dry-run")
@@ -180,18 +180,29 @@ reference = []
 def test_a_simulated_customer_needs_a_customer_model(tmp_path: Path) -> None:
     path = tmp_path / "cases.toml"
     path.write_text(CANCEL, encoding="utf-8")
-    result = runner.invoke(app, ["eval", str(path), "--dry-run"])
+    result = runner.invoke(app, ["eval", "run", str(path), "--dry-run"])
     assert result.exit_code == 2
     assert "1 case(s) have a simulated customer ('sim-cancel'): give --customer-model" in (
         result.stderr
     )
-    listed = runner.invoke(app, ["eval", str(path), "--list"])
+    listed = runner.invoke(app, ["eval", "list", str(path)])
     assert listed.stdout.startswith("sim-cancel\tconversation\tYou want to cancel order B200")
-    lone = runner.invoke(app, ["eval", str(path), "--dry-run", "--customer-provider", "openai"])
+    lone = runner.invoke(
+        app, ["eval", "run", str(path), "--dry-run", "--customer-provider", "openai"]
+    )
     assert lone.exit_code == 2 and "need --customer-model" in lone.stderr
     offline = runner.invoke(
         app,
-        ["eval", str(path), "--dry-run", "--customer-model", "m", "--customer-provider", "offline"],
+        [
+            "eval",
+            "run",
+            str(path),
+            "--dry-run",
+            "--customer-model",
+            "m",
+            "--customer-provider",
+            "offline",
+        ],
     )
     assert offline.exit_code == 2
     assert "--customer-model: the simulated customer needs a model served over HTTP" in (

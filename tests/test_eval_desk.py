@@ -37,7 +37,7 @@ orders_after = { B200 = { status = "CANCELLED" } }
 def run_cases(tmp_path: Path, text: str) -> list[dict[str, Any]]:
     path = tmp_path / "cases.toml"
     path.write_text(text, encoding="utf-8")
-    result = runner.invoke(app, ["eval", str(path), "--dry-run", "--json"])
+    result = runner.invoke(app, ["eval", "run", str(path), "--dry-run", "--json"])
     records = [json.loads(line) for line in result.stdout.splitlines()]
     return [r for r in records if r["event"] == "case"]
 

@@ -79,7 +79,7 @@ def test_the_judge_reads_a_heard_case_by_its_own_rule() -> None:
 
 
 def test_the_builtin_eval_reports_the_heard_cases_in_a_row_of_their_own() -> None:
-    result = runner.invoke(app, ["eval", "--builtin", "--dry-run", "--json"])
+    result = runner.invoke(app, ["eval", "run", "--builtin", "--dry-run", "--json"])
     assert result.exit_code == 0, result.output  # --min-heard 0 by default: reported
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     summaries = {r["model"]: r for r in rows if r.get("event") == "summary"}
@@ -87,10 +87,10 @@ def test_the_builtin_eval_reports_the_heard_cases_in_a_row_of_their_own() -> Non
     assert heard["cases"] == len(heard_cases())
     assert heard["passed"] >= 0.9 * heard["cases"]  # 114 of 120 when written
     assert summaries["offline/playbook"]["cases"] == len(builtin_cases())
-    strict = runner.invoke(app, ["eval", "--builtin", "--dry-run", "--min-heard", "1"])
+    strict = runner.invoke(app, ["eval", "run", "--builtin", "--dry-run", "--min-heard", "1"])
     if heard["passed"] < heard["cases"]:
         assert strict.exit_code == 3 and "below --min-heard 100%" in strict.stderr
-    wrong = runner.invoke(app, ["eval", "--builtin", "--dry-run", "--min-heard", "2"])
+    wrong = runner.invoke(app, ["eval", "run", "--builtin", "--dry-run", "--min-heard", "2"])
     assert wrong.exit_code == 2 and "--min-heard is a fraction" in wrong.stderr
 
 

@@ -47,7 +47,7 @@ def cases(result: Any) -> list[dict[str, Any]]:
 def test_concurrent_trials_each_in_their_own_schema(url: str, tmp_path: Path) -> None:
     path = tmp_path / "cases.toml"
     path.write_text(CANCEL, encoding="utf-8")
-    argv = ["eval", str(path), "--dry-run", "--json", "--store-url", url]
+    argv = ["eval", "run", str(path), "--dry-run", "--json", "--store-url", url]
     done = cases(runner.invoke(app, [*argv, "--trials", "4", "--concurrency", "2"]))
     # each trial cancels B200 in its own schema: in a shared one, all but one would be refused
     assert [case["passed"] for case in done] == [True] * 4
@@ -57,7 +57,7 @@ def test_concurrent_trials_each_in_their_own_schema(url: str, tmp_path: Path) ->
 def test_a_tau2_store_on_postgres_with_the_reference(url: str, tmp_path: Path) -> None:
     db = tmp_path / "db.json"
     db.write_text(json.dumps(json.loads((FIXTURES / "tau2-gold.json").read_text())["db"]))
-    argv = ["eval", "--tau2", str(FIXTURES / "tau2-tasks.json"), "--store-file", str(db)]
+    argv = ["eval", "tau2", str(FIXTURES / "tau2-tasks.json"), "--store-file", str(db)]
     argv += ["--provider", "reference", "--json", "--store-url", url]
     assert all(case["passed"] for case in cases(runner.invoke(app, argv)))
     assert schemas(url) == []
@@ -75,7 +75,7 @@ def test_an_unreachable_server_stops_before_any_case(tmp_path: Path) -> None:
     path = tmp_path / "cases.toml"
     path.write_text(CANCEL, encoding="utf-8")
     bad = "postgresql://nobody@127.0.0.1:1/none"
-    result = runner.invoke(app, ["eval", str(path), "--dry-run", "--store-url", bad])
+    result = runner.invoke(app, ["eval", "run", str(path), "--dry-run", "--store-url", bad])
     assert result.exit_code != 0
     assert "--store-url postgresql://nobody@127.0.0.1:1/none: cannot make a schema" in result.stderr
     assert "Traceback" not in result.stderr

@@ -87,7 +87,7 @@ def test_a_task_with_a_tool_we_do_not_have_is_skipped_and_said(db: Path, tmp_pat
     assert loaded.skipped == ("task 16: no tool named 'refund_everything' here",)
     assert len(loaded.cases) == len(edited) - 1
     result = runner.invoke(
-        app, ["eval", "--tau2", str(path), "--store-file", str(db), "--provider", "reference"]
+        app, ["eval", "tau2", str(path), "--store-file", str(db), "--provider", "reference"]
     )
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "τ²-bench task 16: no tool named 'refund_everything' here: skipped" in result.stderr
@@ -110,23 +110,23 @@ def test_a_malformed_tasks_file_is_named(
     path.write_text(content, encoding="utf-8")
     with pytest.raises(CaseFileError, match=re.escape(message)):
         load_tau2(path, read_tau2(db))
-    result = runner.invoke(app, ["eval", "--tau2", str(path), "--store-file", str(db)])
+    result = runner.invoke(app, ["eval", "tau2", str(path), "--store-file", str(db)])
     assert result.exit_code == 2
 
 
 def test_tau2_needs_its_store_and_is_one_source(db: Path) -> None:
-    alone = runner.invoke(app, ["eval", "--tau2", str(TASKS), "--dry-run"])
+    alone = runner.invoke(app, ["eval", "tau2", str(TASKS), "--dry-run"])
     assert alone.exit_code == 2 and "--tau2 needs --store-file" in alone.stderr
     both = runner.invoke(app, ["eval", "--builtin", "--tau2", str(TASKS), "--store-file", str(db)])
     assert both.exit_code == 2 and "Give one of" in both.stderr
     no_customer = runner.invoke(
-        app, ["eval", "--tau2", str(TASKS), "--store-file", str(db), "--dry-run"]
+        app, ["eval", "tau2", str(TASKS), "--store-file", str(db), "--dry-run"]
     )
     assert no_customer.exit_code == 2 and "give --customer-model" in no_customer.stderr
 
 
 def reference_run(path: Path, db: Path, *extra: str) -> list[dict[str, Any]]:
-    argv = ["eval", "--tau2", str(path), "--store-file", str(db), "--provider", "reference"]
+    argv = ["eval", "tau2", str(path), "--store-file", str(db), "--provider", "reference"]
     result = runner.invoke(app, [*argv, "--json", "--min-pass", "0", *extra])
     assert result.exit_code == 0, result.stdout + result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
@@ -151,7 +151,7 @@ def test_a_gold_write_the_rules_refuse_is_the_tasks_flaw_not_a_pass_nor_a_failur
     (flaw,) = case["flaws"]
     assert flaw.startswith("reference step 4: modify_pending_order_payment is refused: ERROR:")
     assert "gift_card_0" in flaw
-    argv = ["eval", "--tau2", str(path), "--store-file", str(db), "--provider", "reference"]
+    argv = ["eval", "tau2", str(path), "--store-file", str(db), "--provider", "reference"]
     shown = runner.invoke(app, argv)
     assert shown.exit_code == 0, shown.stderr  # no case scored, none below the target
     assert "⚠" in shown.stdout and "the case is flawed" in shown.stdout
@@ -162,7 +162,7 @@ def test_the_shipped_retail_tasks_pass_with_the_reference_and_two_are_flawed() -
     id) and a write of what is there already (an address set to itself): the conversation goes
     on, as in τ². Tasks 64 and 105 hold a write τ²'s own tools refuse too (an exchange of a
     pending order; a gift card short of the difference): flawed, in their own column."""
-    result = runner.invoke(app, ["eval", "--tau2", "retail", "--provider", "reference", "--json"])
+    result = runner.invoke(app, ["eval", "tau2", "retail", "--provider", "reference", "--json"])
     assert result.exit_code == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     (summary,) = [line for line in lines if line["event"] == "summary"]
@@ -187,7 +187,7 @@ def test_a_case_citing_an_article_that_is_not_there_fails_with_the_reference(
         + text.replace('"c"', '"d"').format(a="no-such-article")
     )
     result = runner.invoke(
-        app, ["eval", str(path), "--provider", "reference", "--json", "--min-pass", "0"]
+        app, ["eval", "run", str(path), "--provider", "reference", "--json", "--min-pass", "0"]
     )
     cases = {
         json.loads(x)["case"]: json.loads(x) for x in result.stdout.splitlines() if '"case"' in x
@@ -201,7 +201,7 @@ def test_a_case_citing_an_article_that_is_not_there_fails_with_the_reference(
 
 
 def test_the_reference_contender_checks_the_built_in_conversations() -> None:
-    result = runner.invoke(app, ["eval", "--builtin", "--provider", "reference", "--json"])
+    result = runner.invoke(app, ["eval", "run", "--builtin", "--provider", "reference", "--json"])
     assert result.exit_code == 0, result.stdout + result.stderr
     cases = [json.loads(line) for line in result.stdout.splitlines() if '"case"' in line]
     assert len(cases) >= 30 and all(c["passed"] for c in cases)
@@ -229,7 +229,7 @@ def test_a_tau2_task_end_to_end_with_stub_models_on_both_sides(fake_llm: FakeLLM
         only = [t for t in tasks() if t["id"] == "40"]
         one = db.parent / "one.json"
         one.write_text(json.dumps(only), encoding="utf-8")
-        argv = ["eval", "--tau2", str(one), "--store-file", str(db), "--json"]
+        argv = ["eval", "tau2", str(one), "--store-file", str(db), "--json"]
         argv += ["--provider", "openai", "--base-url", fake_llm.url, "--model", "agent"]
         argv += ["--no-stream", "--no-grounding", "--customer-model", "customer"]
         argv += ["--customer-base-url", customer.url]
@@ -291,7 +291,7 @@ def test_a_task_id_that_is_a_path_records_inside_the_record_folder(
     assert len(written) == 5 and "reference-gold/tau2-plain.jsonl" in written
     assert all(p.count("/") == 1 and ".." not in p.split("/")[1][:2] for p in written), written
     assert not (tmp_path / "escaped.jsonl").exists() and not list(tmp_path.glob("*.jsonl"))
-    replayed = runner.invoke(app, ["eval", "--replay", str(record), "--json"])
+    replayed = runner.invoke(app, ["eval", "replay", str(record), "--json"])
     checks = [json.loads(line) for line in replayed.stdout.splitlines()]
     assert sum(c["event"] == "replay_check" for c in checks) == 5  # every file read back
 
@@ -304,12 +304,12 @@ def test_the_retail_tasks_ship_with_the_package_and_run_from_a_fresh_install() -
     shipped = resources.files("agent_cli.evaluation") / "tau2_retail"
     notice = (shipped / "NOTICE").read_text("utf-8")
     assert "sierra-research/tau2-bench at commit a2c02472" in notice and "MIT License" in notice
-    listed = runner.invoke(app, ["eval", "--tau2", "retail", "--list"])
+    listed = runner.invoke(app, ["eval", "list", "--tau2", "retail"])
     assert listed.exit_code == 0, listed.stderr
     ids = [line.split("\t")[0] for line in listed.stdout.splitlines() if line.startswith("tau2-")]
     assert len(ids) == len(json.loads((shipped / "tasks.json").read_text("utf-8")))
     assert ids[:2] == ["tau2-0", "tau2-1"]
-    missing = runner.invoke(app, ["eval", "--tau2", "tasks-of-my-own.json", "--list"])
+    missing = runner.invoke(app, ["eval", "list", "--tau2", "tasks-of-my-own.json"])
     assert missing.exit_code == 2 and "--tau2 retail runs the retail tasks shipped" in (
         missing.stderr
     )

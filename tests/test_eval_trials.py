@@ -58,7 +58,16 @@ def test_trials_give_pass_hat_k_in_the_summary_json_and_report(
         fake_llm.queue(openai_calls(("lookup_order", {"order_code": "A100"})), openai_text(answer))
     cases = tmp_path / "cases.toml"
     cases.write_text(CASE, encoding="utf-8")
-    argv = ["eval", str(cases), "--provider", "openai", "--base-url", fake_llm.url, "--no-stream"]
+    argv = [
+        "eval",
+        "run",
+        str(cases),
+        "--provider",
+        "openai",
+        "--base-url",
+        fake_llm.url,
+        "--no-stream",
+    ]
     argv += ["--trials", "4", "--concurrency", "1", "--min-pass", "0", "--no-grounding"]
     result = runner.invoke(app, [*argv, "--json"], env={"OPENAI_API_KEY": KEY})
     assert result.exit_code == 0, result.stderr
@@ -79,14 +88,14 @@ def test_trials_give_pass_hat_k_in_the_summary_json_and_report(
 def test_one_trial_prints_no_pass_hat_line(tmp_path: Path) -> None:
     cases = tmp_path / "cases.toml"
     cases.write_text(CASE, encoding="utf-8")
-    result = runner.invoke(app, ["eval", str(cases), "--dry-run"])
+    result = runner.invoke(app, ["eval", "run", str(cases), "--dry-run"])
     assert result.exit_code == 0 and "pass^" not in result.stdout
 
 
 def test_every_trial_passes_offline_so_every_pass_hat_is_whole(tmp_path: Path) -> None:
     cases = tmp_path / "cases.toml"
     cases.write_text(CASE, encoding="utf-8")
-    result = runner.invoke(app, ["eval", str(cases), "--dry-run", "--trials", "3", "--json"])
+    result = runner.invoke(app, ["eval", "run", str(cases), "--dry-run", "--trials", "3", "--json"])
     (summary,) = [json.loads(x) for x in result.stdout.splitlines() if '"summary"' in x]
     assert summary["pass_hat_k"] == {"1": 1.0, "2": 1.0, "3": 1.0}
 
@@ -94,9 +103,11 @@ def test_every_trial_passes_offline_so_every_pass_hat_is_whole(tmp_path: Path) -
 def test_repeat_is_the_old_name_of_trials(tmp_path: Path) -> None:
     cases = tmp_path / "cases.toml"
     cases.write_text(CASE, encoding="utf-8")
-    same = runner.invoke(app, ["eval", str(cases), "--dry-run", "--repeat", "2", "--json"])
+    same = runner.invoke(app, ["eval", "run", str(cases), "--dry-run", "--repeat", "2", "--json"])
     assert sum('"event":"case"' in line for line in same.stdout.splitlines()) == 2
-    both = runner.invoke(app, ["eval", str(cases), "--dry-run", "--repeat", "2", "--trials", "3"])
+    both = runner.invoke(
+        app, ["eval", "run", str(cases), "--dry-run", "--repeat", "2", "--trials", "3"]
+    )
     assert both.exit_code == 2
     assert "--repeat is the old name of --trials: give one of them" in both.stderr
 
@@ -105,7 +116,7 @@ def test_list_prints_each_case_on_one_line_and_runs_nothing(tmp_path: Path) -> N
     from agent_cli.evaluation.cases import builtin_cases
     from agent_cli.evaluation.heard import with_heard
 
-    listed = runner.invoke(app, ["eval", "--builtin", "--list"])
+    listed = runner.invoke(app, ["eval", "list", "--builtin"])
     assert listed.exit_code == 0, listed.stderr
     lines = listed.stdout.splitlines()
     every = with_heard(builtin_cases())  # the written cases, then the heard ones
@@ -114,7 +125,7 @@ def test_list_prints_each_case_on_one_line_and_runs_nothing(tmp_path: Path) -> N
     assert "desk-cancel-en\tquestion\tPlease cancel my order B200." in listed.stdout
     cases = tmp_path / "cases.toml"
     cases.write_text(CASE.replace("Is order A100 refundable?", "Is order\\nA100 refundable?"))
-    one = runner.invoke(app, ["eval", str(cases), "--list"])
+    one = runner.invoke(app, ["eval", "list", str(cases)])
     assert one.stdout == "a100\tquestion\tIs order A100 refundable?\n"
     logged = runner.invoke(app, ["logs", "list", "--kind", "eval", "--json"])
     assert logged.stdout == ""  # nothing ran

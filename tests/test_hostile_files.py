@@ -66,9 +66,9 @@ INPUTS = {  # each file input: the file's name, and the command line naming it
     "orders import --format tau2": (
         "db.json", lambda p, t: ["orders", "import", str(p), "--format", "tau2"]
     ),
-    "eval case file": ("cases.toml", lambda p, t: ["eval", str(p)]),
+    "eval case file": ("cases.toml", lambda p, t: ["eval", "run", str(p)]),
     "eval --tau2": (
-        "tasks.json", lambda p, t: ["eval", "--tau2", str(p), "--store-file", str(p), "--dry-run"]
+        "tasks.json", lambda p, t: ["eval", "tau2", str(p), "--store-file", str(p), "--dry-run"]
     ),
     "kb import": ("article.md", lambda p, t: ["kb", "import", str(p)]),
     "replay": ("t.jsonl", lambda p, t: ["replay", str(p)]),

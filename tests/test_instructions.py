@@ -108,7 +108,7 @@ def test_eval_compares_instructions_side_by_side(tmp_path: Path) -> None:
         '[[cases]]\nid = "a"\nquestion = "Is order A100 refundable?"\ntoday = 2026-10-13\n'
         'verdict = { A100 = "refundable" }\n'
     )
-    argv = ["eval", str(cases), "--dry-run", "--json"]
+    argv = ["eval", "run", str(cases), "--dry-run", "--json"]
     argv += ["--instructions", str(first), "--instructions", str(second)]
     result = runner.invoke(app, argv)
     assert result.exit_code == 0, result.stderr

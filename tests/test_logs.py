@@ -224,7 +224,7 @@ def test_continue_without_an_earlier_session_starts_a_new_one() -> None:
 
 
 def test_every_eval_case_is_logged_under_one_id_even_from_threads() -> None:
-    result = agent("eval", "--builtin", "--concurrency", "4", "--json")
+    result = agent("eval", "run", "--builtin", "--concurrency", "4", "--json")
     assert result.exit_code == 0, result.stderr
     cases = [json.loads(line) for line in result.stdout.splitlines() if '"case"' in line]
     assert logged() == []  # kept apart from the operators' runs
@@ -358,7 +358,9 @@ def test_continue_remembers_only_answered_chat_turns_never_asks_or_evals(
     ask("Is order A102 refundable?")  # newer runs that are not chat sessions
     script = Path(os.environ["HOME"]) / "script.json"
     script.write_text('[{"type": "final", "answer": "No idea."}]')
-    assert agent("eval", "--builtin", "--script", str(script), "--min-pass", "0").exit_code == 0
+    assert (
+        agent("eval", "run", "--builtin", "--script", str(script), "--min-pass", "0").exit_code == 0
+    )
     assert {r["kind"] for r in logged()} == {"chat", "ask"}  # eval cases are kept apart
     assert {r["kind"] for r in logged("--kind", "all")} == {"chat", "ask", "eval"}
     again = agent("chat", "--continue", *provider, stdin="Which order was it?\n", env=env)

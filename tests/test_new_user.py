@@ -127,7 +127,7 @@ def test_quiet_at_a_step_limit_never_looks_like_a_finished_answer() -> None:
         ["orders", "list", "--json"],
         ["config", "show", "--json"],
         ["logs", "list", "--json"],
-        ["eval", "--builtin", "--dry-run", "--json"],
+        ["eval", "run", "--builtin", "--dry-run", "--json"],
     ],
 )
 def test_json_lines_are_compact_as_jq_c_writes_them(argv: list[str]) -> None:

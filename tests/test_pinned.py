@@ -121,7 +121,7 @@ def test_every_run_on_a_reused_channel_keeps_its_own_deadline(
             '[[cases]]\nquestion = "Is A100 refundable?"\nmust_call = ["lookup_order"]\n'
             '[[cases]]\nquestion = "Is A101 refundable?"\nmust_call = ["lookup_order"]\n'
         )
-        argv, stdin = ["eval", str(cases), *provider, "--concurrency", "1", "--json"], ""
+        argv, stdin = ["eval", "run", str(cases), *provider, "--concurrency", "1", "--json"], ""
     started = time.monotonic()
     done = runner.invoke(app, argv, input=stdin, env={"OPENAI_API_KEY": KEY})
     assert time.monotonic() - started < 30  # two 1 s deadlines; the trickle takes a minute each

@@ -210,7 +210,7 @@ def test_a_case_file_nested_5000_deep_is_exit_2_naming_it(tmp_path: Path, suffix
     path = tmp_path / f"deep{suffix}"
     deep = "[" * DEPTH + "]" * DEPTH
     path.write_text(f"x = {deep}\n" if suffix == ".toml" else deep, encoding="utf-8")
-    result = runner.invoke(app, ["eval", str(path), "--dry-run"])
+    result = runner.invoke(app, ["eval", "run", str(path), "--dry-run"])
     assert result.exit_code == 2, result.stderr
     assert str(path) in result.stderr and "nested" in result.stderr
     one_clean_line(result)

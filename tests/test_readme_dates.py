@@ -118,11 +118,11 @@ def test_eval_and_ask_agree_and_a_recorded_eval_replays_unchanged_a_year_later(
     )
     monkeypatch.setenv("AGENT_TODAY", today)
     runs = tmp_path / "runs"
-    argv = ["eval", str(cases), "--dry-run", "--record", str(runs), "--json"]
+    argv = ["eval", "run", str(cases), "--dry-run", "--record", str(runs), "--json"]
     result = runner.invoke(app, argv)
     assert result.exit_code == 0, result.stdout
     monkeypatch.setenv("AGENT_TODAY", "2031-01-01")  # replayed years later, on another day
-    result = runner.invoke(app, ["eval", "--replay", str(runs), "--json"])
+    result = runner.invoke(app, ["eval", "replay", str(runs), "--json"])
     assert result.exit_code == 0, result.stdout
     checks = [json.loads(line) for line in result.stdout.splitlines()]
     assert [c["matches"] for c in checks] == [True, True]

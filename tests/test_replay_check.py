@@ -59,19 +59,22 @@ def test_eval_replay_checks_a_folder_of_traces(tmp_path: Path) -> None:
     )
     runs = tmp_path / "runs"
     assert (
-        runner.invoke(app, ["eval", str(cases), "--dry-run", "--record", str(runs)]).exit_code == 0
+        runner.invoke(
+            app, ["eval", "run", str(cases), "--dry-run", "--record", str(runs)]
+        ).exit_code
+        == 0
     )
-    result = runner.invoke(app, ["eval", "--replay", str(runs), "--json"])
+    result = runner.invoke(app, ["eval", "replay", str(runs), "--json"])
     assert result.exit_code == 0, result.stderr
     checks = [json.loads(line) for line in result.stdout.splitlines()]
     assert [c["matches"] for c in checks] == [True, True]
     assert {Path(c["trace"]).name for c in checks} == {"one.jsonl", "two.jsonl"}
     cancel_a100(tmp_path)  # the user's database is not what eval cases ran on: no difference
-    result = runner.invoke(app, ["eval", "--replay", str(runs), "--json"])
+    result = runner.invoke(app, ["eval", "replay", str(runs), "--json"])
     assert result.exit_code == 0, result.stdout
     policy = tmp_path / "shorter.toml"  # a change of today's tools is one
     policy.write_text("[policy]\nrefund_window_days = 10\n", encoding="utf-8")
-    result = runner.invoke(app, ["eval", "--replay", str(runs), "--json", "--config", str(policy)])
+    result = runner.invoke(app, ["eval", "replay", str(runs), "--json", "--config", str(policy)])
     assert result.exit_code == 3
     checks = [json.loads(line) for line in result.stdout.splitlines()]
     assert [c["matches"] for c in checks] == [False, False]  # both read the policy
@@ -80,9 +83,9 @@ def test_eval_replay_checks_a_folder_of_traces(tmp_path: Path) -> None:
 
 
 def test_eval_replay_needs_a_folder_with_traces(tmp_path: Path) -> None:
-    missing = runner.invoke(app, ["eval", "--replay", str(tmp_path / "nope")])
+    missing = runner.invoke(app, ["eval", "replay", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "no such directory" in missing.stderr
-    empty = runner.invoke(app, ["eval", "--replay", str(tmp_path)])
+    empty = runner.invoke(app, ["eval", "replay", str(tmp_path)])
     assert empty.exit_code == 2 and "no *.jsonl traces" in empty.stderr
     both = runner.invoke(app, ["eval", "--builtin", "--replay", str(tmp_path)])
     assert both.exit_code == 2 and "Give one of" in both.stderr
@@ -187,14 +190,14 @@ def test_a_clarifying_question_is_answered_with_the_recorded_reply(tmp_path: Pat
         encoding="utf-8",
     )
     runs = tmp_path / "runs"
-    recorded = runner.invoke(app, ["eval", str(cases), "--dry-run", "--record", str(runs)])
+    recorded = runner.invoke(app, ["eval", "run", str(cases), "--dry-run", "--record", str(runs)])
     assert recorded.exit_code == 0, recorded.stdout
     (trace,) = runs.rglob("which.jsonl")
     assert '"tool":"ask_user"' in trace.read_text()  # the run did ask
     result = runner.invoke(app, ["replay", str(trace), "--check"])
     assert result.exit_code == 0, result.stdout
     assert "1 run replayed, 0 with differences" in result.stdout
-    checked = runner.invoke(app, ["eval", "--replay", str(runs), "--json"])
+    checked = runner.invoke(app, ["eval", "replay", str(runs), "--json"])
     assert checked.exit_code == 0, checked.stdout
     (check,) = [json.loads(line) for line in checked.stdout.splitlines()]
     assert check["matches"] is True, check

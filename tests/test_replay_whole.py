@@ -16,13 +16,15 @@ runner = CliRunner()
 
 def record(tmp_path: Path, *argv: str) -> Path:
     recorded = tmp_path / "rec"
-    made = runner.invoke(app, ["eval", *argv, "--dry-run", "--record", str(recorded), "--json"])
+    made = runner.invoke(
+        app, ["eval", "run", *argv, "--dry-run", "--record", str(recorded), "--json"]
+    )
     assert made.exit_code == 0, made.stderr
     return recorded
 
 
 def replay(recorded: Path) -> tuple[int, list[dict[str, object]]]:
-    result = runner.invoke(app, ["eval", "--replay", str(recorded), "--json"])
+    result = runner.invoke(app, ["eval", "replay", str(recorded), "--json"])
     return result.exit_code, [json.loads(line) for line in result.stdout.splitlines()]
 
 
@@ -100,7 +102,7 @@ def test_a_yes_given_to_the_answer_before_is_replayed_with_that_answer(tmp_path:
         'turns = ["Please cancel B200, I am kaito.yamamoto@example.com", "yes"]\n'
     )
     recorded = tmp_path / "rec"
-    argv = ["eval", str(cases), "--script", str(script), "--record", str(recorded), "--json"]
+    argv = ["eval", "run", str(cases), "--script", str(script), "--record", str(recorded), "--json"]
     made = runner.invoke(app, argv)
     assert made.exit_code == 0, made.stdout + made.stderr
     (trace,) = recorded.rglob("*.jsonl")

@@ -51,7 +51,17 @@ def evaluate(tmp_path: Path, *args: str) -> tuple[Result, Path]:
     cases.write_text(CASES, encoding="utf-8")
     report = tmp_path / "out" / "report.html"
     report.parent.mkdir(exist_ok=True)
-    argv = ["eval", str(cases), "--dry-run", "--report", str(report), "--min-pass", "0", *args]
+    argv = [
+        "eval",
+        "run",
+        str(cases),
+        "--dry-run",
+        "--report",
+        str(report),
+        "--min-pass",
+        "0",
+        *args,
+    ]
     return runner.invoke(app, argv, env={}), report
 
 
@@ -275,7 +285,7 @@ def test_the_report_fits_a_phone_and_a_desktop_in_chromium(
     url, directory = served
     cases = tmp_path / "cases.toml"
     cases.write_text(CASES, encoding="utf-8")
-    argv = ["eval", str(cases), "--dry-run", "--min-pass", "0", *two_models(tmp_path)]
+    argv = ["eval", "run", str(cases), "--dry-run", "--min-pass", "0", *two_models(tmp_path)]
     argv += ["--report", str(directory / "report.html"), "--record", str(directory / "runs")]
     assert runner.invoke(app, argv, env={}).exit_code == 0
     (directory / "harness.html").write_text(HARNESS, encoding="utf-8")

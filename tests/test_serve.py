@@ -25,7 +25,7 @@ from agent_cli.cli import app as cli_app
 from agent_cli.runtime.converse import setup_for
 from agent_cli.serve.app import make_app
 from agent_cli.store import conversations as stored
-from agent_cli.store import tokens
+from agent_cli.store import tickets, tokens
 from agent_cli.store.sqlite import OrderStore
 
 from .fakellm import FakeLLM, Reply, openai_text
@@ -357,3 +357,137 @@ def test_a_chunked_body_over_the_limit_is_refused_as_it_streams(client: TestClie
         f"/v1/conversations/{conversation}/messages", headers=auth(secret), content=chunks()
     )
     assert answer.status_code == 413 and answer.json()["error"]["code"] == "too_large"
+
+
+def test_metrics_count_what_was_served_for_staff_only(client: TestClient) -> None:
+    customer, staff = token("customer"), token("staff")
+    conversation = start(client, customer)
+    say(client, customer, conversation, "m1", "Hello there")
+    say(client, customer, conversation, "m1", "Hello there")  # a retry
+    assert client.get("/metrics", headers=auth(customer)).status_code == 403
+    scraped = client.get("/metrics", headers=auth(staff))
+    assert scraped.status_code == 200 and scraped.headers["content-type"].startswith("text/plain")
+    text = scraped.text
+    assert 'agent_turns_total{status="answered"} 1' in text
+    assert 'agent_turns_total{status="repeated"} 1' in text
+    assert "agent_turn_seconds_count 2" in text and 'agent_turn_seconds_bucket{le="+Inf"} 2' in text
+    route = 'route="/v1/conversations/{id}/messages",status="200"'
+    assert f"agent_http_responses_total{{{route}}} 2" in text
+    assert 'agent_conversations{status="open"} 1' in text
+    assert "agent_approval_queue_depth 0" in text
+    assert "# TYPE agent_turn_seconds histogram" in text
+
+
+def test_a_caller_over_its_rate_is_told_when_to_come_back(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("[serve]\ntoken_rate = 4\nconversation_rate = 2\n")
+    with TestClient(make_app(setup_for({"config": config, "today": TODAY}))) as limited:
+        secret = token()
+        conversation = start(limited, secret)
+        for n in range(2):
+            assert say(limited, secret, conversation, f"m{n}", "hi").status_code == 200
+        refused = say(limited, secret, conversation, "m2", "hi")
+        assert refused.status_code == 429 and refused.json()["error"]["code"] == "rate_limited"
+        assert 1 <= int(refused.headers["Retry-After"]) <= 60
+        assert "2 messages to this conversation a minute" in refused.json()["error"]["message"]
+        over = limited.post("/v1/conversations", headers=auth(secret))  # the token's 5th call
+        assert over.status_code == 429 and "token" in over.json()["error"]["message"]
+
+
+def test_a_rate_frees_up_as_the_minute_slides() -> None:
+    from agent_cli.serve.rates import RateLimit
+
+    now = [1000.0]
+    limit = RateLimit(2, clock=lambda: now[0])
+    assert [limit.wait_for("a"), limit.wait_for("a")] == [0, 0]
+    assert limit.wait_for("a") == 60 and limit.wait_for("b") == 0  # another key is its own
+    now[0] += 59.5
+    assert limit.wait_for("a") == 1
+    now[0] += 0.5
+    assert limit.wait_for("a") == 0
+    assert RateLimit(0).wait_for("a") == 0  # no limit
+
+
+# --- the staff routes ----------------------------------------------------------------------------
+
+
+def _queued(client: TestClient, secret: str) -> str:
+    conversation = start(client, secret)
+    say(client, secret, conversation, "m1", f"{CANCEL}, my email is kaito.yamamoto@example.com")
+    queued = say(client, secret, conversation, "m2", "yes").json()
+    assert queued["status"] == "awaiting_approval"
+    return conversation
+
+
+def test_staff_decide_the_queue_over_http_and_the_customer_is_told(client: TestClient) -> None:
+    customer, staff = token("customer"), token("staff", name="lead")
+    conversation = _queued(client, customer)
+    assert client.get("/v1/approvals", headers=auth(customer)).status_code == 403
+    pending = client.get("/v1/approvals", headers=auth(staff)).json()["approvals"]
+    assert [(i["id"], i["state"], i["tool"]) for i in pending] == [
+        (1, "pending", "cancel_pending_order")
+    ]
+    assert client.get("/v1/approvals/1", headers=auth(staff)).json()["order_code"] == "B200"
+    approved = client.post("/v1/approvals/1/approve", headers=auth(staff))
+    assert approved.status_code == 200, approved.text
+    assert approved.json()["state"] == "approved" and approved.json()["decided_by"] == "token:lead"
+    again = client.post("/v1/approvals/1/deny", headers=auth(staff), json={"reason": "late"})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "decided"
+    shown = client.get(f"/v1/conversations/{conversation}", headers=auth(customer)).json()
+    assert shown["status"] == "open" and "approved and made" in shown["messages"][-1]["text"]
+    store = _store()
+    try:
+        order = store.get("B200")
+        assert order is not None and order.status == "CANCELLED"
+    finally:
+        store.close()
+    assert client.get("/v1/approvals", headers=auth(staff)).json()["approvals"] == []
+    everything = client.get("/v1/approvals?state=all", headers=auth(staff)).json()["approvals"]
+    assert len(everything) == 1
+    assert client.post("/v1/approvals/9/approve", headers=auth(staff)).status_code == 404
+    assert client.get("/v1/approvals/x1", headers=auth(staff)).status_code == 404
+    assert client.get("/v1/approvals?state=nope", headers=auth(staff)).status_code == 400
+
+
+def test_a_denial_over_http_keeps_its_reason_from_the_customer(client: TestClient) -> None:
+    customer, staff = token("customer"), token("staff")
+    conversation = _queued(client, customer)
+    denied = client.post(
+        "/v1/approvals/1/deny", headers=auth(staff), json={"reason": "card flagged by fraud check"}
+    )
+    assert denied.status_code == 200 and denied.json()["state"] == "denied"
+    assert "card flagged" in denied.json()["outcome"]
+    told = client.get(f"/v1/conversations/{conversation}", headers=auth(customer)).json()
+    assert "not approved" in told["messages"][-1]["text"]
+    assert "fraud" not in told["messages"][-1]["text"]
+
+
+def test_staff_take_and_close_tickets_over_http(client: TestClient) -> None:
+    staff = token("staff", name="desk-lead")
+    store = _store()
+    try:
+        tickets.open_ticket(
+            store, tickets.NewTicket("A101 arrived damaged", "My camera is broken", "run1")
+        )
+    finally:
+        store.close()
+    listed = client.get("/v1/tickets", headers=auth(staff)).json()["tickets"]
+    assert [(t["id"], t["status"]) for t in listed] == [(1, "open")]
+    claimed = client.post("/v1/tickets/1/claim", headers=auth(staff))
+    assert claimed.status_code == 200 and claimed.json()["claimed_by"] == "token:desk-lead"
+    assert client.post("/v1/tickets/1/claim", headers=auth(staff)).status_code == 409
+    closed = client.post("/v1/tickets/1/close", headers=auth(staff), json={"note": "replaced"})
+    assert closed.status_code == 200 and closed.json()["note"] == "replaced"
+    assert client.get("/v1/tickets", headers=auth(staff)).json()["tickets"] == []
+    assert len(client.get("/v1/tickets?status=all", headers=auth(staff)).json()["tickets"]) == 1
+    assert client.get("/v1/tickets/7", headers=auth(staff)).status_code == 404
+    assert client.get("/v1/tickets?status=lost", headers=auth(staff)).status_code == 400
+
+
+def test_staff_search_the_help_centre_over_http(client: TestClient) -> None:
+    staff = token("staff")
+    hits = client.get("/v1/help/search", params={"q": "how long does shipping take"},
+                      headers=auth(staff))  # fmt: skip
+    assert hits.status_code == 200 and hits.json()["hits"]
+    assert {"id", "title", "passage"} <= set(hits.json()["hits"][0])
+    assert client.get("/v1/help/search", headers=auth(staff)).status_code == 400

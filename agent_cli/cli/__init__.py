@@ -2,14 +2,15 @@
 
 This package is the only one that imports Typer, and holds the one error boundary
 (`boundary.py`): every AgentError (and any Typer usage error) becomes one line on stderr and a
-documented exit code, never a traceback. The commands (`runs.py`: ask, chat, eval, replay;
-`admin.py`: doctor, config, tools, orders; `logs.py`: the run log; `approvals.py`: the approval
-queue) import the heavy modules inside their bodies, so `agent --help` pays only for Typer.
+documented exit code, never a traceback. The commands (`runs.py`: ask, chat, replay; `evals.py`:
+eval run, tau2, replay, list; `admin.py`: doctor, config, tools, orders; `logs.py`: the run
+log; `approvals.py`: the approval queue) import the heavy modules inside their bodies, so
+`agent --help` pays only for Typer.
 """
 
 from __future__ import annotations
 
-from agent_cli.cli import admin, approvals, conversations, kb, logs, runs, serve, tickets
+from agent_cli.cli import admin, approvals, conversations, evals, kb, logs, runs, serve, tickets
 from agent_cli.cli.apps import (
     app,
     approvals_app,
@@ -35,6 +36,7 @@ _COMMANDS = (
     kb,
     conversations,
     serve,
+    evals,
 )  # imported for what they add to the apps
 add_help(
     app,
@@ -47,4 +49,5 @@ add_help(
     kb_app,
     conversations_app,
     tokens_app,
+    evals.eval_app,
 )

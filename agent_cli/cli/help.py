@@ -14,14 +14,18 @@ EXAMPLES = {  # by the command's function
         'echo "Is A100 refundable?" | agent ask - --json',
     ],
     "chat": ["agent chat", "agent chat --continue", "agent chat --dry-run < questions.txt"],
-    "eval_": [
-        "agent eval --builtin --dry-run",
-        "agent eval cases.toml --model gpt-4o-mini --model gpt-4o --report report.html",
-        "agent eval --builtin --provider ollama --model qwen2.5:7b --trials 4",
-        "agent eval --tau2 tasks.json --store-file db.json --provider reference",
-        "agent eval --tau2 tasks.json --store-file db.json --model gpt-4.1 --customer-model "
+    "eval_run": [
+        "agent eval run --builtin --dry-run",
+        "agent eval run cases.toml --model gpt-4o-mini --model gpt-4o --report report.html",
+        "agent eval run --builtin --provider ollama --model qwen2.5:7b --trials 4",
+    ],
+    "eval_tau2": [
+        "agent eval tau2 retail --provider reference",
+        "agent eval tau2 tasks.json --store-file db.json --model gpt-4.1 --customer-model "
         "gpt-4.1 --trials 4 --max-cost 20",
     ],
+    "eval_replay": ["agent eval replay runs/ --json"],
+    "eval_list": ["agent eval list --builtin", "agent eval list cases.toml"],
     "replay": ["agent replay runs.jsonl --list", "agent replay runs.jsonl --check"],
     "doctor": ["agent doctor", "agent doctor --provider ollama"],
     "tools_group": ["agent tools --json", 'agent tools call track_order \'{"order_id": "A101"}\''],

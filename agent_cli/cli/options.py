@@ -96,3 +96,81 @@ AsOption = Annotated[
         "--as", help="Who decides or does it (default: $AGENT_OPERATOR, else the OS user)."
     ),
 ]
+
+
+# `agent eval run | tau2` (cli/evals.py): declared once, shared by both and the old spelling.
+EvalModelsOption = Annotated[
+    list[str] | None,
+    typer.Option("--model", help="A model to evaluate; repeat to compare models side by side."),
+]
+ConcurrencyOption = Annotated[
+    int | None, typer.Option(help="Cases run at once (default: 4 for HTTP providers, 1 offline).")
+]
+TrialsOption = Annotated[
+    int | None,
+    typer.Option(
+        help="Run each case this many times, each on a fresh copy of its store; the summary "
+        "gives pass^1..pass^k (τ²-bench's consistency measure)."
+    ),
+]
+RepeatOption = Annotated[int | None, typer.Option(hidden=True, help="The old name of --trials.")]
+EvalJsonOption = Annotated[
+    bool, typer.Option("--json", help="Print JSON Lines: one per case, then one per model.")
+]
+ReportOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Write a self-contained HTML report to this file (0600): failures first, a column "
+        "per model, trace links."
+    ),
+]
+RecordOption = Annotated[
+    Path | None, typer.Option(help="Keep each case's trace in this directory.")
+]
+MinPassOption = Annotated[
+    float, typer.Option(help="Exit 3 unless every model passes this fraction of cases.")
+]
+MinHeardOption = Annotated[
+    float,
+    typer.Option(
+        help="With --builtin: exit 3 unless every model passes this fraction of the heard cases "
+        "(held-out customer messages, reported in a row of their own)."
+    ),
+]
+EvalInstructionsOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--instructions",
+        help="The shop's instructions from this file; repeat to compare them side by side.",
+    ),
+]
+StoreFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Every case starts from this store: a τ²-bench db.json (for --tau2, its own)."
+    ),
+]
+StoreUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Run every case on this PostgreSQL server, each in a schema of its own, dropped "
+        "after it (default: an in-memory SQLite store per case)."
+    ),
+]
+EvalMaxCostOption = Annotated[
+    float | None,
+    typer.Option(
+        help="Stop the eval before a model request that would bring its cost over this (every "
+        'model needs [prices."MODEL"] in the config); exit 3.'
+    ),
+]
+CustomerModelOption = Annotated[
+    str | None,
+    typer.Option(help="The model that plays the cases' simulated customers (τ²'s user simulator)."),
+]
+CustomerProviderOption = Annotated[
+    str | None, typer.Option(help="The customer model's provider (default: the agent's).")
+]
+CustomerBaseUrlOption = Annotated[
+    str | None, typer.Option(help="The customer model's server (default: the agent's).")
+]

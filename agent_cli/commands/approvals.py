@@ -4,18 +4,15 @@ approving the same item at once make one refund: the second finds it closed."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import sqlite3
 import sys
 import time
-from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from agent_cli.config import Settings, load_settings
-from agent_cli.config.currencies import major_number, to_minor
+from agent_cli.config.currencies import to_minor
 from agent_cli.core import interrupts
 from agent_cli.core.events import QueueDecided
 from agent_cli.dates import system_today
@@ -25,17 +22,17 @@ from agent_cli.record.runlog import RunLog, configured_log_path
 from agent_cli.record.tracing import dumps_event
 from agent_cli.runtime.assemble import operator_name, policy_of
 from agent_cli.runtime.drive import warn
-from agent_cli.runtime.followups import tell_decision
+from agent_cli.runtime.queue_decisions import decide_item, recheck_for
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store import approval_queue, ledger
-from agent_cli.store.approval_items import ITEM_STATUSES, Approval, Item, Unreadable
-from agent_cli.store.approval_queue import Decided, Recheck
+from agent_cli.store.approval_items import ITEM_STATUSES, Approval, Unreadable, item_json
+from agent_cli.store.approval_queue import Decided
 from agent_cli.store.models import Order
 from agent_cli.store.order_files import normalise_code
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import clean_text, print_json_lines
 from agent_cli.tools import Denied
-from agent_cli.tools.refunds import check_rules, recheck_queued, refund_facts
+from agent_cli.tools.refunds import check_rules, refund_facts
 from agent_cli.ui.approvals_view import show_approval, show_approvals
 from agent_cli.ui.console import make_console, notice
 from agent_cli.validation_text import near_miss
@@ -71,7 +68,7 @@ def list_approvals(
         items = approval_queue.listed(store, order=order.upper() if order else None)
     items = [item for item in items if state is None or item.state(now) == state]
     if json_output:
-        print_json_lines(approval_json(item, now) for item in items)
+        print_json_lines(item_json(item, now) for item in items)
         return
     show_approvals(make_console(), items, now)
 
@@ -85,7 +82,7 @@ def show_approval_command(item: int, *, json_output: bool, config: Path | None) 
         raise ApprovalUnreadable(_unreadable(found))
     now = approval_queue.now_utc()
     if json_output:
-        print_json_lines([approval_json(found, now)])
+        print_json_lines([item_json(found, now)])
         return
     show_approval(make_console(), found, now)
 
@@ -100,7 +97,7 @@ def decide(
             f"--reason is {len(reason):,} characters; at most {MAX_REASON_CHARS:,} are kept"
         )
     settings = load_settings(config)
-    recheck = recheck_queued(policy_of(settings), settings.refunds.max_amount, system_today)
+    recheck = recheck_for(settings)
     who = by or operator_name()
     missed = 0
     made: list[Approval] = []  # decided now: each added to its run's log
@@ -108,7 +105,7 @@ def decide(
         with opened_store(settings) as store:
             for item in items:
                 with interrupts.deferred():  # each item decided and reported whole
-                    decided = _decided(
+                    decided = decide_item(
                         store, item, approve=approve, by=who, reason=reason, recheck=recheck
                     )
                     missed += not _report(item, decided, approve)
@@ -118,7 +115,6 @@ def decide(
                         and isinstance(decided.item, Approval)
                     ):
                         made.append(decided.item)
-                        tell_decision(store, decided.item)  # the customer's conversation
     except KeyboardInterrupt as stop:  # a Ctrl-C or SIGTERM between two items
         _log_decisions(settings, made)
         raise Interrupted(terminated=isinstance(stop, Terminated)) from None
@@ -126,14 +122,6 @@ def decide(
     if missed:
         verb = "approved" if approve else "denied"
         raise NotApproved(f"{missed} of {len(items)} item(s) were not {verb}; see the lines above")
-
-
-def _decided(
-    store: OrderStore, item: int, *, approve: bool, by: str, reason: str | None, recheck: Recheck
-) -> Decided | None:
-    if approve:
-        return approval_queue.approve(store, item, by=by, recheck=recheck)
-    return approval_queue.deny(store, item, by=by, reason=reason or "no reason given")
 
 
 def _report(item: int, decided: Decided | None, approve: bool) -> bool:
@@ -198,24 +186,6 @@ def _decision_line(item: Approval) -> str:
 
 def _unreadable(item: Unreadable) -> str:
     return f"#{item.id}: cannot be read ({item.problem}): fix or remove its row in the order store"
-
-
-def approval_json(item: Item, now: datetime) -> dict[str, object]:
-    """An item as JSON: `state` (the stored status, or expired, or unreadable), the judged
-    order as an object, the amount with its currency."""
-    if isinstance(item, Unreadable):
-        return {"id": item.id, "state": "unreadable", "problem": item.problem}
-    fields = dataclasses.asdict(item)
-    del fields["status"]  # `state` says it, and says expired too
-    moves_none = item.is_write and item.amount == 0  # an address: no money, no currency
-    return {
-        **fields,
-        "order_code": item.order_code or None,
-        "amount": None if moves_none else major_number(item.amount, item.currency),
-        "state": item.state(now),
-        "currency": None if moves_none else item.currency,
-        "judged": json.loads(item.judged),
-    }
 
 
 def explain(code: str, amount: str, reason: str, *, json_output: bool, config: Path | None) -> None:

@@ -166,8 +166,8 @@ def _check(options: EvalOptions) -> None:
     sources = [options.builtin, options.cases, options.replay, options.tau2]
     if sum(source not in (None, False) for source in sources) != 1:
         raise UsageError(
-            "Give one of: a case file, --builtin, --tau2 TASKS_JSON, or --replay DIR; see "
-            "'agent eval --help'"
+            "Give one of: a case file or --builtin (agent eval run), TASKS (agent eval tau2), or "
+            "DIR (agent eval replay); see 'agent eval --help'"
         )
     if options.store_url is not None:
         _check_server(options.store_url)

@@ -61,8 +61,8 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
     from agent_cli.store.order_files import normalise_code
 
     code = normalise_code(code)
-    from agent_cli.commands.approvals import approval_json
     from agent_cli.store import approval_queue, desk_reads
+    from agent_cli.store.approval_items import item_json
     from agent_cli.ui.approvals_view import show_approvals
     from agent_cli.ui.order_history import show_history
 
@@ -79,7 +79,7 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
         payload = {
             **order_json(order),
             "refunds": [dataclasses.asdict(r) for r in refunds],
-            "approvals": [approval_json(item, now) for item in waiting],
+            "approvals": [item_json(item, now) for item in waiting],
             "changes": [dataclasses.asdict(c) for c in changes],
         }
         print_json_lines([payload])

@@ -159,6 +159,15 @@ class ChatSettings(_Section):
     history_file: str | None = None  # None: the user's state directory; "" turns it off
 
 
+class ServeSettings(_Section):
+    """`agent serve` (docs/serve.md): a request body's size, and how often, per minute, one
+    token may call and one conversation may be written to (0: no limit), in each process."""
+
+    max_body_bytes: int = Field(default=1_000_000, ge=1_024, le=100_000_000)
+    token_rate: int = Field(default=600, ge=0, le=1_000_000)
+    conversation_rate: int = Field(default=30, ge=0, le=100_000)
+
+
 def _http_url(value: str | None) -> str | None:
     """An http(s) URL with a host, or None; anything else would be retried and blamed on a
     server that was never reached."""
@@ -298,6 +307,7 @@ class Settings(_Section):
     refunds: RefundSettings = Field(default_factory=RefundSettings)
     prices: dict[str, PriceSettings] = Field(default_factory=dict)  # by model name
     mcp: McpSettings = Field(default_factory=McpSettings)
+    serve: ServeSettings = Field(default_factory=ServeSettings)
 
 
 BUILTIN_PROFILES = {

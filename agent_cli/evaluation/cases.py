@@ -225,7 +225,7 @@ BUILTIN_FILES = ("builtin.toml", "conversations.toml")  # questions, then conver
 
 
 def builtin_cases() -> tuple[EvalCase, ...]:
-    """The public case set shipped with agent-cli (`agent eval --builtin`): the questions,
+    """The public case set shipped with agent-cli (`agent eval run --builtin`): the questions,
     then the desk's conversations."""
     cases: list[EvalCase] = []
     for name in BUILTIN_FILES:

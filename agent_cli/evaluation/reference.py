@@ -1,4 +1,4 @@
-"""The reference contender (`agent eval --provider reference`): it makes a case's reference
+"""The reference contender (`agent eval run --provider reference`): it makes a case's reference
 writes through the conversation, as any agent must (the customer identified first, each write
 proposed, its exact proposal put to the customer, made again only after their yes, through the
 shop's approval path), reads the articles the case cites, hands over when the case expects it,

@@ -1,4 +1,4 @@
-"""`agent eval --max-cost`: one budget for the whole eval, every model request of every case on
+"""`agent eval run --max-cost`: one budget for the whole eval, every model request of every case on
 every worker. A request is not sent when what was spent plus what it will cost at least (as
 the loop estimates a run's own budget: the run's previous request again) would pass the budget;
 that run ends `cost_budget`, the others stop at their next event, and the eval ends with the

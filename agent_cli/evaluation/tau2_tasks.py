@@ -1,4 +1,4 @@
-"""τ²-bench retail tasks as eval cases (`agent eval --tau2 tasks.json --store-file db.json`),
+"""τ²-bench retail tasks as eval cases (`agent eval tau2 tasks.json --store-file db.json`),
 read unchanged from τ²'s `data/tau2/domains/retail/tasks.json`:
 
 - the user scenario becomes the simulated customer: its reason for the call and its task

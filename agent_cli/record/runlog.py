@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,7 +23,6 @@ from typing import Any, NamedTuple
 from agent_cli.config import state_dir
 from agent_cli.core.seams import Exchange
 from agent_cli.errors import UsageError
-from agent_cli.record.tracing import private
 from agent_cli.store.schema import migrate, schema_version
 
 UNFINISHED = "unfinished"  # the status of a run whose end was never recorded
@@ -193,14 +193,8 @@ class RunLog:
             if not make_dirs and not path.parent.is_dir():
                 raise FileNotFoundError(f"no directory {path.parent}")
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            with contextlib.suppress(FileExistsError):  # another agent was first
-                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        with contextlib.suppress(OSError):  # a log left readable by others is made private
-            handle = os.open(path, os.O_RDONLY)
-            try:
-                private(handle)
-            finally:
-                os.close(handle)
+            _create_whole(path)
+        _made_private(path)
         connection = sqlite3.connect(
             path, isolation_level=None, timeout=BUSY_WAIT_S, check_same_thread=False
         )
@@ -364,6 +358,43 @@ class RunLog:
     def _select(self, tail: str, params: tuple[Any, ...]) -> list[LoggedRun]:
         rows = self._db.execute(f"SELECT {_COLUMNS} FROM runs {tail}", params).fetchall()
         return [logged_run(row) for row in rows]
+
+
+def _made_private(path: Path) -> None:
+    """A log left readable by others is made private, by its path: opening and closing a file
+    descriptor on it would drop this process's locks on it, which the other threads' SQLite
+    connections hold (SQLite's "how to corrupt" 2.2: `agent serve`'s turns run in threads)."""
+    with contextlib.suppress(OSError):
+        info = path.stat()
+        if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077:
+            path.chmod(0o600)
+
+
+def _create_whole(path: Path) -> None:
+    """A new log, made whole beside `path` (its tables, WAL mode) and then linked into place in
+    one step, so no process ever opens it half made. Opening an empty file while another process
+    migrates it and switches it to WAL corrupts it (`disk I/O error`, `database disk image is
+    malformed`): `agent serve`'s first turns in two processes at once did. When another process
+    links its log first, its log is kept and this one dropped."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.new")
+    try:
+        os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        connection = sqlite3.connect(partial, isolation_level=None)
+        try:
+            _migrate(connection)
+        finally:
+            connection.close()  # the last connection: the WAL is checkpointed into the file
+        try:
+            os.link(partial, path)
+        except FileExistsError:  # another agent was first
+            pass
+        except OSError:  # a file system without links: made empty, migrated where it lies
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    finally:
+        for leftover in (partial, Path(f"{partial}-wal"), Path(f"{partial}-shm")):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
 
 
 def _migrate(connection: sqlite3.Connection) -> None:

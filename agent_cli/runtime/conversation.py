@@ -32,7 +32,7 @@ from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.identity import CustomerSession
 
 DeskKind = Literal["answer", "question", "proposal", "notice"]
-LEASE_MARGIN_S = 30.0  # a lease outlives the run's own timeout by this much
+LEASE_MARGIN_S = 10.0  # a lease outlives the run's own timeout by this much
 _WRITES = ("changed", "refunded")  # the outcomes of a call that changed the store
 
 

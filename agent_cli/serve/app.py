@@ -4,7 +4,7 @@
     POST /v1/conversations/{id}/messages    -> 200 the turn: replies, status, proposal, run
     GET  /v1/conversations/{id}             -> 200 status, customer, messages, proposal
     POST /v1/conversations/{id}/close       -> 200 {"id", "status": "closed"}
-    GET  /healthz (no token), GET /readyz (the store answers)
+    GET  /healthz (no token), GET /readyz (the store answers), GET /metrics (staff)
 
 Every blocking step (the store, a turn) runs in a worker thread. Messages of one conversation
 are answered one at a time: in this process a lock per conversation keeps them in the order
@@ -22,9 +22,10 @@ from typing import Any, TypeVar
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from agent_cli.core.events import ToolObserved
 from agent_cli.errors import AgentError, ConversationBusy, ConversationClosed, UsageError
 from agent_cli.runtime.conversation import LEASE_MARGIN_S, Turn
 from agent_cli.runtime.converse import (
@@ -35,48 +36,64 @@ from agent_cli.runtime.converse import (
 )
 from agent_cli.runtime.stores import opened_store
 from agent_cli.serve.errors import ApiError, bad_request, from_agent_error
-from agent_cli.serve.requests import MAX_BODY_BYTES, allowed, bearer, json_body, text_field
+from agent_cli.serve.metrics import Metrics
+from agent_cli.serve.rates import RateLimit
+from agent_cli.serve.requests import allowed, bearer, json_body, text_field
+from agent_cli.serve.staff import Staff
 from agent_cli.store import conversations as stored
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.store.tokens import Scope, Token
 
 T = TypeVar("T")
-Handler = Callable[[Request], Awaitable[JSONResponse]]
+Handler = Callable[[Request], Awaitable[Response]]
 _log = logging.getLogger("agent_cli.serve")
 _BUSY_POLL_S = (0.05, 0.1, 0.2, 0.5, 1.0)  # waits between tries of a conversation held elsewhere
 
 
-def make_app(setup: Setup, *, max_body: int = MAX_BODY_BYTES) -> Starlette:
-    """The API over `setup` (the options and settings every turn is answered with)."""
-    api = _Api(setup, max_body)
+def make_app(setup: Setup, *, max_body: int | None = None) -> Starlette:
+    """The API over `setup` (the options and settings every turn is answered with);
+    `max_body`: the largest body in bytes (default: the setting `serve.max_body_bytes`)."""
+    api = _Api(setup, max_body or setup.settings.serve.max_body_bytes)
     routes = [
         Route("/healthz", api.healthz, methods=["GET"]),
-        Route("/readyz", _guarded(api.readyz), methods=["GET"]),
-        Route("/v1/conversations", _guarded(api.create), methods=["POST"]),
-        Route("/v1/conversations/{id}", _guarded(api.show), methods=["GET"]),
-        Route("/v1/conversations/{id}/messages", _guarded(api.message), methods=["POST"]),
-        Route("/v1/conversations/{id}/close", _guarded(api.close), methods=["POST"]),
+        Route("/metrics", _guarded(api.metrics_text, api.metrics), methods=["GET"]),
+        Route("/readyz", _guarded(api.readyz, api.metrics), methods=["GET"]),
+        Route("/v1/conversations", _guarded(api.create, api.metrics), methods=["POST"]),
+        Route("/v1/conversations/{id}", _guarded(api.show, api.metrics), methods=["GET"]),
+        Route(
+            "/v1/conversations/{id}/messages", _guarded(api.message, api.metrics), methods=["POST"]
+        ),
+        Route("/v1/conversations/{id}/close", _guarded(api.close, api.metrics), methods=["POST"]),
+        *Staff(api, lambda handler: _guarded(handler, api.metrics)).routes,
     ]
     return Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_allowed})
 
 
-def _guarded(handler: Handler) -> Handler:
-    """The handler, every error it meets answered as JSON (never a traceback)."""
+def _guarded(handler: Handler, metrics: Metrics) -> Handler:
+    """The handler, every error it meets answered as JSON (never a traceback), every answer
+    counted by route and status."""
 
-    async def guarded(request: Request) -> JSONResponse:
-        try:
-            return await handler(request)
-        except ApiError as refused:
-            return JSONResponse(refused.body(), status_code=refused.status)
-        except AgentError as error:
-            failed = from_agent_error(error)
-            return JSONResponse(failed.body(), status_code=failed.status)
-        except Exception:  # the one place a request's surprise ends: logged, never shown
-            _log.exception("%s %s failed", request.method, request.url.path)
-            failed = ApiError(500, "internal", "the server failed; its log says why")
-            return JSONResponse(failed.body(), status_code=500)
+    async def guarded(request: Request) -> Response:
+        response = await _answered(handler, request)
+        route = request.scope.get("route")
+        metrics.answered(getattr(route, "path", request.url.path), response.status_code)
+        return response
 
     return guarded
+
+
+async def _answered(handler: Handler, request: Request) -> Response:
+    try:
+        return await handler(request)
+    except ApiError as refused:
+        return JSONResponse(refused.body(), refused.status, headers=refused.headers())
+    except AgentError as error:
+        failed = from_agent_error(error)
+        return JSONResponse(failed.body(), status_code=failed.status)
+    except Exception:  # the one place a request's surprise ends: logged, never shown
+        _log.exception("%s %s failed", request.method, request.url.path)
+        failed = ApiError(500, "internal", "the server failed; its log says why")
+        return JSONResponse(failed.body(), status_code=500)
 
 
 async def _not_found(request: Request, _: Exception) -> JSONResponse:
@@ -92,18 +109,35 @@ class _Api:
     def __init__(self, setup: Setup, max_body: int) -> None:
         self.setup = setup
         self.max_body = max_body
+        self.metrics = Metrics()
+        self._per_token = RateLimit(setup.settings.serve.token_rate)
+        self._per_conversation = RateLimit(setup.settings.serve.conversation_rate)
         self._locks: dict[str, asyncio.Lock] = {}
         self._waiting: dict[str, int] = {}
+
+    async def metrics_text(self, request: Request) -> Response:
+        await self.token(request, "staff")
+
+        def read(store: OrderStore) -> tuple[int, dict[str, int]]:
+            depth = store.query("SELECT COUNT(*) FROM approvals WHERE status = 'pending'")
+            rows = store.query("SELECT status, COUNT(*) FROM conversations GROUP BY status")
+            return int(depth[0][0]), {str(s): int(n) for s, n in rows}
+
+        depth, conversations = await run_in_threadpool(self.with_store, read)
+        return PlainTextResponse(
+            self.metrics.text(depth, conversations),
+            media_type="text/plain; version=0.0.4; charset=utf-8",
+        )
 
     async def healthz(self, request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
 
     async def readyz(self, request: Request) -> JSONResponse:
-        await run_in_threadpool(self._with_store, lambda store: store.query("SELECT 1"))
+        await run_in_threadpool(self.with_store, lambda store: store.query("SELECT 1"))
         return JSONResponse({"status": "ready"})
 
     async def create(self, request: Request) -> JSONResponse:
-        token = await self._token(request, "customer")
+        token = await self.token(request, "customer")
         body = await json_body(request, self.max_body)
         channel = text_field(body, "channel", at_most=64, required=False) or "api"
         customer = _vouched(body, token)
@@ -116,28 +150,31 @@ class _Api:
         return JSONResponse({"id": made.id, "status": made.status}, status_code=201)
 
     async def message(self, request: Request) -> JSONResponse:
-        await self._token(request, "customer")
+        await self.token(request, "customer")
         body = await json_body(request, self.max_body)
         key = text_field(body, "id", at_most=MAX_MESSAGE_ID_CHARS)
         limit = self.setup.settings.limits.max_question_chars
         text = text_field(body, "text", at_most=limit)
         conversation = await self._found(request.path_params["id"])
+        _within(self._per_conversation, conversation, "messages to this conversation")
+        started = time.monotonic()
         async with self._turn_of(conversation):
             turn = await run_in_threadpool(self._answer, conversation, text, key)
+        self.metrics.turned(_ended(turn), time.monotonic() - started, _writes(turn))
         return JSONResponse(turn.body())
 
     async def show(self, request: Request) -> JSONResponse:
-        await self._token(request, "customer")
+        await self.token(request, "customer")
         conversation_id = request.path_params["id"]
 
         def read(store: OrderStore) -> dict[str, Any]:
             held = _exact(store, conversation_id)
             return _shown(held, stored.messages(store, held.id))
 
-        return JSONResponse(await run_in_threadpool(self._with_store, read))
+        return JSONResponse(await run_in_threadpool(self.with_store, read))
 
     async def close(self, request: Request) -> JSONResponse:
-        token = await self._token(request, "customer")
+        token = await self.token(request, "customer")
         conversation_id = request.path_params["id"]
 
         def close(store: OrderStore) -> stored.Conversation:
@@ -147,17 +184,19 @@ class _Api:
                 raise ConversationClosed(f"conversation {held.id[:8]} was closed already")
             return closed
 
-        closed = await run_in_threadpool(self._with_store, close)
+        closed = await run_in_threadpool(self.with_store, close)
         return JSONResponse({"id": closed.id, "status": closed.status})
 
-    async def _token(self, request: Request, scope: Scope) -> Token:
+    async def token(self, request: Request, scope: Scope) -> Token:
         given = bearer(request)
-        return await run_in_threadpool(self._with_store, lambda store: allowed(store, given, scope))
+        token = await run_in_threadpool(self.with_store, lambda store: allowed(store, given, scope))
+        _within(self._per_token, token.name, f"requests of token {token.name!r}")
+        return token
 
     async def _found(self, given: str) -> str:
-        return await run_in_threadpool(self._with_store, lambda store: _exact(store, given).id)
+        return await run_in_threadpool(self.with_store, lambda store: _exact(store, given).id)
 
-    def _with_store(self, work: Callable[[OrderStore], T]) -> T:
+    def with_store(self, work: Callable[[OrderStore], T]) -> T:
         with opened_store(self.setup.settings) as store:
             return work(store)
 
@@ -195,6 +234,33 @@ class _Turn:
         self._waiting[self._key] -= 1
         if not self._waiting[self._key]:
             del self._waiting[self._key], self._locks[self._key]
+
+
+def _within(limit: RateLimit, key: str, what: str) -> None:
+    """429, with the seconds to wait, past `limit`'s rate for `key`."""
+    wait = limit.wait_for(key)
+    if wait:
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"over {limit.per_minute} {what} a minute; try again in {wait} s",
+            retry_after=wait,
+        )
+
+
+def _ended(turn: Turn) -> str:
+    """How a turn ended, for the metrics: its run's status, or why none ran."""
+    if turn.repeated:
+        return "repeated"
+    return turn.run_status or "kept_for_a_person"
+
+
+def _writes(turn: Turn) -> int:
+    return sum(
+        1
+        for e in turn.events
+        if isinstance(e, ToolObserved) and e.outcome.kind in ("changed", "refunded")
+    )
 
 
 def _exact(store: OrderStore, given: str) -> stored.Conversation:

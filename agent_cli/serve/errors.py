@@ -18,11 +18,15 @@ from agent_cli.text import clean_text
 class ApiError(Exception):
     """A request the API refuses: the HTTP status, a code a client matches on, and words."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, *, retry_after: int = 0) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.retry_after = retry_after  # seconds, said in a Retry-After header when above 0
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)} if self.retry_after else {}
 
     def body(self) -> dict[str, object]:
         return {"error": {"code": self.code, "message": clean_text(self.message)}}

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any, TypeGuard
 
+from agent_cli.config.currencies import major_number
 from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.store.models import ORDER_CODE_PATTERN, ORDER_ID_PATTERN, STATUSES, refund_key
 
@@ -204,3 +205,21 @@ def _shown(value: object) -> str:
     """A stored value as a message may quote it: short, one line."""
     text = repr(value)
     return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def item_json(item: Item, now: datetime) -> dict[str, object]:
+    """An item as JSON: `state` (the stored status, or expired, or unreadable), the judged
+    order as an object, the amount with its currency."""
+    if isinstance(item, Unreadable):
+        return {"id": item.id, "state": "unreadable", "problem": item.problem}
+    fields = asdict(item)
+    del fields["status"]  # `state` says it, and says expired too
+    moves_none = item.is_write and item.amount == 0  # an address: no money, no currency
+    return {
+        **fields,
+        "order_code": item.order_code or None,
+        "amount": None if moves_none else major_number(item.amount, item.currency),
+        "state": item.state(now),
+        "currency": None if moves_none else item.currency,
+        "judged": json.loads(item.judged),
+    }

@@ -1,4 +1,4 @@
-"""Scratch stores on a PostgreSQL server (`agent eval --store-url`): each case and trial gets a
+"""Scratch stores on a PostgreSQL server (`agent eval run --store-url`): each case and trial gets a
 schema of its own (`agent_eval_<random>`), made, seeded and migrated for it, and dropped with
 everything in it when the case ends, so no run sees another's writes and nothing is left behind.
 The team's own tables (in `public`, or wherever the URL's user keeps them) are never touched."""

@@ -232,7 +232,7 @@ def show_check_summary(console: Console, checked: int, differing: int) -> None:
 
 
 def show_cases(console: Console, cases: Sequence[tuple[str, str, str]]) -> None:
-    """`agent eval --list`: a case per line, tab-separated: its id, its kind, its question (on
+    """`agent eval list`: a case per line, tab-separated: its id, its kind, its question (on
     one line, cleaned of terminal control characters)."""
     out = console.file  # raw lines: Rich would expand the tabs into spaces
     for case_id, kind, question in cases:
