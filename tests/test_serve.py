@@ -491,3 +491,18 @@ def test_staff_search_the_help_centre_over_http(client: TestClient) -> None:
     assert hits.status_code == 200 and hits.json()["hits"]
     assert {"id", "title", "passage"} <= set(hits.json()["hits"][0])
     assert client.get("/v1/help/search", headers=auth(staff)).status_code == 400
+
+
+def test_the_turns_are_logged_in_the_one_run_log_the_server_keeps_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_LOG", str(tmp_path / "runs.db"))
+    with TestClient(make_app(setup_for({"today": TODAY}))) as served:
+        secret = token()
+        conversation = start(served, secret)
+        for n in range(3):
+            assert say(served, secret, conversation, f"m{n}", "hello").status_code == 200
+    listed = runner.invoke(cli_app, ["logs", "list", "--kind", "conversation", "--json"])
+    runs = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert len(runs) == 3 and {r["session_id"] for r in runs} == {conversation}
+    assert {r["status"] for r in runs} == {"answered"}

@@ -29,6 +29,7 @@ from agent_cli.core.events import (
 )
 from agent_cli.core.seams import Reply
 from agent_cli.errors import AgentError, HandedOver, Interrupted, NeedsInput, PendingApproval
+from agent_cli.record.recorder import KeptLog
 from agent_cli.record.tracing import TraceWriter, event_record, open_trace_file
 from agent_cli.runtime.answerers import wait_in_queue
 from agent_cli.runtime.assemble import open_runtime
@@ -173,10 +174,14 @@ def sinks_for(
     *,
     kind: str = "ask",
     session_id: str | None = None,
+    kept: KeptLog | None = None,
 ) -> list[Callable[[Event], None]]:
-    """The run log's recorder (not under dry_run) and the trace file, as `agent ask` has them."""
+    """The run log's recorder (not under dry_run) and the trace file, as `agent ask` has them;
+    `kept`: the run log held open by the caller."""
     sinks: list[Callable[[Event], None]] = []
-    recorder = run_recorder(settings, kind=kind, session_id=session_id, dry_run=run.dry_run)
+    recorder = run_recorder(
+        settings, kind=kind, session_id=session_id, dry_run=run.dry_run, kept=kept
+    )
     if recorder:
         stack.callback(recorder.close)
         sinks.append(recorder)

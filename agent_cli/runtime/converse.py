@@ -22,6 +22,7 @@ from typing import Unpack
 
 from agent_cli.config import Settings
 from agent_cli.errors import UsageError
+from agent_cli.record.recorder import KeptLog
 from agent_cli.runtime.api import Options, run_options, sinks_for
 from agent_cli.runtime.assemble import open_runtime
 from agent_cli.runtime.conversation import Hooks, Turn, take_turn
@@ -38,10 +39,12 @@ MAX_MESSAGE_ID_CHARS = 200
 
 @dataclass(frozen=True, slots=True)
 class Setup:
-    """The options and settings every message of a caller's conversations is answered with."""
+    """The options and settings every message of a caller's conversations is answered with;
+    `kept`: the run log a serving process keeps open for all its turns."""
 
     run: RunOptions
     settings: Settings
+    kept: KeptLog | None = None
 
 
 class Conversation:
@@ -157,7 +160,12 @@ def answer_message(setup: Setup, conversation_id: str, text: str, message_id: st
         store = stack.enter_context(opened_store(setup.settings))
         runtime = open_runtime(setup.run, stack, settings=setup.settings)
         sinks = sinks_for(
-            setup.run, setup.settings, stack, kind="conversation", session_id=conversation_id
+            setup.run,
+            setup.settings,
+            stack,
+            kind="conversation",
+            session_id=conversation_id,
+            kept=setup.kept,
         )
         return take_turn(
             runtime,

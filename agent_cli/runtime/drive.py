@@ -12,17 +12,23 @@ from agent_cli.config import Settings
 from agent_cli.core import interrupts
 from agent_cli.core.events import ApprovalRequested, Event, QuestionAsked, RunFinished
 from agent_cli.core.seams import Reply
-from agent_cli.record.recorder import RunRecorder
+from agent_cli.record.recorder import KeptLog, RunRecorder
 from agent_cli.record.runlog import configured_log_path
 from agent_cli.runtime.answerers import Approver, Responder, nobody, refuse
 from agent_cli.text import clean_text
 
 
 def run_recorder(
-    settings: Settings, *, kind: str, session_id: str | None = None, dry_run: bool = False
+    settings: Settings,
+    *,
+    kind: str,
+    session_id: str | None = None,
+    dry_run: bool = False,
+    kept: KeptLog | None = None,
 ) -> RunRecorder | None:
     """The sink that logs runs for `agent logs`; None when the log is off, and under --dry-run,
-    which writes nothing anywhere. The log file is opened at the first run."""
+    which writes nothing anywhere. The log file is opened at the first run (or `kept` open by
+    the caller, for a process that logs many runs)."""
     if dry_run or not settings.log.enabled:
         return None
     return RunRecorder(
@@ -32,6 +38,19 @@ def run_recorder(
         keep_runs=settings.log.keep_runs,
         warn=warn,
         make_dirs=settings.log.path is None,  # a named path (AGENT_LOG) makes no directories
+        log=kept.get() if kept is not None else None,
+    )
+
+
+def kept_log(settings: Settings) -> KeptLog | None:
+    """The run log a serving process keeps open for all its turns; None when runs are not
+    logged."""
+    if not settings.log.enabled:
+        return None
+    return KeptLog(
+        configured_log_path(settings.log.path),
+        keep_runs=settings.log.keep_runs,
+        make_dirs=settings.log.path is None,
     )
 
 

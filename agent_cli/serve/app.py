@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from starlette.applications import Starlette
@@ -27,6 +29,7 @@ from starlette.routing import Route
 
 from agent_cli.core.events import ToolObserved
 from agent_cli.errors import AgentError, ConversationBusy, ConversationClosed, UsageError
+from agent_cli.record.recorder import KeptLog
 from agent_cli.runtime.conversation import LEASE_MARGIN_S, Turn
 from agent_cli.runtime.converse import (
     MAX_MESSAGE_ID_CHARS,
@@ -34,6 +37,7 @@ from agent_cli.runtime.converse import (
     answer_message,
     start_conversation,
 )
+from agent_cli.runtime.drive import kept_log
 from agent_cli.runtime.stores import opened_store
 from agent_cli.serve.errors import ApiError, bad_request, from_agent_error
 from agent_cli.serve.metrics import Metrics
@@ -53,6 +57,8 @@ _BUSY_POLL_S = (0.05, 0.1, 0.2, 0.5, 1.0)  # waits between tries of a conversati
 def make_app(setup: Setup, *, max_body: int | None = None) -> Starlette:
     """The API over `setup` (the options and settings every turn is answered with);
     `max_body`: the largest body in bytes (default: the setting `serve.max_body_bytes`)."""
+    kept = kept_log(setup.settings) if not setup.run.dry_run else None
+    setup = replace(setup, kept=kept)  # one run log open for every turn of this process
     api = _Api(setup, max_body or setup.settings.serve.max_body_bytes)
     routes = [
         Route("/healthz", api.healthz, methods=["GET"]),
@@ -66,7 +72,25 @@ def make_app(setup: Setup, *, max_body: int | None = None) -> Starlette:
         Route("/v1/conversations/{id}/close", _guarded(api.close, api.metrics), methods=["POST"]),
         *Staff(api, lambda handler: _guarded(handler, api.metrics)).routes,
     ]
-    return Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_allowed})
+    return Starlette(
+        routes=routes,
+        exception_handlers={404: _not_found, 405: _not_allowed},
+        lifespan=_closing(kept),
+    )
+
+
+def _closing(kept: KeptLog | None) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    """The app's lifespan: the kept run log closed when the server stops."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if kept is not None:
+                kept.close()
+
+    return lifespan
 
 
 def _guarded(handler: Handler, metrics: Metrics) -> Handler:
