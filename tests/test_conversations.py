@@ -575,3 +575,68 @@ def test_a_closed_conversation_is_told_nothing_more() -> None:
     count = len(started.messages)
     assert agent("approvals", "approve", "1").exit_code == 0
     assert len(started.messages) == count and started.status == "closed"
+
+
+# --- a person takes over, answers, and hands back ---------------------------------------------
+
+HANDOVER = [
+    {"type": "tool", "tool": "find_user_id_by_email", "args": {"email": "aoi.suzuki@example.com"}},
+    {"type": "tool", "tool": "transfer_to_human_agents", "args": {"summary": "Camera broken."}},
+    {"type": "final", "answer": "A colleague will follow up with you here."},
+]
+
+
+def _handed_over(tmp_path: Path) -> agent_cli.Conversation:
+    script = tmp_path / "handover.json"
+    script.write_text(json.dumps(HANDOVER))
+    started = agent_cli.Conversation.start()
+    turn = agent_cli.converse(started.id, "My camera is broken, a human please", script=script)
+    assert turn.status == "handed_over"
+    return started
+
+
+def test_a_person_answers_in_the_conversation_and_hands_it_back(tmp_path: Path) -> None:
+    started = _handed_over(tmp_path)
+    kept = started.say("hello? is anyone there?")
+    assert kept.replies == () and kept.status == "handed_over"  # the desk says nothing
+    replied = agent("tickets", "reply", "1", "I am sorry; a new camera ships today.")
+    assert replied.exit_code == 0, replied.output
+    assert (started.messages[-1].role, started.messages[-1].text) == (
+        "staff",
+        "I am sorry; a new camera ships today.",
+    )
+    shown = json.loads(agent("tickets", "show", "1", "--json").stdout)
+    assert shown["conversation"] == started.id
+    assert [m["role"] for m in shown["transcript"]] == ["customer", "desk", "customer", "staff"]
+    closed = agent("tickets", "close", "1", "--note", "replaced")
+    assert closed.exit_code == 0 and "conversation" in closed.stdout
+    assert started.status == "open"
+    answered = started.say("thanks, bye")
+    assert answered.replies and answered.replies[0].kind == "answer"  # the desk is back
+
+
+def test_closing_the_ticket_may_close_the_conversation_too(tmp_path: Path) -> None:
+    started = _handed_over(tmp_path)
+    assert agent("tickets", "close", "1", "--close-conversation").exit_code == 0
+    assert started.status == "closed"
+    late = agent("tickets", "reply", "1", "one more thing")
+    assert late.exit_code == 1 and "closed" in late.stderr
+
+
+def test_a_reply_needs_a_ticket_of_a_stored_conversation() -> None:
+    from agent_cli.store import tickets as stored_tickets
+
+    with _opened() as store:
+        stored_tickets.open_ticket(store, stored_tickets.NewTicket("s", "q", "no-such-run"))
+    refused = agent("tickets", "reply", "1", "hello")
+    assert refused.exit_code == 1 and "no stored conversation" in refused.stderr
+    empty = agent("tickets", "reply", "1", "   ")
+    assert empty.exit_code == 2
+
+
+def test_a_reply_to_a_conversation_closed_meanwhile_is_refused(tmp_path: Path) -> None:
+    started = _handed_over(tmp_path)
+    started.close(by="lead")  # the ticket stays open
+    refused = agent("tickets", "reply", "1", "hello")
+    assert refused.exit_code == 1 and "is closed; nothing sent" in refused.stderr
+    assert [m.role for m in started.messages] == ["customer", "desk"]

@@ -506,3 +506,107 @@ def test_the_turns_are_logged_in_the_one_run_log_the_server_keeps_open(
     runs = [json.loads(line) for line in listed.stdout.splitlines()]
     assert len(runs) == 3 and {r["session_id"] for r in runs} == {conversation}
     assert {r["status"] for r in runs} == {"answered"}
+
+
+def test_a_subscriber_hears_the_turns_events_and_a_stop_ends_its_stream(tmp_path: Path) -> None:
+    """A real server: the events of a turn arrive as server-sent events, each the record
+    `agent ask --json` writes; a SIGTERM with the stream still open ends it and the process
+    exits 0 (an open stream must not hold the stop up)."""
+    secret = token()
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agent_cli", "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    frames: list[str] = []
+    ended = threading.Event()
+    try:
+        _wait_until_up(base, server)
+        with httpx.Client(base_url=base, headers=auth(secret), timeout=120) as http:
+            conversation = http.post("/v1/conversations").json()["id"]
+            subscribed = threading.Event()
+
+            def listen() -> None:
+                with http.stream("GET", f"/v1/conversations/{conversation}/events") as stream:
+                    for line in stream.iter_lines():
+                        subscribed.set()
+                        frames.append(line)
+                ended.set()
+
+            listener = threading.Thread(target=listen)
+            listener.start()
+            assert subscribed.wait(60)
+            turn = http.post(
+                f"/v1/conversations/{conversation}/messages", json={"id": "m1", "text": "hello"}
+            ).json()
+            _wait_for(lambda: "event: run_finished" in frames)
+            server.send_signal(signal.SIGTERM)
+            assert ended.wait(60)  # the stream ended
+            listener.join(60)
+        assert server.wait(timeout=60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.communicate()
+    kinds = [line.split(": ", 1)[1] for line in frames if line.startswith("event: ")]
+    assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
+    records = [json.loads(line[len("data: ") :]) for line in frames if line.startswith("data: ")]
+    assert [r["event"] for r in records] == kinds
+    assert {r["run_id"] for r in records} == {turn["run"]["id"]}
+
+
+def test_staff_answer_a_handed_over_conversation_and_hand_it_back(
+    client: TestClient, tmp_path: Path
+) -> None:
+    customer, staff = token("customer"), token("staff")
+    conversation = start(client, customer)
+    script = tmp_path / "handover.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"type": "tool", "tool": "transfer_to_human_agents", "args": {"summary": "Help"}},
+                {"type": "final", "answer": "A colleague will follow up here."},
+            ]
+        )
+    )
+    from agent_cli.runtime.converse import answer_message
+
+    handed = answer_message(setup_for({"script": script}), conversation, "a person please", "m1")
+    assert handed.status == "handed_over"
+    waiting = say(client, customer, conversation, "m2", "hello?").json()
+    assert waiting["replies"] == [] and waiting["status"] == "handed_over"
+    sent = client.post("/v1/tickets/1/reply", headers=auth(staff), json={"text": "Hi, I'm here."})
+    assert sent.status_code == 200 and sent.json()["conversation"] == conversation
+    closed = client.post("/v1/tickets/1/close", headers=auth(staff), json={"note": "done"})
+    assert closed.status_code == 200
+    shown = client.get(f"/v1/conversations/{conversation}", headers=auth(customer)).json()
+    assert shown["status"] == "open"
+    assert [(m["role"], m["text"]) for m in shown["messages"]][-1] == ("staff", "Hi, I'm here.")
+    late = client.post("/v1/tickets/1/reply", headers=auth(staff), json={"text": "again"})
+    assert late.status_code == 409
+    bad = client.post(
+        "/v1/tickets/1/close", headers=auth(staff), json={"close_conversation": "yes"}
+    )
+    assert bad.status_code == 400
+
+
+def test_doctor_says_whether_serve_can_run_and_with_what(monkeypatch: pytest.MonkeyPatch) -> None:
+    def checked() -> dict[str, Any]:
+        lines = runner.invoke(cli_app, ["doctor", "--json"]).stdout.splitlines()
+        return next(r for r in map(json.loads, lines) if r["check"] == "agent serve")
+
+    first = checked()
+    assert first["ok"] is True and "0 live token(s) (agent tokens create NAME" in first["detail"]
+    token()
+    assert "1 live token(s), 0 conversation(s)" in checked()["detail"]
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "uvicorn" else real(name, *a)
+    )
+    missing = checked()
+    assert missing["ok"] is None and "pip install 'agent-cli[serve]'" in missing["detail"]

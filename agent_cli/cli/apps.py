@@ -59,7 +59,7 @@ tools_app = typer.Typer(  # help: tools_group's docstring, with examples (help.p
 )
 app.add_typer(tools_app, name="tools")
 tickets_app = typer.Typer(
-    help="Hand-over tickets: customers a person follows up (list, show, claim, close).",
+    help="Hand-over tickets: customers a person follows up (list, show, claim, reply, close).",
     context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
 )

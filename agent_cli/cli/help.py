@@ -67,7 +67,11 @@ EXAMPLES = {  # by the command's function
     "tokens_list": ["agent tokens list --json"],
     "tokens_revoke": ["agent tokens revoke web-chat"],
     "tickets_claim": ["agent tickets claim 3 --as lead"],
-    "tickets_close": ['agent tickets close 3 --note "Called back; refund explained"'],
+    "tickets_close": [
+        'agent tickets close 3 --note "Called back; refund explained"',
+        "agent tickets close 3 --close-conversation",
+    ],
+    "tickets_reply": ['agent tickets reply 3 "I have sent a replacement; it arrives Friday."'],
     "orders_init": ["agent orders init --sample"],
     "orders_list": ["agent orders list --status DELIVERED", "agent orders list --json"],
     "orders_show": ["agent orders show A100"],

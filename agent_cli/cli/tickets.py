@@ -51,11 +51,33 @@ def tickets_claim(ticket: TicketArgument, by: AsOption = None, config: ConfigOpt
 def tickets_close(
     ticket: TicketArgument,
     note: Annotated[str | None, typer.Option(help="What was done, kept with the ticket.")] = None,
+    close_conversation: Annotated[
+        bool,
+        typer.Option(
+            "--close-conversation",
+            help="Close the ticket's conversation too (default: it goes back to the desk).",
+        ),
+    ] = False,
     by: AsOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """Close an open or claimed ticket, with a note. Exit code 1 if there is no such ticket, or
+    """Close an open or claimed ticket, with a note; a conversation kept in the store that it
+    came from goes back to the desk (or is closed). Exit code 1 if there is no such ticket, or
     it is closed already."""
     from agent_cli.commands.tickets import close_ticket
 
-    close_ticket(ticket, by=by, note=note, config=config)
+    close_ticket(ticket, by=by, note=note, config=config, close_conversation=close_conversation)
+
+
+@tickets_app.command(name="reply")
+def tickets_reply(
+    ticket: TicketArgument,
+    text: Annotated[str, typer.Argument(help="Your words to the customer.")],
+    config: ConfigOption = None,
+) -> None:
+    """Add your words to the conversation the ticket came from (a conversation kept in the
+    store: agent conversations show ID lists them). Exit code 1 if there is no such ticket, it
+    is closed, or it came from no stored conversation."""
+    from agent_cli.commands.tickets import reply_to_ticket
+
+    reply_to_ticket(ticket, text, config=config)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import time
@@ -11,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from agent_cli.commands.chat import history_path
+from agent_cli.commands.serve import INSTALL
 from agent_cli.config import (
     Settings,
     config_source,
@@ -26,6 +28,7 @@ from agent_cli.providers.connect import channel_for
 from agent_cli.record.runlog import configured_log_path
 from agent_cli.runtime.assemble import mcp_servers
 from agent_cli.runtime.options import ProviderOptions
+from agent_cli.store import conversations, tokens
 from agent_cli.store.configured import configured_path, open_configured
 from agent_cli.text import mask_secrets, print_json_lines
 from agent_cli.ui import make_console, show_checks, show_settings
@@ -65,6 +68,7 @@ def _checks(options: ProviderOptions) -> Iterator[Check]:
     if settings.agent.instructions_file is not None:
         yield _instructions_check(settings)
     yield _intents_check(settings)
+    yield _serve_check(settings)
     yield from _mcp_checks(settings)
     if choice.kind == "offline":
         yield Check(None, "endpoint", "offline playbook model: nothing to reach")
@@ -147,6 +151,29 @@ def _describe(choice: ProviderChoice) -> str:
         return f"offline playbook model{how}"
     at = mask_secrets(choice.base_url)  # credentials in a URL are a secret too
     return f"{choice.name} ({choice.kind}) model {choice.model} at {at}{how}"
+
+
+def _serve_check(settings: Settings) -> Check:
+    """Whether `agent serve` can run here (its extra) and what it would serve with: the live
+    tokens and the conversations in the store. Never a failure: only that command needs it."""
+    missing = [name for name in ("starlette", "uvicorn") if importlib.util.find_spec(name) is None]
+    if missing:
+        return Check(None, "agent serve", f"not installed ({', '.join(missing)}): {INSTALL}")
+    try:
+        store = open_configured(settings.store.path, settings.store.url)
+    except AgentError:
+        return Check(None, "agent serve", "installed; the order store cannot be opened")
+    try:
+        live = sum(t.revoked_at is None for t in tokens.listed(store))
+        held = len(conversations.listed(store))
+    except AgentError as exc:
+        return Check(False, "agent serve", str(exc))
+    finally:
+        store.close()
+    hint = "" if live else " (agent tokens create NAME to let a caller in)"
+    return Check(
+        True, "agent serve", f"installed; {live} live token(s){hint}, {held} conversation(s)"
+    )
 
 
 def _store_check(settings: Settings) -> Check:

@@ -8,6 +8,7 @@ import signal
 import socket
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from agent_cli.errors import UsageError
@@ -32,7 +33,18 @@ def serve_command(*, host: str, port: int, config: Path | None) -> None:
     # uvicorn finishes in-flight requests on SIGTERM, then raises the signal again: by then a
     # stop asked for is done, so it ends the command with 0, not the CLI's 143.
     signal.signal(signal.SIGTERM, lambda *_: None)
-    uvicorn.run(make_app(setup), host=host, port=port, log_level="warning", access_log=False)
+    app = make_app(setup)
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    )
+    stop = server.handle_exit
+
+    def handle_exit(sig: int, frame: FrameType | None) -> None:
+        app.state.hub.close()  # open event streams end, so the turns in flight are all it waits for
+        stop(sig, frame)
+
+    server.handle_exit = handle_exit
+    server.run()
 
 
 def _imported() -> tuple[Any, Any]:

@@ -7,12 +7,14 @@ from pathlib import Path
 
 from agent_cli.config import load_settings
 from agent_cli.errors import TicketNotFound, TicketUnchanged, UsageError
+from agent_cli.runtime import handovers
 from agent_cli.runtime.assemble import operator_name
 from agent_cli.runtime.stores import opened_store
-from agent_cli.store import tickets
+from agent_cli.store import conversations, tickets
 from agent_cli.store.tickets import TICKET_STATUSES, Ticket
 from agent_cli.text import print_json_lines
 from agent_cli.ui import make_console
+from agent_cli.ui.conversations_view import show_conversation_record
 from agent_cli.ui.tickets_view import show_ticket, show_tickets
 from agent_cli.validation_text import status_filter
 
@@ -44,12 +46,20 @@ def _found(ticket: Ticket | None, number: int) -> Ticket:
 
 
 def show_ticket_command(number: int, *, json_output: bool, config: Path | None) -> None:
+    """The ticket, and the conversation it came from (its whole transcript) when it was one
+    kept in the store."""
     with opened_store(load_settings(config)) as store:
         ticket = _found(tickets.get(store, number), number)
+        conversation = handovers.conversation_of(store, ticket)
+        said = conversations.messages(store, conversation.id) if conversation else []
     if json_output:
-        print_json_lines([ticket_json(ticket)])
+        transcript = [{"role": m.role, "text": m.text, "at": m.at} for m in said]
+        shown = {**ticket_json(ticket), "conversation": conversation.id if conversation else None}
+        print_json_lines([{**shown, "transcript": transcript}])
         return
     show_ticket(make_console(), ticket)
+    if conversation is not None:
+        show_conversation_record(make_console(), conversation, said, conversation.proposal)
 
 
 def claim_ticket(number: int, *, by: str | None, config: Path | None) -> None:
@@ -62,17 +72,42 @@ def claim_ticket(number: int, *, by: str | None, config: Path | None) -> None:
     print(f"#{number}: claimed by {who}")
 
 
-def close_ticket(number: int, *, by: str | None, note: str | None, config: Path | None) -> None:
+def close_ticket(
+    number: int,
+    *,
+    by: str | None,
+    note: str | None,
+    config: Path | None,
+    close_conversation: bool = False,
+) -> None:
+    """Close the ticket; its stored conversation, if any, goes back to the desk (or is closed
+    too, with `close_conversation`)."""
     who = (by or "").strip() or operator_name()
     said = " ".join(note.split()) if note else None
     if said is not None and len(said) > 2_000:
         raise UsageError(f"--note is {len(said):,} characters; at most 2,000")
     with opened_store(load_settings(config)) as store:
         done = tickets.close(store, number, by=who, note=said)
-    ticket = _found(done.ticket if done else None, number)
-    if done is None or not done.changed:
-        raise TicketUnchanged(f"Ticket #{number} is {_state(ticket)}; nothing was changed")
+        ticket = _found(done.ticket if done else None, number)
+        if done is None or not done.changed:
+            raise TicketUnchanged(f"Ticket #{number} is {_state(ticket)}; nothing was changed")
+        back = handovers.hand_back(store, ticket, close=close_conversation)
     print(f"#{number}: closed by {who}")
+    if back is not None:
+        print(f"conversation {back.id[:8]}: {back.status}")
+
+
+def reply_to_ticket(number: int, text: str, *, config: Path | None) -> None:
+    """A person's words in the ticket's conversation, for the customer."""
+    said = text.strip()
+    if not said or len(said) > handovers.MAX_REPLY_CHARS:
+        raise UsageError(f"the reply must be 1 to {handovers.MAX_REPLY_CHARS:,} characters")
+    with opened_store(load_settings(config)) as store:
+        ticket = _found(tickets.get(store, number), number)
+        if ticket.status == "closed":
+            raise TicketUnchanged(f"Ticket #{number} is {_state(ticket)}; nothing was sent")
+        conversation = handovers.reply(store, ticket, said)
+    print(f"#{number}: reply added to conversation {conversation.id[:8]}")
 
 
 def _state(ticket: Ticket) -> str:

@@ -16,11 +16,13 @@ keeps nothing, so a conversation refuses it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Unpack
 
 from agent_cli.config import Settings
+from agent_cli.core.events import Event
 from agent_cli.errors import UsageError
 from agent_cli.record.recorder import KeptLog
 from agent_cli.runtime.api import Options, run_options, sinks_for
@@ -152,7 +154,13 @@ def message_key(message_id: str | None) -> str | None:
     return message_id
 
 
-def answer_message(setup: Setup, conversation_id: str, text: str, message_id: str | None) -> Turn:
+def answer_message(
+    setup: Setup,
+    conversation_id: str,
+    text: str,
+    message_id: str | None,
+    listeners: tuple[Callable[[Event], None], ...] = (),
+) -> Turn:
     """One customer message of the conversation `conversation_id` (its full id), answered."""
     question = check_question(text, setup.settings.limits.max_question_chars)
     key = message_key(message_id)
@@ -167,11 +175,5 @@ def answer_message(setup: Setup, conversation_id: str, text: str, message_id: st
             session_id=conversation_id,
             kept=setup.kept,
         )
-        return take_turn(
-            runtime,
-            store,
-            conversation_id,
-            question,
-            message_id=key,
-            hooks=Hooks(sinks=tuple(sinks)),
-        )
+        hooks = Hooks(sinks=(*sinks, *listeners))  # listeners: agent serve's event streams
+        return take_turn(runtime, store, conversation_id, question, message_id=key, hooks=hooks)

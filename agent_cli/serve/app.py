@@ -4,6 +4,7 @@
     POST /v1/conversations/{id}/messages    -> 200 the turn: replies, status, proposal, run
     GET  /v1/conversations/{id}             -> 200 status, customer, messages, proposal
     POST /v1/conversations/{id}/close       -> 200 {"id", "status": "closed"}
+    GET  /v1/conversations/{id}/events      -> server-sent events of its turns (serve/events.py)
     GET  /healthz (no token), GET /readyz (the store answers), GET /metrics (staff)
 
 Every blocking step (the store, a turn) runs in a worker thread. Messages of one conversation
@@ -24,7 +25,7 @@ from typing import Any, TypeVar
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from agent_cli.core.events import ToolObserved
@@ -40,6 +41,7 @@ from agent_cli.runtime.converse import (
 from agent_cli.runtime.drive import kept_log
 from agent_cli.runtime.stores import opened_store
 from agent_cli.serve.errors import ApiError, bad_request, from_agent_error
+from agent_cli.serve.events import EventHub
 from agent_cli.serve.metrics import Metrics
 from agent_cli.serve.rates import RateLimit
 from agent_cli.serve.requests import allowed, bearer, json_body, text_field
@@ -70,13 +72,16 @@ def make_app(setup: Setup, *, max_body: int | None = None) -> Starlette:
             "/v1/conversations/{id}/messages", _guarded(api.message, api.metrics), methods=["POST"]
         ),
         Route("/v1/conversations/{id}/close", _guarded(api.close, api.metrics), methods=["POST"]),
+        Route("/v1/conversations/{id}/events", _guarded(api.events, api.metrics), methods=["GET"]),
         *Staff(api, lambda handler: _guarded(handler, api.metrics)).routes,
     ]
-    return Starlette(
+    made = Starlette(
         routes=routes,
         exception_handlers={404: _not_found, 405: _not_allowed},
         lifespan=_closing(kept),
     )
+    made.state.hub = api.hub  # commands/serve.py ends the event streams when a stop is asked
+    return made
 
 
 def _closing(kept: KeptLog | None) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
@@ -134,6 +139,7 @@ class _Api:
         self.setup = setup
         self.max_body = max_body
         self.metrics = Metrics()
+        self.hub = EventHub()
         self._per_token = RateLimit(setup.settings.serve.token_rate)
         self._per_conversation = RateLimit(setup.settings.serve.conversation_rate)
         self._locks: dict[str, asyncio.Lock] = {}
@@ -187,6 +193,15 @@ class _Api:
         self.metrics.turned(_ended(turn), time.monotonic() - started, _writes(turn))
         return JSONResponse(turn.body())
 
+    async def events(self, request: Request) -> Response:
+        await self.token(request, "customer")
+        conversation = await self._found(request.path_params["id"])
+        return StreamingResponse(
+            self.hub.stream(conversation),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
     async def show(self, request: Request) -> JSONResponse:
         await self.token(request, "customer")
         conversation_id = request.path_params["id"]
@@ -234,7 +249,8 @@ class _Api:
         attempt = 0
         while True:
             try:
-                return answer_message(self.setup, conversation, text, key)
+                listen = (self.hub.sink(conversation),)
+                return answer_message(self.setup, conversation, text, key, listen)
             except ConversationBusy:
                 if time.monotonic() >= deadline:
                     raise

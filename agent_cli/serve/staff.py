@@ -3,7 +3,8 @@
     GET  /v1/approvals[?state=pending]      GET  /v1/approvals/{n}
     POST /v1/approvals/{n}/approve          POST /v1/approvals/{n}/deny  {"reason"}
     GET  /v1/tickets[?status=open]          GET  /v1/tickets/{n}
-    POST /v1/tickets/{n}/claim              POST /v1/tickets/{n}/close   {"note"}
+    POST /v1/tickets/{n}/claim              POST /v1/tickets/{n}/reply   {"text"}
+    POST /v1/tickets/{n}/close  {"note", "close_conversation"}
     GET  /v1/help/search?q=TEXT
 
 A decision or a step is made by the token (`token:NAME`), once: a second approve, claim or close
@@ -21,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from agent_cli.runtime import handovers
 from agent_cli.runtime.converse import Setup
 from agent_cli.runtime.queue_decisions import decide_item, recheck_for
 from agent_cli.serve.errors import ApiError, bad_request
@@ -63,6 +65,7 @@ class Staff:
             Route("/v1/tickets/{n}", guard(self.ticket), methods=["GET"]),
             Route("/v1/tickets/{n}/claim", guard(self.claim), methods=["POST"]),
             Route("/v1/tickets/{n}/close", guard(self.close), methods=["POST"]),
+            Route("/v1/tickets/{n}/reply", guard(self.reply), methods=["POST"]),
             Route("/v1/help/search", guard(self.search), methods=["GET"]),
         ]
 
@@ -154,10 +157,36 @@ class Staff:
         number = _number(request)
         body = await json_body(request, self._api.max_body)
         note = text_field(body, "note", at_most=MAX_NOTE_CHARS, required=False) or None
-        changed = await self._in_store(
-            lambda store: tickets.close(store, number, by=f"token:{token.name}", note=note)
-        )
-        return _stepped(changed, number)
+        close_too = body.get("close_conversation", False)
+        if not isinstance(close_too, bool):
+            raise bad_request('"close_conversation" must be true or false')
+
+        def close(store: OrderStore) -> Response:
+            changed = tickets.close(store, number, by=f"token:{token.name}", note=note)
+            answer = _stepped(changed, number)
+            if changed is not None:
+                handovers.hand_back(store, changed.ticket, close=close_too)
+            return answer
+
+        answer: Response = await self._in_store(close)
+        return answer
+
+    async def reply(self, request: Request) -> Response:
+        await self._staff(request)
+        number = _number(request)
+        body = await json_body(request, self._api.max_body)
+        text = text_field(body, "text", at_most=handovers.MAX_REPLY_CHARS)
+
+        def reply(store: OrderStore) -> dict[str, str]:
+            ticket = tickets.get(store, number)
+            if ticket is None:
+                raise ApiError(404, "not_found", f"no ticket #{number}")
+            if ticket.status == "closed":
+                raise ApiError(409, "unchanged", f"ticket #{number} is closed; nothing sent")
+            conversation = handovers.reply(store, ticket, text)
+            return {"conversation": conversation.id, "status": conversation.status}
+
+        return JSONResponse(await self._in_store(reply))
 
     async def search(self, request: Request) -> Response:
         await self._staff(request)
