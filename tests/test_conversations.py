@@ -607,6 +607,13 @@ def test_a_person_answers_in_the_conversation_and_hands_it_back(tmp_path: Path) 
     )
     shown = json.loads(agent("tickets", "show", "1", "--json").stdout)
     assert shown["conversation"] == started.id
+    assert (shown["name"], shown["email"], shown["channel"]) == (
+        "Aoi Suzuki",
+        "aoi.suzuki@example.com",
+        "api",
+    )
+    table = agent("tickets", "show", "1").stdout
+    assert "aoi_suzuki_1002 (Aoi Suzuki <aoi.suzuki@example.com>)" in table
     assert [m["role"] for m in shown["transcript"]] == ["customer", "desk", "customer", "staff"]
     closed = agent("tickets", "close", "1", "--note", "replaced")
     assert closed.exit_code == 0 and "conversation" in closed.stdout
@@ -640,3 +647,163 @@ def test_a_reply_to_a_conversation_closed_meanwhile_is_refused(tmp_path: Path) -
     refused = agent("tickets", "reply", "1", "hello")
     assert refused.exit_code == 1 and "is closed; nothing sent" in refused.stderr
     assert [m.role for m in started.messages] == ["customer", "desk"]
+
+
+def test_a_conversation_whose_memory_row_is_damaged_still_reads_and_answers() -> None:
+    started = agent_cli.Conversation.start(today=TODAY)
+    started.say(f"{CANCEL}, my email is {EMAIL}")  # a proposal waits
+    with _opened() as store:
+        store.atomically(
+            lambda: store.execute(
+                "UPDATE conversations SET state = '{not json' WHERE id = ?", (started.id,)
+            )
+        )
+    assert started.record().proposal is None  # the damaged memory holds nothing
+    shown = agent("conversations", "show", started.id, "--json")
+    assert shown.exit_code == 0 and json.loads(shown.stdout)["proposal"] is None
+    turn = started.say("yes")  # a yes to nothing the store still holds
+    assert turn.replies and status_of("B200") == "PENDING"
+
+
+# --- pins found by breaking the modules on purpose (tests/mutate.sh) ---------------------------
+
+
+def test_a_retried_proposal_returns_the_same_proposal_and_a_kept_message_has_no_run(
+    tmp_path: Path,
+) -> None:
+    started = agent_cli.Conversation.start(today=TODAY)
+    proposed = started.say(f"{CANCEL}, my email is {EMAIL}", message_id="p1")
+    again = started.say("whatever", message_id="p1")
+    assert again.repeated and again.proposal == proposed.proposal is not None
+    assert again.body() == proposed.body() and again.body()["run"]["status"] == "needs_input"
+    plain = started.say("hello")  # no message id: the stored message's number stands for it
+    assert plain.message.isdigit() and plain.body()["message"] == plain.message
+    held = _handed_over(tmp_path)
+    kept = held.say("anyone?", message_id="k9")
+    assert kept.body()["run"] is None and (kept.conversation, kept.message) == (held.id, "k9")
+    assert [m.run_id for m in held.messages][-1] is None
+
+
+def test_a_message_received_but_never_answered_is_answered_once_when_sent_again() -> None:
+    started = agent_cli.Conversation.start(today=TODAY)
+    with _opened() as store:  # a process that wrote it, then died
+        stored.add_message(store, started.id, "customer", "message", "hello", key="k1")
+    turn = started.say("hello", message_id="k1")
+    assert not turn.repeated and turn.replies and turn.message == "k1"
+    assert [(m.role, m.message_key) for m in started.messages] == [
+        ("customer", "k1"),
+        ("desk", None),
+    ]
+
+
+def test_the_lease_outlives_the_runs_own_timeout(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from agent_cli.runtime.conversation import LEASE_MARGIN_S
+
+    asked: list[float] = []
+    real = stored.lease
+    monkeypatch.setattr(
+        stored, "lease", lambda s, c, o, seconds: asked.append(seconds) or real(s, c, o, seconds)
+    )
+    config = tmp_path / "c.toml"
+    config.write_text("[limits]\ntimeout = 5\n")
+    started = agent_cli.Conversation.start(config=config)
+    started.say("hello")
+    assert asked == [5 + LEASE_MARGIN_S]
+
+
+def test_a_lease_taken_ends_when_its_time_is_up(either_store: OrderStore) -> None:
+    made = stored.create(either_store, channel="web")
+    stored.lease(either_store, made.id, "short-lived", -1)  # ended a second ago
+    assert stored.lease(either_store, made.id, "next", 60).id == made.id
+    with pytest.raises(ConversationBusy, match=f"conversation {made.id[:8]} is answering"):
+        stored.lease(either_store, made.id, "third", 60)
+    with pytest.raises(ConversationNotFound, match="No conversation 'f"):
+        stored.lease(either_store, "f" * 32, "x", 60)
+
+
+def test_a_vouched_customer_stays_known_while_a_person_holds_the_conversation() -> None:
+    started = agent_cli.Conversation.start(customer="kaito_yamamoto_1007")
+    with _opened() as store:
+        stored.set_status(store, started.id, "handed_over")
+    started.say("hello?")
+    assert started.record().customer_id == "kaito_yamamoto_1007"
+
+
+def test_what_the_store_hands_back_is_what_it_holds(either_store: OrderStore) -> None:
+    made = stored.create(either_store, channel="web")
+    written = stored.add_message(either_store, made.id, "customer", "message", "hi", key="k")
+    assert stored.messages(either_store, made.id) == [written]
+    again = stored.get(either_store, made.id)
+    assert again is not None and again.created_at <= again.updated_at
+    assert datetime.fromisoformat(again.updated_at).tzinfo == UTC
+    assert again.updated_at >= written.at >= made.created_at
+
+
+def test_a_prefix_that_names_two_conversations_says_so(either_store: OrderStore) -> None:
+    at = "2026-12-07T00:00:00+00:00"
+    for tail in ("01", "02"):
+        either_store.atomically(
+            lambda tail=tail: either_store.execute(
+                "INSERT INTO conversations (id, channel, status, state, created_at, updated_at)"
+                " VALUES (?, 'web', 'open', '{}', ?, ?)",
+                (f"abcdef{tail}" + "0" * 24, at, at),
+            )
+        )
+    with pytest.raises(ConversationNotFound, match="starts more than one conversation's id"):
+        stored.found(either_store, "abcdef")
+    assert stored.found(either_store, "abcdef01").id.startswith("abcdef01")
+
+
+def test_listing_filters_by_status_and_stops_at_the_limit(either_store: OrderStore) -> None:
+    made = [stored.create(either_store, channel="web") for _ in range(3)]
+    stored.close(either_store, made[0].id, by="lead")
+    assert [c.id for c in stored.listed(either_store, status="closed")] == [made[0].id]
+    assert len(stored.listed(either_store, limit=2)) == 2
+    assert len(stored.listed(either_store)) == 3
+
+
+def test_a_question_too_long_with_the_unanswered_ones_is_read_alone() -> None:
+    from agent_cli.runtime.conversation import _question
+
+    assert _question([], "now", 10) == "now"
+    assert _question(["before"], "now", 10) == "before\nnow"  # exactly 10
+    assert _question(["before"], "now!", 10) == "now!"  # 11 would be over
+    exchanges, _ = exchanges_of(
+        [
+            _m(1, "customer", "message", "q"),
+            _m(2, "desk", "answer", "a1"),
+            _m(3, "desk", "notice", "a2"),
+            _m(4, "customer", "message", "next"),
+        ]
+    )
+    assert [(e.question, e.answer) for e in exchanges] == [("q", "a1\na2")]
+
+
+def test_a_turn_that_cannot_finish_says_so_in_these_words(tmp_path: Path) -> None:
+    lost = tmp_path / "lost.json"
+    lost.write_text(
+        json.dumps([{"type": "tool", "tool": "track_order", "args": {"order_id": "A101"}}])
+    )
+    started = agent_cli.Conversation.start()
+    english = agent_cli.converse(started.id, "Where is A101?", script=lost, today=TODAY)
+    assert english.replies[0].text == (
+        "Sorry, I could not finish answering that, and nothing was changed. Please send it "
+        "again, or ask for a person."
+    )
+    japanese = agent_cli.converse(started.id, "A101はどこですか", script=lost, today=TODAY)
+    assert japanese.replies[0].text == (
+        "申し訳ありません、最後までお答えできませんでした。何も変更していません。"
+        "もう一度お送りいただくか、担当者をご希望ください。"
+    )
+
+
+def test_a_conversation_change_waiting_for_approval_exits_5_at_the_cli() -> None:
+    conversation = agent("conversations", "start").stdout.strip()
+    agent("ask", "--conversation", conversation, f"{CANCEL}, my email is {EMAIL}", "--today", TODAY)
+    queued = agent("ask", "--conversation", conversation, "yes", "--today", TODAY, "-q")
+    assert queued.exit_code == 5 and "agent approvals approve 1" in queued.stderr
+    shown = json.loads(agent("conversations", "show", conversation, "--json").stdout)
+    desk = [m for m in shown["messages"] if m["role"] == "desk"]
+    assert all(m["run_id"] for m in desk) and all("T" in m["at"] for m in shown["messages"])

@@ -610,3 +610,29 @@ def test_doctor_says_whether_serve_can_run_and_with_what(monkeypatch: pytest.Mon
     )
     missing = checked()
     assert missing["ok"] is None and "pip install 'agent-cli[serve]'" in missing["detail"]
+
+
+def test_a_caller_that_leaves_while_waiting_for_its_conversation_leaves_nothing_behind() -> None:
+    import asyncio
+
+    from agent_cli.serve.app import _Turn
+
+    locks: dict[str, asyncio.Lock] = {}
+    waiting: dict[str, int] = {}
+
+    async def scene() -> list[str]:
+        order: list[str] = []
+        async with _Turn(locks, waiting, "c1"):
+            order.append("first")
+            second = asyncio.create_task(_Turn(locks, waiting, "c1").__aenter__())
+            await asyncio.sleep(0.01)
+            assert waiting == {"c1": 2}
+            second.cancel()  # the client hung up while waiting
+            with pytest.raises(asyncio.CancelledError):
+                await second
+        async with _Turn(locks, waiting, "c1"):
+            order.append("third")
+        return order
+
+    assert asyncio.run(scene()) == ["first", "third"]
+    assert locks == {} and waiting == {}

@@ -52,12 +52,14 @@ def show_ticket_command(number: int, *, json_output: bool, config: Path | None) 
         ticket = _found(tickets.get(store, number), number)
         conversation = handovers.conversation_of(store, ticket)
         said = conversations.messages(store, conversation.id) if conversation else []
+        requester = handovers.requester(store, ticket, conversation)
     if json_output:
         transcript = [{"role": m.role, "text": m.text, "at": m.at} for m in said]
-        shown = {**ticket_json(ticket), "conversation": conversation.id if conversation else None}
+        shown = {**ticket_json(ticket), **requester}
+        shown["conversation"] = conversation.id if conversation else None
         print_json_lines([{**shown, "transcript": transcript}])
         return
-    show_ticket(make_console(), ticket)
+    show_ticket(make_console(), ticket, requester)
     if conversation is not None:
         show_conversation_record(make_console(), conversation, said, conversation.proposal)
 

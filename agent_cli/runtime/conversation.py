@@ -191,7 +191,7 @@ def _finish(held: _Held, message: Message, turn: Turn, state: dict[str, Any]) ->
         stored.TurnRecord(
             answered=message.id,
             replies=tuple((r.kind, r.text) for r in turn.replies),
-            run_id=turn.run_id or "",
+            run_id=turn.run_id,
             status=turn.status,
             customer_id=customer if isinstance(customer, str) else held.conversation.customer_id,
             state=state,

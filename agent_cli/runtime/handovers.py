@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from agent_cli.errors import ConversationClosed, ConversationNotFound
 from agent_cli.store import conversations as stored
+from agent_cli.store import desk_reads
 from agent_cli.store.conversations import Conversation
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.store.tickets import Ticket
@@ -18,6 +19,19 @@ MAX_REPLY_CHARS = 4_000
 def conversation_of(store: OrderStore, ticket: Ticket) -> Conversation | None:
     """The stored conversation whose turn opened the ticket, if any."""
     return stored.of_run(store, ticket.run_id)
+
+
+def requester(
+    store: OrderStore, ticket: Ticket, conversation: Conversation | None
+) -> dict[str, str | None]:
+    """Who the ticket is for, as a help desk shows it: the customer's name and email when they
+    were identified, and the channel they wrote from."""
+    found = desk_reads.customer(store, ticket.customer_id) if ticket.customer_id else None
+    return {
+        "name": found.name if found is not None else None,
+        "email": found.email if found is not None else None,
+        "channel": conversation.channel if conversation is not None else None,
+    }
 
 
 def reply(store: OrderStore, ticket: Ticket, text: str) -> Conversation:

@@ -267,10 +267,17 @@ class _Turn:
 
     async def __aenter__(self) -> None:
         self._waiting[self._key] = self._waiting.get(self._key, 0) + 1
-        await self._locks.setdefault(self._key, asyncio.Lock()).acquire()
+        try:
+            await self._locks.setdefault(self._key, asyncio.Lock()).acquire()
+        except BaseException:  # the caller left while waiting (cancelled): not held, not waiting
+            self._leave()
+            raise
 
     async def __aexit__(self, *_: object) -> None:
         self._locks[self._key].release()
+        self._leave()
+
+    def _leave(self) -> None:
         self._waiting[self._key] -= 1
         if not self._waiting[self._key]:
             del self._waiting[self._key], self._locks[self._key]

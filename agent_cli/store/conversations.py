@@ -72,7 +72,7 @@ def now() -> str:
 
 
 def _conversation(row: Any) -> Conversation:
-    state = json.loads(row[5]) if row[5] else {}
+    state = _state(row[5])
     return Conversation(
         id=str(row[0]),
         channel=str(row[1]),
@@ -84,6 +84,15 @@ def _conversation(row: Any) -> Conversation:
         updated_at=str(row[7]),
         closed_by=row[8],
     )
+
+
+def _state(text: object) -> Any:
+    """The desk's memory as stored; {} for a row that is not JSON (a damaged memory loses what
+    it held, a customer's yes above all; it never makes one)."""
+    try:
+        return json.loads(str(text)) if text else {}
+    except ValueError:
+        return {}
 
 
 def _message(row: Any) -> Message:
@@ -288,7 +297,7 @@ class TurnRecord:
 
     answered: int  # the customer message's id
     replies: tuple[tuple[ReplyKind, str], ...]
-    run_id: str
+    run_id: str | None  # None: nothing ran (a person holds the conversation)
     status: ConversationStatus
     customer_id: str | None
     state: dict[str, Any]

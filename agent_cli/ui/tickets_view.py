@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.console import Console
 from rich.text import Text
@@ -31,11 +31,15 @@ def show_tickets(console: Console, tickets: Sequence[Ticket]) -> None:
     print_rows(console, table, rows)
 
 
-def show_ticket(console: Console, t: Ticket) -> None:
+def show_ticket(
+    console: Console, t: Ticket, requester: Mapping[str, str | None] | None = None
+) -> None:
+    who = requester or {}
     rows = [
         ("ticket", f"#{t.id}"),
         ("status", t.status),
-        ("customer", t.customer_id or "-"),
+        ("customer", _customer(t, who)),
+        ("channel", who.get("channel") or "-"),
         ("order", t.order_code or "-"),
         ("summary", t.summary),
         ("question", t.question),
@@ -52,3 +56,12 @@ def show_ticket(console: Console, t: Ticket) -> None:
         line = Text(f"{name:<10}", style="dim")
         line.append(clean_text(value))
         console.print(line, soft_wrap=not console.is_terminal)
+
+
+def _customer(t: Ticket, who: Mapping[str, str | None]) -> str:
+    """The customer's id, with their name and email when the store knows them."""
+    if not t.customer_id:
+        return "-"
+    known = [who.get("name") or "", f"<{who['email']}>" if who.get("email") else ""]
+    named = " ".join(part for part in known if part)
+    return f"{t.customer_id} ({named})" if named else t.customer_id
