@@ -67,6 +67,7 @@ class Load:
     retried: int = 0
     sent: int = 0
     failed: list[str] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)  # answers other than 200
     lock: threading.Lock = field(default_factory=threading.Lock)
     elapsed: float = 0.0
     warnings: list[str] = field(default_factory=list)
@@ -118,7 +119,8 @@ def _root() -> str:
 
 def _run(args: argparse.Namespace, env: dict[str, str], folder: Path) -> int:
     config = folder / "agent.toml"
-    config.write_text("[limits]\ntimeout = 10\n")  # a killed process's lease ends in 20 s
+    # A killed process's lease ends in 20 s; the one token of the load is not rate-limited.
+    config.write_text("[limits]\ntimeout = 10\n[serve]\ntoken_rate = 0\n")
     model = None
     if args.model == "loopback":
         model = subprocess.Popen(
@@ -130,7 +132,7 @@ def _run(args: argparse.Namespace, env: dict[str, str], folder: Path) -> int:
         # Its one answer names order A100, which no turn looks up: grounding would ask again
         # (a repair, another model call), so the model's own time would not be one call's.
         config.write_text(
-            "[limits]\ntimeout = 10\ngrounding = false\n"
+            "[limits]\ntimeout = 10\ngrounding = false\n[serve]\ntoken_rate = 0\n"
             f'[provider]\nname = "loop"\n[profiles.loop]\nkind = "openai"\n'
             f'base_url = "http://127.0.0.1:{port}/v1"\nmodel = "bench"\n'
         )
@@ -257,6 +259,8 @@ def _delivered(
                 replies.append(answer.json())
                 return
             if answer.status_code != 409 or attempt == 19:  # 409: busy past the wait, again
+                with load.lock:
+                    load.refusals.append(f"{body['id']}: HTTP {answer.status_code} {answer.text}")
                 return
 
     threads = [threading.Thread(target=one, args=(base,)) for base in targets]
@@ -296,6 +300,7 @@ def _checked(env: dict[str, str], ids: list[str], messages: int, load: Load) -> 
         broken.append(f"{load.duplicates_differing} duplicate deliveries answered differently")
     if load.failed:
         broken.append(f"{len(load.failed)} messages got no 200 reply")
+    broken += load.refusals[:5]
     return broken
 
 

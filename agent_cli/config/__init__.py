@@ -164,7 +164,7 @@ class ServeSettings(_Section):
     token may call and one conversation may be written to (0: no limit), in each process."""
 
     max_body_bytes: int = Field(default=1_000_000, ge=1_024, le=100_000_000)
-    token_rate: int = Field(default=600, ge=0, le=1_000_000)
+    token_rate: int = Field(default=6_000, ge=0, le=1_000_000)  # a channel's token carries a shop
     conversation_rate: int = Field(default=30, ge=0, le=100_000)
 
 
