@@ -636,3 +636,15 @@ def test_a_caller_that_leaves_while_waiting_for_its_conversation_leaves_nothing_
 
     assert asyncio.run(scene()) == ["first", "third"]
     assert locks == {} and waiting == {}
+
+
+def test_errors_a_client_should_retry_say_when() -> None:
+    from agent_cli.errors import ConversationBusy, ConversationClosed, StoreBusy
+    from agent_cli.serve.errors import from_agent_error
+
+    busy = from_agent_error(ConversationBusy("held elsewhere"))
+    assert (busy.status, busy.code, busy.headers()) == (409, "busy", {"Retry-After": "1"})
+    down = from_agent_error(StoreBusy("locked"))
+    assert (down.status, down.headers()) == (503, {"Retry-After": "5"})
+    closed = from_agent_error(ConversationClosed("closed"))
+    assert (closed.status, closed.headers()) == (409, {})  # retrying will not help

@@ -40,10 +40,10 @@ def from_agent_error(error: AgentError) -> ApiError:
             return ApiError(404, "not_found", message)
         case ConversationClosed():
             return ApiError(409, "closed", message)
-        case ConversationBusy():
-            return ApiError(409, "busy", message)
+        case ConversationBusy():  # held elsewhere past the wait: try again shortly
+            return ApiError(409, "busy", message, retry_after=1)
         case StoreError():
-            return ApiError(503, "store_unavailable", message)
+            return ApiError(503, "store_unavailable", message, retry_after=5)
         case UsageError():  # the server's own settings (a request's fields are checked before)
             return ApiError(500, "configuration", message)
         case _:
