@@ -807,3 +807,16 @@ def test_a_conversation_change_waiting_for_approval_exits_5_at_the_cli() -> None
     shown = json.loads(agent("conversations", "show", conversation, "--json").stdout)
     desk = [m for m in shown["messages"] if m["role"] == "desk"]
     assert all(m["run_id"] for m in desk) and all("T" in m["at"] for m in shown["messages"])
+
+
+def test_the_list_leaves_the_closed_ones_out_unless_asked_and_stops_at_n() -> None:
+    made = [agent_cli.Conversation.start() for _ in range(3)]
+    made[1].close()
+    live = [
+        json.loads(line)["id"] for line in agent("conversations", "list", "--json").stdout.split()
+    ]
+    assert sorted(live) == sorted([made[0].id, made[2].id])
+    one = agent("conversations", "list", "-n", "1", "--json").stdout.split()
+    assert len(one) == 1 and json.loads(one[0])["id"] in live
+    everything = agent("conversations", "list", "--status", "all", "--json").stdout.split()
+    assert len(everything) == 3

@@ -67,11 +67,9 @@ def list_conversations(
         wanted = status_filter(status, STATUSES, "conversation")
     except ValueError as bad:
         raise UsageError(str(bad)) from None
+    chosen = {None: "live", "all": None}.get(wanted, wanted)  # default: all but the closed
     with opened_store(load_settings(config)) as store:
-        found = stored.listed(store, status=None if wanted == "all" else wanted)
-    if wanted is None:
-        found = [c for c in found if c.status != "closed"]
-    found = found[:limit] if limit is not None else found
+        found = stored.listed(store, status=chosen, limit=limit)
     if json_output:
         print_json_lines(conversation_json(c) for c in found)
         return

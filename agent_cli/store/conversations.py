@@ -160,8 +160,15 @@ def found(store: OrderStore, given: str) -> Conversation:
 def listed(
     store: OrderStore, *, status: str | None = None, limit: int | None = None
 ) -> list[Conversation]:
-    """Conversations, the most recently active first: of one status, or all."""
-    clause, params = (" WHERE status = ?", (status,)) if status else ("", ())
+    """Conversations, the most recently active first: of one status, "live" (all but the
+    closed), or all (None)."""
+    params: tuple[object, ...] = ()
+    if status == "live":
+        clause = " WHERE status <> 'closed'"
+    elif status:
+        clause, params = " WHERE status = ?", (status,)
+    else:
+        clause = ""
     bound = f" LIMIT {int(limit)}" if limit is not None else ""
     rows = store.query(
         f"SELECT {_COLUMNS} FROM conversations{clause} ORDER BY updated_at DESC, id{bound}",
