@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -248,11 +248,11 @@ def _turn(
     elif finished is not None and finished.answer and finished.status in _ANSWERED:
         replies.append(DeskReply("proposal" if pending else "answer", finished.answer))
     else:
-        replies.append(DeskReply("notice", _sorry(message.text, changed=_wrote(events))))
+        replies.append(DeskReply("notice", _sorry(message.text, changed=writes_made(events) > 0)))
     return Turn(
         conversation=conversation,
         message=message.message_key or str(message.id),
-        status=_status(events, error, pending is not None, bool(replies[0].kind == "notice")),
+        status=_status(events, error, pending is not None, replies[0].kind == "notice"),
         replies=tuple(replies),
         proposal={"id": pending.id, "summary": pending.summary} if pending else None,
         run_id=finished.run_id if finished else None,
@@ -277,8 +277,9 @@ def _status(
     return "open"
 
 
-def _wrote(events: list[Event]) -> bool:
-    return any(isinstance(e, ToolObserved) and e.outcome.kind in _WRITES for e in events)
+def writes_made(events: Iterable[Event]) -> int:
+    """How many calls of a run changed the store (a write committed, a refund made)."""
+    return sum(1 for e in events if isinstance(e, ToolObserved) and e.outcome.kind in _WRITES)
 
 
 def _sorry(text: str, *, changed: bool) -> str:

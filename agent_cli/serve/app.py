@@ -28,10 +28,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from agent_cli.core.events import ToolObserved
 from agent_cli.errors import AgentError, ConversationBusy, ConversationClosed, UsageError
 from agent_cli.record.recorder import KeptLog
-from agent_cli.runtime.conversation import LEASE_MARGIN_S, Turn
+from agent_cli.runtime.conversation import LEASE_MARGIN_S, Turn, writes_made
 from agent_cli.runtime.converse import (
     MAX_MESSAGE_ID_CHARS,
     Setup,
@@ -190,7 +189,7 @@ class _Api:
         started = time.monotonic()
         async with self._turn_of(conversation):
             turn = await run_in_threadpool(self._answer, conversation, text, key)
-        self.metrics.turned(_ended(turn), time.monotonic() - started, _writes(turn))
+        self.metrics.turned(_ended(turn), time.monotonic() - started, writes_made(turn.events))
         return JSONResponse(turn.body())
 
     async def events(self, request: Request) -> Response:
@@ -300,14 +299,6 @@ def _ended(turn: Turn) -> str:
     if turn.repeated:
         return "repeated"
     return turn.run_status or "kept_for_a_person"
-
-
-def _writes(turn: Turn) -> int:
-    return sum(
-        1
-        for e in turn.events
-        if isinstance(e, ToolObserved) and e.outcome.kind in ("changed", "refunded")
-    )
 
 
 def _exact(store: OrderStore, given: str) -> stored.Conversation:

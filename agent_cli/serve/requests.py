@@ -13,8 +13,6 @@ from agent_cli.store import tokens
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.store.tokens import Scope, Token
 
-MAX_BODY_BYTES = 1_000_000  # a request body over this is refused (413)
-
 
 def bearer(request: Request) -> str:
     """The request's bearer token; 401 when there is none."""
