@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import signal
 import socket
 import tempfile
@@ -46,6 +48,8 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 SHARED_CACHE = Path(tempfile.mkdtemp(prefix="agent-cli-test-cache-"))
+# One directory per test process, gone when it ends (1,580 of them had piled up in /tmp).
+atexit.register(shutil.rmtree, SHARED_CACHE, True)
 
 
 def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
