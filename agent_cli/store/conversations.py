@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from agent_cli.errors import ConversationBusy, ConversationClosed, ConversationNotFound
+from agent_cli.store import outbox
 from agent_cli.store.desk_schema import CONVERSATION_STATUSES
 from agent_cli.store.sqlite import OrderStore
 
@@ -29,7 +30,10 @@ Role = Literal["customer", "desk", "staff"]
 ReplyKind = Literal["message", "answer", "question", "proposal", "notice"]
 STATUSES: tuple[str, ...] = CONVERSATION_STATUSES
 SHORTEST_PREFIX = 6  # an id's first characters that name it, typed by a person
-_COLUMNS = "id, channel, status, customer_id, asserted_by, state, created_at, updated_at, closed_by"
+COLUMNS = (
+    "id, channel, status, customer_id, asserted_by, state, created_at, updated_at, closed_by,"
+    " external_id, address"
+)
 _MESSAGE_COLUMNS = "id, role, kind, text, at, run_id, message_key, reply"
 
 
@@ -44,6 +48,9 @@ class Conversation:
     created_at: str
     updated_at: str
     closed_by: str | None = None
+    external_id: str | None = None  # the channel's own id of it (a Chatwoot conversation, ...)
+    address: dict[str, Any] | None = None  # where the channel reaches the customer; None: the
+    # caller reads the replies from its own request (the API), so nothing goes to the outbox
 
     @property
     def proposal(self) -> dict[str, str] | None:
@@ -71,7 +78,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _conversation(row: Any) -> Conversation:
+def from_row(row: Any) -> Conversation:
     state = _state(row[5])
     return Conversation(
         id=str(row[0]),
@@ -83,7 +90,14 @@ def _conversation(row: Any) -> Conversation:
         created_at=str(row[6]),
         updated_at=str(row[7]),
         closed_by=row[8],
+        external_id=row[9],
+        address=address_of(row[10]),
     )
+
+
+def address_of(text: object) -> dict[str, Any] | None:
+    found = _state(text) if text is not None else None
+    return found if isinstance(found, dict) else None
 
 
 def _state(text: object) -> Any:
@@ -114,25 +128,56 @@ def create(
     channel: str,
     customer_id: str | None = None,
     asserted_by: str | None = None,
+    external_id: str | None = None,
+    address: dict[str, Any] | None = None,
 ) -> Conversation:
-    """A new open conversation with an unguessable id (128 random bits)."""
+    """A new open conversation with an unguessable id (128 random bits); `external_id` and
+    `address`: the channel's id of it and where the channel reaches the customer."""
     conversation_id = secrets.token_hex(16)
-    at = now()
-
-    def work() -> None:
-        store.execute(
-            f"INSERT INTO conversations ({_COLUMNS}) VALUES (?, ?, 'open', ?, ?, '{{}}', ?, ?,"
-            " NULL)",
-            (conversation_id, channel, customer_id, asserted_by, at, at),
+    store.atomically(
+        lambda: insert_row(
+            store,
+            conversation_id,
+            channel=channel,
+            customer_id=customer_id,
+            asserted_by=asserted_by,
+            external_id=external_id,
+            address=address,
         )
-
-    store.atomically(work)
+    )
     return found(store, conversation_id)
 
 
+def insert_row(
+    store: OrderStore,
+    conversation_id: str,
+    *,
+    channel: str,
+    customer_id: str | None,
+    asserted_by: str | None,
+    external_id: str | None,
+    address: dict[str, Any] | None,
+) -> None:
+    at = now()
+    store.execute(
+        f"INSERT INTO conversations ({COLUMNS}) VALUES (?, ?, 'open', ?, ?, '{{}}', ?, ?, NULL,"
+        " ?, ?)",
+        (
+            conversation_id,
+            channel,
+            customer_id,
+            asserted_by,
+            at,
+            at,
+            external_id,
+            None if address is None else json.dumps(address, ensure_ascii=False),
+        ),
+    )
+
+
 def get(store: OrderStore, conversation_id: str) -> Conversation | None:
-    rows = store.query(f"SELECT {_COLUMNS} FROM conversations WHERE id = ?", (conversation_id,))
-    return _conversation(rows[0]) if rows else None
+    rows = store.query(f"SELECT {COLUMNS} FROM conversations WHERE id = ?", (conversation_id,))
+    return from_row(rows[0]) if rows else None
 
 
 def found(store: OrderStore, given: str) -> Conversation:
@@ -143,11 +188,11 @@ def found(store: OrderStore, given: str) -> Conversation:
         return exact
     if len(wanted) >= SHORTEST_PREFIX and wanted.isalnum():
         rows = store.query(
-            f"SELECT {_COLUMNS} FROM conversations WHERE id LIKE ? ORDER BY id LIMIT 2",
+            f"SELECT {COLUMNS} FROM conversations WHERE id LIKE ? ORDER BY id LIMIT 2",
             (wanted + "%",),
         )
         if len(rows) == 1:
-            return _conversation(rows[0])
+            return from_row(rows[0])
         if rows:
             raise ConversationNotFound(
                 f"{given!r} starts more than one conversation's id; give more of it"
@@ -171,10 +216,10 @@ def listed(
         clause = ""
     bound = f" LIMIT {int(limit)}" if limit is not None else ""
     rows = store.query(
-        f"SELECT {_COLUMNS} FROM conversations{clause} ORDER BY updated_at DESC, id{bound}",
+        f"SELECT {COLUMNS} FROM conversations{clause} ORDER BY updated_at DESC, id{bound}",
         params,
     )
-    return [_conversation(row) for row in rows]
+    return [from_row(row) for row in rows]
 
 
 def messages(store: OrderStore, conversation_id: str) -> list[Message]:
@@ -287,11 +332,14 @@ def add_message(
 
     def work() -> int:
         store.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (at, conversation_id))
-        return store.insert(
+        number = store.insert(
             "INSERT INTO conversation_messages (conversation_id, role, kind, text, at,"
             " message_key) VALUES (?, ?, ?, ?, ?, ?)",
             (conversation_id, role, kind, text, at, key),
         )
+        if role != "customer":  # the customer's channel is owed what the desk or a person says
+            outbox.owe(store, conversation_id, "message", number)
+        return number
 
     number = store.atomically(work)
     return Message(id=number, role=role, kind=kind, text=text, at=at, message_key=key)
@@ -318,11 +366,14 @@ def finish_turn(store: OrderStore, conversation_id: str, owner: str, turn: TurnR
 
     def work() -> None:
         for kind, text in turn.replies:
-            store.execute(
+            number = store.insert(
                 "INSERT INTO conversation_messages (conversation_id, role, kind, text, at,"
                 " run_id) VALUES (?, 'desk', ?, ?, ?, ?)",
                 (conversation_id, kind, text, at, turn.run_id),
             )
+            outbox.owe(store, conversation_id, "message", number)
+        if turn.status == "handed_over" and turn.run_id is not None:  # this turn handed over
+            outbox.owe(store, conversation_id, "handover", None)
         store.execute(
             "UPDATE conversation_messages SET reply = ?, run_id = ? WHERE id = ?",
             (turn.outcome, turn.run_id, turn.answered),
@@ -349,8 +400,8 @@ def close(store: OrderStore, conversation_id: str, *, by: str) -> tuple[Conversa
         if rows[0][0] == "closed":
             return False
         store.execute(
-            "UPDATE conversations SET status = 'closed', closed_by = ?, updated_at = ?"
-            " WHERE id = ?",
+            "UPDATE conversations SET status = 'closed', closed_by = ?, updated_at = ?,"
+            " external_id = NULL WHERE id = ?",
             (by, now(), held.id),
         )
         return True

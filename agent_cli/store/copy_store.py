@@ -128,7 +128,7 @@ TABLES = (
     _table(
         "conversations",
         "id channel status customer_id asserted_by state created_at updated_at closed_by "
-        "lease_owner lease_until",
+        "lease_owner lease_until external_id address",
         dates=("created_at", "updated_at", "lease_until"),
     ),
     _table(
@@ -136,6 +136,14 @@ TABLES = (
         "id conversation_id role kind text at run_id message_key reply",
         whole=("id",),
         dates=("at",),
+        serial=True,
+    ),
+    _table(
+        "outbox",
+        "id conversation_id message_id kind key status attempts next_at claimed_by "
+        "claimed_until last_error created_at sent_at",
+        whole=("id", "message_id", "attempts"),
+        dates=("next_at", "claimed_until", "created_at", "sent_at"),
         serial=True,
     ),
     _table(

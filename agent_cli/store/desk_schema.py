@@ -195,6 +195,48 @@ CONVERSATION_INDEXES = (
 )
 
 
+# Where a channel reaches a conversation's customer (issue 53): the channel's own id of the
+# conversation (`external_id`, one per channel) and its address (JSON, e.g. a Chatwoot account and
+# conversation, a LINE user); a conversation with an address has its desk's and a person's
+# messages delivered through the outbox.
+CONVERSATION_ADDRESS = (
+    "ALTER TABLE conversations ADD COLUMN external_id TEXT",
+    "ALTER TABLE conversations ADD COLUMN address TEXT",
+    "CREATE UNIQUE INDEX conversations_by_channel_id ON conversations (channel, external_id)",
+)
+
+OUTBOX_KINDS = ("message", "handover")
+OUTBOX_STATUSES = ("pending", "sent", "failed")
+
+
+def outbox_table(id_column: str) -> str:
+    """What the serving processes owe a channel (outbox.py): a message to deliver or a
+    hand-over to announce, written in the transaction that made it, claimed by one process at a
+    time, retried with backoff, sent once (`key`: the idempotency key a channel is sent)."""
+    return f"""CREATE TABLE outbox (
+            id {id_column},
+            conversation_id TEXT NOT NULL REFERENCES conversations (id),
+            message_id BIGINT REFERENCES conversation_messages (id),
+            kind TEXT NOT NULL CHECK (kind IN ({", ".join(repr(k) for k in OUTBOX_KINDS)})),
+            key TEXT NOT NULL UNIQUE,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ({", ".join(repr(s) for s in OUTBOX_STATUSES)})),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_at TEXT NOT NULL,
+            claimed_by TEXT,
+            claimed_until TEXT,
+            last_error TEXT,
+            created_at TEXT NOT NULL,
+            sent_at TEXT
+        )"""
+
+
+OUTBOX_INDEXES = (
+    "CREATE INDEX outbox_due ON outbox (status, next_at)",
+    "CREATE INDEX outbox_of_conversation ON outbox (conversation_id, id)",
+)
+
+
 TOKEN_SCOPES = ("customer", "identify", "staff")
 
 # `agent serve`'s bearer tokens (tokens.py): a name, what it may do, and only a digest of the

@@ -24,16 +24,19 @@ import psycopg
 from agent_cli.errors import StoreBusy, StoreError, StoreFull, StoreReadOnly
 from agent_cli.store.desk_schema import (
     ARTICLES_TABLE,
+    CONVERSATION_ADDRESS,
     CONVERSATION_INDEXES,
     CONVERSATIONS_TABLE,
     DESK_TABLES,
     ORDER_COLUMNS,
+    OUTBOX_INDEXES,
     STATUS_CHECK,
     TABLES,
     TOKENS_TABLE,
     approvals_table,
     conversation_messages_table,
     order_changes_table,
+    outbox_table,
     refunds_table,
     tickets_table,
 )
@@ -102,6 +105,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         *CONVERSATION_INDEXES,
     ),
     (TOKENS_TABLE,),
+    (*CONVERSATION_ADDRESS, outbox_table("BIGSERIAL PRIMARY KEY"), *OUTBOX_INDEXES),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 2  # a store older than this keeps whole units (upgrades.py)
@@ -118,6 +122,7 @@ _NEEDED = {  # what the agent does to each table
     "conversations": ("SELECT", "INSERT", "UPDATE"),
     "conversation_messages": ("SELECT", "INSERT", "UPDATE"),
     "api_tokens": ("SELECT", "INSERT", "UPDATE"),
+    "outbox": ("SELECT", "INSERT", "UPDATE"),
 }
 
 

@@ -112,6 +112,12 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # `agent serve`'s bearer tokens (tokens.py).
     (ddl.TOKENS_TABLE,),
+    # Channels: a conversation's address, and the outbox that delivers to it (outbox.py).
+    (
+        *ddl.CONVERSATION_ADDRESS,
+        ddl.outbox_table("INTEGER PRIMARY KEY"),
+        *ddl.OUTBOX_INDEXES,
+    ),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 4  # a store older than this keeps whole units (upgrades.py)
