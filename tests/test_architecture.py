@@ -46,8 +46,12 @@ ALLOWED: dict[str, set[str]] = {
         *("language", "domain", "core", "base"),
     },
     "ui": {"record", "store", "policy", "language", "domain", "core", "base"},
-    # The HTTP API (agent serve) over the runtime: no terminal, no Typer, no Rich.
-    "serve": {"runtime", "record", "store", "policy", "language", "domain", "core", "base"},
+    # The HTTP API (agent serve) over the runtime: no terminal, no Typer, no Rich; HTTP out to
+    # the channels through providers/outbound.py.
+    "serve": {
+        *("runtime", "providers", "record", "store", "policy"),
+        *("language", "domain", "core", "base"),
+    },
     "commands": {
         *("serve", "evaluation", "runtime", "ui", "providers", "tools"),
         *("record", "store", "policy", "language", "domain", "core", "base"),

@@ -80,7 +80,7 @@ def anchors(path: Path) -> set[str]:
 
 
 def documents() -> list[Path]:
-    return [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def test_every_link_between_the_documents_reaches_its_page_and_heading() -> None:
@@ -101,8 +101,9 @@ def test_every_link_between_the_documents_reaches_its_page_and_heading() -> None
 
 def test_the_readme_links_every_page_of_the_docs() -> None:
     readme = (ROOT / "README.md").read_text()
-    for page in sorted((ROOT / "docs").glob("*.md")):
-        assert f"(docs/{page.name})" in readme, page.name
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        name = page.relative_to(ROOT / "docs").as_posix()
+        assert f"(docs/{name})" in readme, name
 
 
 def test_the_changelog_keeps_a_changelog() -> None:

@@ -13,6 +13,7 @@ from agent_cli.runtime.assemble import operator_name
 from agent_cli.runtime.converse import Conversation
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store import conversations as stored
+from agent_cli.store import outbox
 from agent_cli.store.conversations import STATUSES
 from agent_cli.text import print_json_lines
 from agent_cli.ui import make_console
@@ -21,9 +22,12 @@ from agent_cli.validation_text import status_filter
 
 
 def conversation_json(
-    conversation: stored.Conversation, messages: list[stored.Message] | None = None
+    conversation: stored.Conversation,
+    messages: list[stored.Message] | None = None,
+    deliveries: dict[int, outbox.Row] | None = None,
 ) -> dict[str, Any]:
-    """A conversation as `--json` prints it (its messages only with `show`)."""
+    """A conversation as `--json` prints it (its messages only with `show`, each with its
+    delivery to the customer's channel when it has one)."""
     record: dict[str, Any] = {
         "id": conversation.id,
         "channel": conversation.channel,
@@ -36,11 +40,20 @@ def conversation_json(
         "closed_by": conversation.closed_by,
     }
     if messages is not None:
-        record["messages"] = [
-            {k: v for k, v in dataclasses.asdict(m).items() if k not in ("reply", "id")}
-            for m in messages
-        ]
+        record["messages"] = [_message_json(m, (deliveries or {}).get(m.id)) for m in messages]
     return record
+
+
+def _message_json(message: stored.Message, delivery: outbox.Row | None) -> dict[str, Any]:
+    shown = {k: v for k, v in dataclasses.asdict(message).items() if k not in ("reply", "id")}
+    if delivery is not None:
+        shown["delivery"] = {
+            "status": delivery.status,
+            "attempts": delivery.attempts,
+            "last_error": delivery.last_error,
+            "sent_at": delivery.sent_at,
+        }
+    return shown
 
 
 def start_conversation(
@@ -80,10 +93,14 @@ def show_conversation(given: str, *, json_output: bool, config: Path | None) -> 
     with opened_store(load_settings(config)) as store:
         conversation = stored.found(store, given)
         messages = stored.messages(store, conversation.id)
+        rows = outbox.of_conversation(store, conversation.id)
+    deliveries = {row.message_id: row for row in rows if row.message_id is not None}
     if json_output:
-        print_json_lines([conversation_json(conversation, messages)])
+        print_json_lines([conversation_json(conversation, messages, deliveries)])
         return
-    show_conversation_record(make_console(), conversation, messages, conversation.proposal)
+    show_conversation_record(
+        make_console(), conversation, messages, conversation.proposal, deliveries=deliveries
+    )
 
 
 def close_conversation(given: str, *, by: str | None, config: Path | None) -> None:

@@ -19,6 +19,7 @@ from agent_cli.config import (
     default_config_path,
     load_settings_with_sources,
 )
+from agent_cli.config.serve import channels_on
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.language import intents
 from agent_cli.policy.instructions import shop_instructions
@@ -28,7 +29,7 @@ from agent_cli.providers.connect import channel_for
 from agent_cli.record.runlog import configured_log_path
 from agent_cli.runtime.assemble import mcp_servers
 from agent_cli.runtime.options import ProviderOptions
-from agent_cli.store import conversations, tokens
+from agent_cli.store import conversations, outbox, tokens
 from agent_cli.store.configured import configured_path, open_configured
 from agent_cli.text import mask_secrets, print_json_lines
 from agent_cli.ui import make_console, show_checks, show_settings
@@ -166,14 +167,22 @@ def _serve_check(settings: Settings) -> Check:
     try:
         live = sum(t.revoked_at is None for t in tokens.listed(store))
         held = len(conversations.listed(store))
+        owed = outbox.counts(store)
     except AgentError as exc:
         return Check(False, "agent serve", str(exc))
     finally:
         store.close()
     hint = "" if live else " (agent tokens create NAME to let a caller in)"
-    return Check(
-        True, "agent serve", f"installed; {live} live token(s){hint}, {held} conversation(s)"
-    )
+    said = f"installed; {live} live token(s){hint}, {held} conversation(s); {_channels(settings)}"
+    waiting, lost = owed.get("pending", 0), owed.get("failed", 0)
+    if waiting or lost:
+        said += f"; outbox: {waiting} waiting, {lost} given up (agent conversations show ID)"
+    return Check(None if lost else True, "agent serve", said)  # a warning, never a failure
+
+
+def _channels(settings: Settings) -> str:
+    on = channels_on(settings.serve, os.environ)
+    return f"channels: {', '.join(on)}" if on else "no channels set up (docs/channels/)"
 
 
 def _store_check(settings: Settings) -> Check:

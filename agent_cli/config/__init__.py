@@ -14,13 +14,10 @@ import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     ValidationError,
     model_validator,
@@ -28,6 +25,9 @@ from pydantic import (
 
 from agent_cli.config.currencies import to_minor
 from agent_cli.config.rules import OrderStatus, RefundRule, currency_code
+from agent_cli.config.sections import HttpUrl
+from agent_cli.config.sections import Section as _Section
+from agent_cli.config.serve import ServeSettings
 from agent_cli.errors import ConfigError
 from agent_cli.files import FileRefused, read_file_bytes
 from agent_cli.validation_text import describe_settings_error, near_miss
@@ -43,11 +43,6 @@ ENVIRONMENT = {
     "AGENT_MODEL": ("provider", "model"),
     "AGENT_BASE_URL": ("provider", "base_url"),
 }
-
-
-class _Section(BaseModel):
-    # Strict: a TOML string is not a bool ("yes" would turn refunds on), a float not an int.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class LimitSettings(_Section):
@@ -157,37 +152,6 @@ class ChatSettings(_Section):
     memory_turns: int = Field(default=10, ge=0, le=1_000)  # earlier exchanges the model sees
     memory_chars: int = Field(default=8_000, ge=0, le=1_000_000)  # ...and their total size
     history_file: str | None = None  # None: the user's state directory; "" turns it off
-
-
-class ServeSettings(_Section):
-    """`agent serve` (docs/serve.md): a request body's size, and how often, per minute, one
-    token may call and one conversation may be written to (0: no limit), in each process."""
-
-    max_body_bytes: int = Field(default=1_000_000, ge=1_024, le=100_000_000)
-    token_rate: int = Field(default=6_000, ge=0, le=1_000_000)  # a channel's token carries a shop
-    conversation_rate: int = Field(default=30, ge=0, le=100_000)
-
-
-def _http_url(value: str | None) -> str | None:
-    """An http(s) URL with a host, or None; anything else would be retried and blamed on a
-    server that was never reached."""
-    if value is None:
-        return None
-    parsed = urlsplit(value)
-    example = "(e.g. http://localhost:11434/v1)"
-    host = parsed.hostname or ""
-    if parsed.scheme not in ("http", "https") or not host or any(c.isspace() for c in value):
-        raise ValueError(f"{value!r} is not an http:// or https:// URL with a host {example}")
-    try:
-        port = parsed.port  # ValueError: not a number, or past 65535
-    except ValueError:
-        port = -1
-    if port is not None and not 0 < port <= 65_535:
-        raise ValueError(f"{value!r} has no valid port (a number from 1 to 65535) {example}")
-    return value
-
-
-HttpUrl = Annotated[str, AfterValidator(_http_url)]
 
 
 class ProviderSettings(_Section):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -39,13 +40,16 @@ from agent_cli.runtime.converse import (
 )
 from agent_cli.runtime.drive import kept_log
 from agent_cli.runtime.stores import opened_store
+from agent_cli.serve.channels import setup as channel_setup
 from agent_cli.serve.errors import ApiError, bad_request, from_agent_error
 from agent_cli.serve.events import EventHub
 from agent_cli.serve.metrics import Metrics
+from agent_cli.serve.outbox import Deliverer
 from agent_cli.serve.rates import RateLimit
 from agent_cli.serve.requests import allowed, bearer, json_body, text_field
 from agent_cli.serve.staff import Staff
 from agent_cli.store import conversations as stored
+from agent_cli.store import outbox
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.store.tokens import Scope, Token
 
@@ -61,6 +65,11 @@ def make_app(setup: Setup, *, max_body: int | None = None) -> Starlette:
     kept = kept_log(setup.settings) if not setup.run.dry_run else None
     setup = replace(setup, kept=kept)  # one run log open for every turn of this process
     api = _Api(setup, max_body or setup.settings.serve.max_body_bytes)
+    serve = setup.settings.serve
+    made_channels = channel_setup.channels(api, serve, os.environ)
+    api.deliverer = Deliverer(
+        api.with_store, made_channels, poll_s=serve.outbox_poll_s, attempts=serve.outbox_attempts
+    )
     routes = [
         Route("/healthz", api.healthz, methods=["GET"]),
         Route("/metrics", _guarded(api.metrics_text, api.metrics), methods=["GET"]),
@@ -73,24 +82,31 @@ def make_app(setup: Setup, *, max_body: int | None = None) -> Starlette:
         Route("/v1/conversations/{id}/close", _guarded(api.close, api.metrics), methods=["POST"]),
         Route("/v1/conversations/{id}/events", _guarded(api.events, api.metrics), methods=["GET"]),
         *Staff(api, lambda handler: _guarded(handler, api.metrics)).routes,
+        *channel_setup.routes(made_channels, lambda handler: _guarded(handler, api.metrics)),
     ]
     made = Starlette(
         routes=routes,
         exception_handlers={404: _not_found, 405: _not_allowed},
-        lifespan=_closing(kept),
+        lifespan=_closing(kept, api.deliverer),
     )
     made.state.hub = api.hub  # commands/serve.py ends the event streams when a stop is asked
     return made
 
 
-def _closing(kept: KeptLog | None) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
-    """The app's lifespan: the kept run log closed when the server stops."""
+def _closing(
+    kept: KeptLog | None, deliverer: Deliverer
+) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    """The app's lifespan: the outbox delivered while it serves (and once more at the stop, for
+    what the last turns said); the kept run log closed when the server stops."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        delivering = asyncio.create_task(deliverer.run())
         try:
             yield
         finally:
+            deliverer.stop()
+            await delivering
             if kept is not None:
                 kept.close()
 
@@ -143,18 +159,19 @@ class _Api:
         self._per_conversation = RateLimit(setup.settings.serve.conversation_rate)
         self._locks: dict[str, asyncio.Lock] = {}
         self._waiting: dict[str, int] = {}
+        self.deliverer: Deliverer | None = None
 
     async def metrics_text(self, request: Request) -> Response:
         await self.token(request, "staff")
 
-        def read(store: OrderStore) -> tuple[int, dict[str, int]]:
+        def read(store: OrderStore) -> tuple[int, dict[str, int], dict[str, int]]:
             depth = store.query("SELECT COUNT(*) FROM approvals WHERE status = 'pending'")
             rows = store.query("SELECT status, COUNT(*) FROM conversations GROUP BY status")
-            return int(depth[0][0]), {str(s): int(n) for s, n in rows}
+            return int(depth[0][0]), {str(s): int(n) for s, n in rows}, outbox.counts(store)
 
-        depth, conversations = await run_in_threadpool(self.with_store, read)
+        depth, conversations, owed = await run_in_threadpool(self.with_store, read)
         return PlainTextResponse(
-            self.metrics.text(depth, conversations),
+            self.metrics.text(depth, conversations, owed),
             media_type="text/plain; version=0.0.4; charset=utf-8",
         )
 
@@ -186,11 +203,22 @@ class _Api:
         text = text_field(body, "text", at_most=limit)
         conversation = await self._found(request.path_params["id"])
         _within(self._per_conversation, conversation, "messages to this conversation")
+        turn = await self.answer_in_order(conversation, text, key)
+        self.delivered_soon()  # an API conversation owes nothing; a staff reply's may
+        return JSONResponse(turn.body())
+
+    async def answer_in_order(self, conversation: str, text: str, key: str) -> Turn:
+        """One message's turn, after the ones this process received before it (counted)."""
         started = time.monotonic()
         async with self._turn_of(conversation):
             turn = await run_in_threadpool(self._answer, conversation, text, key)
         self.metrics.turned(_ended(turn), time.monotonic() - started, writes_made(turn.events))
-        return JSONResponse(turn.body())
+        return turn
+
+    def delivered_soon(self) -> None:
+        """Rows were written to the outbox: the deliverer looks now."""
+        if self.deliverer is not None:
+            self.deliverer.wake()
 
     async def events(self, request: Request) -> Response:
         await self.token(request, "customer")

@@ -14,6 +14,7 @@ _TURNS = "Messages answered, by how their run ended."
 _WRITES = "Store writes the turns made."
 _RESPONSES = "HTTP answers, by route and status."
 _QUEUE = "Changes waiting for a person's decision."
+_OUTBOX = "Messages owed to customers' channels, by status (pending, sent, failed)."
 _CONVERSATIONS = "Conversations in the store, by status."
 BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 
@@ -44,8 +45,11 @@ class Metrics:
         with self._lock:
             self.responses[(route, status)] += 1
 
-    def text(self, queue_depth: int, conversations: dict[str, int]) -> str:
-        """Every metric in the exposition format; the store's figures as read at the scrape."""
+    def text(
+        self, queue_depth: int, conversations: dict[str, int], rows: dict[str, int] | None = None
+    ) -> str:
+        """Every metric in the exposition format; the store's figures as read at the scrape
+        (`rows`: the outbox's rows by status)."""
         with self._lock:
             turns = [(f'status="{s}"', n) for s, n in sorted(self.turns.items())]
             responses = [
@@ -61,6 +65,8 @@ class Metrics:
         by_status = [(f'status="{s}"', n) for s, n in sorted(conversations.items())]
         lines += _family("agent_approval_queue_depth", "gauge", _QUEUE, [("", queue_depth)])
         lines += _family("agent_conversations", "gauge", _CONVERSATIONS, by_status)
+        owed = [(f'status="{s}"', n) for s, n in sorted((rows or {}).items())]
+        lines += _family("agent_outbox_rows", "gauge", _OUTBOX, owed)
         return "\n".join(lines) + "\n"
 
     def _histogram(self) -> list[str]:

@@ -35,8 +35,9 @@ def allowed(store: OrderStore, token: str, scope: Scope) -> Token:
     return found
 
 
-async def json_body(request: Request, limit: int) -> dict[str, Any]:
-    """The body as a JSON object ({} when empty); 413 past `limit` bytes, 400 when not JSON."""
+async def raw_body(request: Request, limit: int) -> bytes:
+    """The body's bytes (what a webhook's signature signs); 413 past `limit`, counted as it
+    streams."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise _too_large(limit)
@@ -45,6 +46,16 @@ async def json_body(request: Request, limit: int) -> dict[str, Any]:
         body += chunk
         if len(body) > limit:
             raise _too_large(limit)
+    return bytes(body)
+
+
+async def json_body(request: Request, limit: int) -> dict[str, Any]:
+    """The body as a JSON object ({} when empty); 413 past `limit` bytes, 400 when not JSON."""
+    return json_object(await raw_body(request, limit))
+
+
+def json_object(body: bytes) -> dict[str, Any]:
+    """`body` as a JSON object ({} when empty); 400 when it is not one."""
     if not body.strip():
         return {}
     try:

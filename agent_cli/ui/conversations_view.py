@@ -3,12 +3,13 @@ messages in order."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.console import Console
 from rich.text import Text
 
 from agent_cli.store.conversations import Conversation, Message
+from agent_cli.store.outbox import Row
 from agent_cli.ui.console import clean_text
 from agent_cli.ui.tables import print_rows, whole_table
 
@@ -36,6 +37,8 @@ def show_conversation_record(
     c: Conversation,
     messages: Sequence[Message],
     proposal: dict[str, str] | None,
+    *,
+    deliveries: Mapping[int, Row] | None = None,
 ) -> None:
     customer = c.customer_id or "-"
     if c.customer_id and c.asserted_by:
@@ -61,4 +64,20 @@ def show_conversation_record(
         label = m.role if m.kind in ("message", "answer") else f"{m.role} ({m.kind})"
         line.append(f"{label}: ", style=_ROLE_STYLE.get(m.role, ""))
         line.append(clean_text(m.text))
+        if (delivery := (deliveries or {}).get(m.id)) is not None:
+            line.append(
+                f"  [{_delivered(delivery)}]",
+                style="dim" if delivery.status == "sent" else "yellow",
+            )
         console.print(line, soft_wrap=not console.is_terminal)
+
+
+def _delivered(row: Row) -> str:
+    """How the message fared on its way to the customer's channel."""
+    if row.status == "sent":
+        return "delivered"
+    tries = f"{row.attempts} {'try' if row.attempts == 1 else 'tries'}"
+    why = f": {clean_text(row.last_error or '')[:80]}" if row.last_error else ""
+    if row.status == "failed":
+        return f"not delivered after {tries}{why}"
+    return f"waiting to be delivered ({tries}{why})" if row.attempts else "waiting to be delivered"
