@@ -4,8 +4,10 @@ docs/channels/)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Annotated
+from urllib.parse import urlsplit
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from agent_cli.config.sections import HttpUrl, Section
 
@@ -39,6 +41,25 @@ class WebhookSettings(Section):
     reply_url: HttpUrl | None = None
 
 
+def _origin(value: str) -> str:
+    """An origin as browsers send it: scheme, host and port, no path."""
+    parsed = urlsplit(value)
+    if (
+        parsed.scheme not in ("http", "https")
+        or not parsed.hostname
+        or value.rstrip("/") != (f"{parsed.scheme}://{parsed.netloc}")
+    ):
+        raise ValueError(f"{value!r} is not an origin (e.g. https://shop.example.com, no path)")
+    return value.rstrip("/")
+
+
+class WebSettings(Section):
+    """The web chat (docs/channels/web.md): the shop's origins that may frame the page and call
+    the API from their own pages (CORS)."""
+
+    allowed_origins: list[Annotated[str, AfterValidator(_origin)]] = Field(default_factory=list)
+
+
 class ServeSettings(Section):
     """`agent serve` (docs/serve.md): a request body's size, and how often, per minute, one
     token may call and one conversation may be written to (0: no limit), in each process."""
@@ -53,6 +74,7 @@ class ServeSettings(Section):
     chatwoot: ChatwootSettings = Field(default_factory=ChatwootSettings)
     line: LineSettings = Field(default_factory=LineSettings)
     webhook: WebhookSettings = Field(default_factory=WebhookSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
 
 
 def channels_on(serve: ServeSettings, environ: Mapping[str, str]) -> list[str]:

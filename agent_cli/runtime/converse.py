@@ -127,10 +127,15 @@ def _channel(channel: str) -> str:
 
 
 def start_conversation(
-    setup: Setup, channel: str, customer: str | None, asserted_by: str
+    setup: Setup,
+    channel: str,
+    customer: str | None,
+    asserted_by: str,
+    *,
+    opened_by: str | None = None,
 ) -> Stored:
     """A new conversation in the store; `customer` (vouched for by `asserted_by`) must be one
-    of the store's customers (UsageError otherwise)."""
+    of the store's customers (UsageError otherwise); `opened_by`: the API token opening it."""
     channel = _channel(channel)
     with opened_store(setup.settings) as store:
         if customer is not None and desk_reads.customer(store, customer) is None:
@@ -140,6 +145,7 @@ def start_conversation(
             channel=channel,
             customer_id=customer,
             asserted_by=asserted_by if customer is not None else None,
+            opened_by=opened_by,
         )
 
 

@@ -21,10 +21,13 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
+from functools import partial
 from typing import Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -48,6 +51,7 @@ from agent_cli.serve.outbox import Deliverer
 from agent_cli.serve.rates import RateLimit
 from agent_cli.serve.requests import allowed, bearer, json_body, text_field
 from agent_cli.serve.staff import Staff
+from agent_cli.serve.web import page as web_page
 from agent_cli.store import conversations as stored
 from agent_cli.store import outbox
 from agent_cli.store.sqlite import OrderStore
@@ -83,14 +87,32 @@ def make_app(setup: Setup, *, max_body: int | None = None) -> Starlette:
         Route("/v1/conversations/{id}/events", _guarded(api.events, api.metrics), methods=["GET"]),
         *Staff(api, lambda handler: _guarded(handler, api.metrics)).routes,
         *channel_setup.routes(made_channels, lambda handler: _guarded(handler, api.metrics)),
+        *web_page.routes(tuple(serve.web.allowed_origins)),
     ]
     made = Starlette(
         routes=routes,
+        middleware=_cors(tuple(serve.web.allowed_origins)),
         exception_handlers={404: _not_found, 405: _not_allowed},
         lifespan=_closing(kept, api.deliverer),
     )
     made.state.hub = api.hub  # commands/serve.py ends the event streams when a stop is asked
     return made
+
+
+def _cors(origins: tuple[str, ...]) -> list[Middleware]:
+    """The shop's own pages may call the API from the browser (the token in the request, never a
+    cookie): CORS for `[serve.web] allowed_origins` only."""
+    if not origins:
+        return []
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type"],
+            max_age=600,
+        )
+    ]
 
 
 def _closing(
@@ -189,19 +211,23 @@ class _Api:
         customer = _vouched(body, token)
         try:
             made = await run_in_threadpool(
-                start_conversation, self.setup, channel, customer, f"token:{token.name}"
+                partial(start_conversation, opened_by=f"token:{token.name}"),
+                self.setup,
+                channel,
+                customer,
+                f"token:{token.name}",
             )
         except UsageError as bad:  # a customer the store does not hold, a bad channel
             raise bad_request(str(bad)) from None
         return JSONResponse({"id": made.id, "status": made.status}, status_code=201)
 
     async def message(self, request: Request) -> JSONResponse:
-        await self.token(request, "customer")
+        token = await self.token(request, "customer")
         body = await json_body(request, self.max_body)
         key = text_field(body, "id", at_most=MAX_MESSAGE_ID_CHARS)
         limit = self.setup.settings.limits.max_question_chars
         text = text_field(body, "text", at_most=limit)
-        conversation = await self._found(request.path_params["id"])
+        conversation = await self._found(request.path_params["id"], token)
         _within(self._per_conversation, conversation, "messages to this conversation")
         turn = await self.answer_in_order(conversation, text, key)
         self.delivered_soon()  # an API conversation owes nothing; a staff reply's may
@@ -221,8 +247,8 @@ class _Api:
             self.deliverer.wake()
 
     async def events(self, request: Request) -> Response:
-        await self.token(request, "customer")
-        conversation = await self._found(request.path_params["id"])
+        token = await self.token(request, "customer")
+        conversation = await self._found(request.path_params["id"], token)
         return StreamingResponse(
             self.hub.stream(conversation),
             media_type="text/event-stream",
@@ -230,11 +256,11 @@ class _Api:
         )
 
     async def show(self, request: Request) -> JSONResponse:
-        await self.token(request, "customer")
+        token = await self.token(request, "customer")
         conversation_id = request.path_params["id"]
 
         def read(store: OrderStore) -> dict[str, Any]:
-            held = _exact(store, conversation_id)
+            held = _exact(store, conversation_id, token)
             return _shown(held, stored.messages(store, held.id))
 
         return JSONResponse(await run_in_threadpool(self.with_store, read))
@@ -244,7 +270,7 @@ class _Api:
         conversation_id = request.path_params["id"]
 
         def close(store: OrderStore) -> stored.Conversation:
-            held = _exact(store, conversation_id)
+            held = _exact(store, conversation_id, token)
             closed, changed = stored.close(store, held.id, by=f"token:{token.name}")
             if not changed:
                 raise ConversationClosed(f"conversation {held.id[:8]} was closed already")
@@ -259,8 +285,10 @@ class _Api:
         _within(self._per_token, token.name, f"requests of token {token.name!r}")
         return token
 
-    async def _found(self, given: str) -> str:
-        return await run_in_threadpool(self.with_store, lambda store: _exact(store, given).id)
+    async def _found(self, given: str, token: Token) -> str:
+        return await run_in_threadpool(
+            self.with_store, lambda store: _exact(store, given, token).id
+        )
 
     def with_store(self, work: Callable[[OrderStore], T]) -> T:
         with opened_store(self.setup.settings) as store:
@@ -329,10 +357,13 @@ def _ended(turn: Turn) -> str:
     return turn.run_status or "kept_for_a_person"
 
 
-def _exact(store: OrderStore, given: str) -> stored.Conversation:
-    """The conversation with exactly this id (the API takes no prefixes: ids are secrets)."""
+def _exact(store: OrderStore, given: str, token: Token) -> stored.Conversation:
+    """The conversation with exactly this id (the API takes no prefixes: ids are secrets), if
+    `token` may reach it: a customer-scope token (the web chat's is public) only the ones it
+    opened, or ones opened outside the API; 404 otherwise, as for no conversation at all."""
     found = stored.get(store, given) if given.isalnum() and len(given) <= 64 else None
-    if found is None:
+    theirs = found is not None and found.opened_by not in (None, f"token:{token.name}")
+    if found is None or (theirs and not token.may("identify")):
         raise ApiError(404, "not_found", "no such conversation")
     return found
 

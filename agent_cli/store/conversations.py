@@ -32,7 +32,7 @@ STATUSES: tuple[str, ...] = CONVERSATION_STATUSES
 SHORTEST_PREFIX = 6  # an id's first characters that name it, typed by a person
 COLUMNS = (
     "id, channel, status, customer_id, asserted_by, state, created_at, updated_at, closed_by,"
-    " external_id, address"
+    " external_id, address, opened_by"
 )
 _MESSAGE_COLUMNS = "id, role, kind, text, at, run_id, message_key, reply"
 
@@ -51,6 +51,7 @@ class Conversation:
     external_id: str | None = None  # the channel's own id of it (a Chatwoot conversation, ...)
     address: dict[str, Any] | None = None  # where the channel reaches the customer; None: the
     # caller reads the replies from its own request (the API), so nothing goes to the outbox
+    opened_by: str | None = None  # the API token that opened it (`token:NAME`); None: not the API
 
     @property
     def proposal(self) -> dict[str, str] | None:
@@ -92,6 +93,7 @@ def from_row(row: Any) -> Conversation:
         closed_by=row[8],
         external_id=row[9],
         address=address_of(row[10]),
+        opened_by=row[11],
     )
 
 
@@ -130,9 +132,11 @@ def create(
     asserted_by: str | None = None,
     external_id: str | None = None,
     address: dict[str, Any] | None = None,
+    opened_by: str | None = None,
 ) -> Conversation:
     """A new open conversation with an unguessable id (128 random bits); `external_id` and
-    `address`: the channel's id of it and where the channel reaches the customer."""
+    `address`: the channel's id of it and where the channel reaches the customer; `opened_by`:
+    the API token that opened it."""
     conversation_id = secrets.token_hex(16)
     store.atomically(
         lambda: insert_row(
@@ -143,6 +147,7 @@ def create(
             asserted_by=asserted_by,
             external_id=external_id,
             address=address,
+            opened_by=opened_by,
         )
     )
     return found(store, conversation_id)
@@ -157,11 +162,12 @@ def insert_row(
     asserted_by: str | None,
     external_id: str | None,
     address: dict[str, Any] | None,
+    opened_by: str | None = None,
 ) -> None:
     at = now()
     store.execute(
         f"INSERT INTO conversations ({COLUMNS}) VALUES (?, ?, 'open', ?, ?, '{{}}', ?, ?, NULL,"
-        " ?, ?)",
+        " ?, ?, ?)",
         (
             conversation_id,
             channel,
@@ -171,6 +177,7 @@ def insert_row(
             at,
             external_id,
             None if address is None else json.dumps(address, ensure_ascii=False),
+            opened_by,
         ),
     )
 

@@ -128,7 +128,7 @@ TABLES = (
     _table(
         "conversations",
         "id channel status customer_id asserted_by state created_at updated_at closed_by "
-        "lease_owner lease_until external_id address",
+        "lease_owner lease_until external_id address opened_by",
         dates=("created_at", "updated_at", "lease_until"),
     ),
     _table(

@@ -205,6 +205,10 @@ CONVERSATION_ADDRESS = (
     "CREATE UNIQUE INDEX conversations_by_channel_id ON conversations (channel, external_id)",
 )
 
+# The API token that opened a conversation (`token:NAME`): a customer-scope token, such as the web
+# chat's public one, speaks only in the conversations it opened.
+CONVERSATION_OPENER = ("ALTER TABLE conversations ADD COLUMN opened_by TEXT",)
+
 OUTBOX_KINDS = ("message", "handover")
 OUTBOX_STATUSES = ("pending", "sent", "failed")
 

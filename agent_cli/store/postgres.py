@@ -26,6 +26,7 @@ from agent_cli.store.desk_schema import (
     ARTICLES_TABLE,
     CONVERSATION_ADDRESS,
     CONVERSATION_INDEXES,
+    CONVERSATION_OPENER,
     CONVERSATIONS_TABLE,
     DESK_TABLES,
     ORDER_COLUMNS,
@@ -106,6 +107,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (TOKENS_TABLE,),
     (*CONVERSATION_ADDRESS, outbox_table("BIGSERIAL PRIMARY KEY"), *OUTBOX_INDEXES),
+    CONVERSATION_OPENER,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 2  # a store older than this keeps whole units (upgrades.py)

@@ -118,6 +118,8 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         ddl.outbox_table("INTEGER PRIMARY KEY"),
         *ddl.OUTBOX_INDEXES,
     ),
+    # Who opened a conversation over the API (a token speaks only in its own).
+    ddl.CONVERSATION_OPENER,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 4  # a store older than this keeps whole units (upgrades.py)
