@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import replace
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -139,3 +142,29 @@ def consented_refund(args: dict[str, Any], proposal: str = "P1") -> list[dict[st
         {"type": "ask_user", "question": question},
         refund,
     ]
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def chromium_dom(url: str, profile: Path, *, budget_ms: int, window: str | None = None) -> str:
+    """The page's DOM after headless Chromium has run it for `budget_ms` of virtual time (which
+    waits while requests are in flight)."""
+    assert CHROMIUM is not None
+    argv = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        *([f"--window-size={window}"] if window else []),
+        f"--virtual-time-budget={budget_ms}",
+        "--dump-dom",
+        url,
+    ]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False).stdout

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import stat
-import subprocess
 import threading
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
@@ -23,6 +21,8 @@ from agent_cli.cli import app
 from agent_cli.evaluation.report import ReportContext, ms, render_report
 from agent_cli.evaluation.summary import summarize
 from agent_cli.record.outcomes import CaseResult, Failure, RunRecord
+
+from .helpers import CHROMIUM, chromium_dom
 
 runner = CliRunner()
 
@@ -186,7 +186,6 @@ def test_a_model_that_did_not_run_a_case_says_so(tmp_path: Path) -> None:
 
 # -- in a real browser ---------------------------------------------------------------------
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 # Loads the report at each width in an iframe (Chromium's own window is at least 500 px wide)
 # and measures it: the page's scroll width, any element past the right edge, each case row's
@@ -255,24 +254,7 @@ class QuietHandler(SimpleHTTPRequestHandler):
 
 
 def layout(url: str, profile: Path) -> dict[str, Any]:
-    assert CHROMIUM is not None
-    argv = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        "--window-size=1400,1000",
-        "--virtual-time-budget=5000",
-        "--dump-dom",
-        url,
-    ]
-    dom = subprocess.run(argv, capture_output=True, text=True, timeout=180, check=False).stdout
+    dom = chromium_dom(url, profile, budget_ms=5000, window="1400,1000")
     found = re.search(r"<pre id=\"layout\">(.*?)</pre>", dom, re.S)
     assert found is not None, f"the harness did not report; Chromium printed: {dom[:500]}"
     return json.loads(found.group(1).replace("&amp;", "&").replace("&lt;", "<"))

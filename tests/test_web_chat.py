@@ -9,8 +9,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -28,12 +26,12 @@ from agent_cli.errors import ConfigError
 from agent_cli.runtime.converse import setup_for
 from agent_cli.serve.app import make_app
 
+from .helpers import CHROMIUM, chromium_dom
 from .test_serve import _free_port, auth, start, token
 from .test_serve import say as say_over_http
 
 TODAY = "2026-10-13"
 SHOP = "https://shop.example.com"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def _config(tmp_path: Path, origins: str = f'["{SHOP}"]') -> Path:
@@ -195,23 +193,7 @@ def served(tmp_path: Path) -> Iterator[str]:
 
 
 def _in_chromium(url: str, profile: Path) -> dict[str, Any]:
-    assert CHROMIUM is not None
-    argv = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        "--virtual-time-budget=120000",
-        "--dump-dom",
-        url,
-    ]
-    dom = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False).stdout
+    dom = chromium_dom(url, profile, budget_ms=120_000)
     found = re.search(r"<pre id=\"result\">(.*?)</pre>", dom, re.S)
     assert found is not None, f"the harness did not report; Chromium printed: {dom[:800]}"
     return dict(json.loads(html.unescape(found.group(1))))
