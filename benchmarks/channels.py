@@ -1,12 +1,13 @@
 """The channels of `agent serve`: how soon a webhook is answered while the model is slow, and how
 soon the outbox delivers a reply once the desk has written it. Prints figures; asserts nothing.
 
-    python benchmarks/channels.py [--messages 40] [--latency 5] [--conversations 8]
+    python benchmarks/channels.py [--messages 40] [--latency 5] [--conversations 8] [--rate 0]
 
 One `agent serve` on loopback with the Chatwoot channel pointed at a loopback Chatwoot (it takes
 every message at once), the model a loopback server answering after --latency seconds
 (benchmarks/loopback_llm.py). --messages signed webhooks are sent, spread over --conversations
-Chatwoot conversations, one after another. Printed: the time to the webhook's 200 (p50, p95,
+Chatwoot conversations, one after another (--rate N: N a second, as customers would write;
+0: each as soon as the last was answered). Printed: the time to the webhook's 200 (p50, p95,
 max: Chatwoot waits 5 s, LINE 2 s, and both retry a slow webhook), and the outbox's delivery
 latency (from the desk's reply written to Chatwoot taking it, from the store's own times)."""
 
@@ -43,6 +44,7 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=40)
     parser.add_argument("--latency", type=float, default=5.0)
     parser.add_argument("--conversations", type=int, default=8)
+    parser.add_argument("--rate", type=float, default=0.0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         return _run(args, Path(folder))
@@ -87,7 +89,12 @@ def _run(args: argparse.Namespace, folder: Path) -> int:
     )
     server, base = _started(env, config)
     try:
-        waits = [_send(base, n, n % args.conversations) for n in range(args.messages)]
+        waits = []
+        for n in range(args.messages):
+            started = time.monotonic()
+            waits.append(_send(base, n, n % args.conversations))
+            if args.rate > 0:
+                time.sleep(max(0.0, 1 / args.rate - (time.monotonic() - started)))
         _wait_delivered(args.messages, args.latency)
     finally:
         server.send_signal(signal.SIGTERM)
@@ -144,7 +151,8 @@ def _report(args: argparse.Namespace, waits: list[float], delivered: list[float]
         ordered = sorted(values)
         return f"{ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000:.0f} ms"
 
-    print(f"webhooks: {len(waits)} (model answers after {args.latency:g} s)")
+    pace = f"{args.rate:g} a second" if args.rate > 0 else "back to back"
+    print(f"webhooks: {len(waits)}, {pace} (the model answers after {args.latency:g} s)")
     print(
         f"time to 200: p50 {ms(waits, 0.5)}, p95 {ms(waits, 0.95)}, max {max(waits) * 1000:.0f} ms"
     )

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from agent_cli.cli import app as cli_app
 from agent_cli.errors import UsageError
+from agent_cli.policy.language import language_of
 from agent_cli.runtime import handovers
 from agent_cli.runtime.converse import setup_for
 from agent_cli.runtime.queue_decisions import decide_item, recheck_for
@@ -277,7 +278,16 @@ def test_chatwoot_a_hand_over_opens_the_conversation_for_a_person(
         # The team hands it back to the bot (pending again): the desk answers again.
         _to_chatwoot(client, _chatwoot_event(50, 803, "Where is order A101?"), "d-3")
         chatwoot.wait_for(2, path="/messages")
+        # A person claims the ticket: the conversation is theirs again, and Chatwoot is told.
+        claimed = runner.invoke(cli_app, ["tickets", "claim", "1", "--as", "mia"])
+        assert claimed.exit_code == 0, claimed.output
+        chatwoot.wait_for(2, path="/toggle_status")
     assert toggled[0].body == {"status": "open"}
+    store = _store()
+    try:
+        assert stored.listed(store)[0].status == "handed_over"
+    finally:
+        store.close()
 
 
 def test_a_persons_reply_to_a_ticket_reaches_the_customers_channel(
@@ -545,6 +555,14 @@ def test_line_a_push_sent_before_a_crash_is_not_shown_twice(tmp_path: Path, line
         assert [r.status for r in outbox.of_conversation(store, conversation.id)] == ["sent"]
     finally:
         store.close()
+
+
+def test_line_answers_words_of_no_language_in_japanese(tmp_path: Path, line: FakeLine) -> None:
+    with _client(_line_config(tmp_path, line)) as client:
+        _to_line(client, _line_event(line, "U6", "ev-7", "A101"))
+        line.wait_for(1, path="/reply")
+    (said,) = line.texts()
+    assert language_of(said) == "ja" and "A101" in said
 
 
 def test_line_pushes_without_trying_a_token_older_than_its_window(

@@ -820,3 +820,27 @@ def test_the_list_leaves_the_closed_ones_out_unless_asked_and_stops_at_n() -> No
     assert len(one) == 1 and json.loads(one[0])["id"] in live
     everything = agent("conversations", "list", "--status", "all", "--json").stdout.split()
     assert len(everything) == 3
+
+
+def test_a_japanese_customer_answers_the_desks_question_in_a_message_of_its_own() -> None:
+    """The desk's Japanese question ends "…教えてください。", no question mark: the email sent
+    next still answers it (the cancel goes on), and a reply with no words of a language (an
+    email address) is answered in the conversation's Japanese."""
+    conversation = agent_cli.Conversation.start(today="2026-10-13")
+    asked = conversation.say("注文B200をキャンセルしたいです")
+    assert asked.status == "awaiting_customer" and "メールアドレス" in asked.replies[0].text
+    proposed = conversation.say("kaito.yamamoto@example.com")
+    assert proposed.proposal is not None and proposed.replies[0].kind == "proposal"
+    assert "注文B200をキャンセル" in proposed.replies[0].text
+    queued = conversation.say("はい")
+    assert queued.status == "awaiting_approval" and "承認待ち" in queued.replies[0].text
+
+
+def test_the_customers_language_is_their_words_then_the_conversations_then_the_channels() -> None:
+    from agent_cli.policy.language import customer_language, has_words
+
+    assert not any(map(has_words, ["B200", "mia@example.com", "ok", "👍", "12345", "A101?"]))
+    assert all(map(has_words, ["yes", "はい", "B200をお願いします", "where is B200"]))
+    assert customer_language(["B200", "注文をキャンセルしたい"]) == "ja"  # earlier words
+    assert customer_language(["yes", "注文をキャンセルしたい"]) == "en"  # their words first
+    assert customer_language(["B200"], "ja") == "ja" and customer_language(["B200"]) == "en"

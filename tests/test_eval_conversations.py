@@ -563,7 +563,7 @@ BREAKAGES: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], set[str]]] = {
         {"conv-typo"},
     ),
     "answers in English only": (
-        lambda mp: mp.setattr(playbook, "is_japanese", _never),
+        lambda mp: mp.setattr(playbook, "speaks_japanese", _never),
         {"conv-status-ja", "conv-cancel-ja", "conv-return-ja", "conv-exchange-ja", "conv-help-ja"},
     ),
     "the refund window is misread": (

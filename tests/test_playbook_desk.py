@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import agent_cli
 from agent_cli.cli import app
 from agent_cli.core.budget import Limits
 from agent_cli.core.events import RunFinished
@@ -137,8 +138,8 @@ def test_a_refund_question_is_still_a_verdict() -> None:
 @pytest.mark.parametrize(
     ("question", "said"),
     [
-        ("I was charged twice for order A100", "a colleague will follow up with you"),
-        ("I want to talk to a person, please", "a colleague will follow up with you"),
+        ("I was charged twice for order A100", "please reply with your email address"),
+        ("I want to talk to a person, please", "please reply with your email address"),
         ("A100で二重請求されました", "担当者に引き継ぎました"),
     ],
 )
@@ -152,6 +153,22 @@ def test_what_the_desk_cannot_do_is_handed_over_with_a_ticket(question: str, sai
     assert said in events[-1]["answer"]
     ticket = json.loads(runner.invoke(app, ["tickets", "show", "1", "--json"]).stdout)
     assert question in ticket["summary"]
+
+
+def test_a_hand_over_promises_only_the_way_a_person_can_reach_the_customer() -> None:
+    """No email known: the desk asks for one (above); an identified customer (an email on
+    record): by email; a kept conversation: a person answers in it."""
+    result = runner.invoke(
+        app, ["ask", "Please get me a person, I'm noah.kim@example.com", "--json"]
+    )
+    assert result.exit_code == 6, result.output
+    answer = json.loads(result.stdout.splitlines()[-1])["answer"]
+    assert "a colleague will follow up with you by email" in answer
+    conversation = agent_cli.Conversation.start(today="2026-10-13")
+    turn = conversation.say("I want to talk to a person, please")
+    assert turn.status == "handed_over"
+    assert "a colleague will answer you here" in turn.replies[0].text
+    assert "email" not in turn.replies[0].text
 
 
 def test_a_dry_run_hand_over_says_no_ticket_was_opened() -> None:

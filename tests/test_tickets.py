@@ -164,3 +164,31 @@ def test_a_hand_over_summary_holding_controls_is_stored_clean_on_both_backends(
     assert not observed.is_error, observed.text  # type: ignore[union-attr]
     (ticket,) = tickets.listed(either_store, status="open")
     assert (ticket.summary, ticket.question) == ("broken camera", "help me")
+
+
+def test_a_ticket_of_an_unidentified_customer_shows_what_they_said_about_themselves() -> None:
+    """Not identified (the email is no customer's): the person still reads who wrote and about
+    which order, marked as their own words, never as a record."""
+    import agent_cli
+
+    conversation = agent_cli.Conversation.start(today="2026-10-13")
+    turn = conversation.say(
+        "Hi, my name is mia tanaka (mia.t@example.net). The parcel for B200 never came and I "
+        "want to talk to a real person"
+    )
+    assert turn.status == "handed_over"
+    shown = json.loads(agent("tickets", "show", "1", "--json").stdout)
+    assert shown["customer_id"] is None and shown["known_from"] == "their words"
+    assert (shown["name"], shown["email"], shown["order"]) == (
+        "Mia Tanaka",
+        "mia.t@example.net",
+        "B200",
+    )
+    table = agent("tickets", "show", "1").stdout
+    assert "not identified; they wrote: Mia Tanaka <mia.t@example.net>" in table
+    assert "B200 (as they wrote it)" in table
+    later = conversation.say("Also, my phone is 555-0100")  # kept for the person, read again
+    assert later.replies == ()
+    assert (
+        json.loads(agent("tickets", "show", "1", "--json").stdout)["email"] == "mia.t@example.net"
+    )

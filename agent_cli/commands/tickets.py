@@ -67,7 +67,7 @@ def show_ticket_command(number: int, *, json_output: bool, config: Path | None) 
 def claim_ticket(number: int, *, by: str | None, config: Path | None) -> None:
     who = (by or "").strip() or operator_name()
     with opened_store(load_settings(config)) as store:
-        done = tickets.claim(store, number, by=who)
+        done = handovers.claim(store, number, by=who)
     ticket = _found(done.ticket if done else None, number)
     if done is None or not done.changed:
         raise TicketUnchanged(f"Ticket #{number} is {_state(ticket)}; nothing was changed")

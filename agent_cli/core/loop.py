@@ -92,6 +92,7 @@ def run(
     instructions: str = "",
     hear: Callable[[str, str], str | None] | None = None,
     customer: str | None = None,
+    language: str | None = None,
 ) -> Generator[Event, Reply, None]:
     """Run the loop on `goal`, yielding an event for everything that happens. A consumer
     answers a `QuestionAsked` with `send(reply)` and an `ApprovalRequested` with a ApprovalVerdict.
@@ -113,6 +114,7 @@ def run(
         instructions,
         hear,
         customer,
+        language,
     )
     try:
         yield RunStarted(
@@ -174,6 +176,7 @@ class _Context:
     instructions: str = ""
     hear: Callable[[str, str], str | None] | None = None
     customer: str | None = None  # identified before the run (ModelRequest.customer)
+    language: str | None = None  # the channel's (ModelRequest.language)
 
     def answer_problem(self, final: FinalAnswer, history: tuple[Step, ...]) -> str | None:
         check = self.check_answer
@@ -262,6 +265,7 @@ def _consult(
         context.on_text,
         context.instructions,
         context.customer,
+        context.language,
     )
     try:
         reply = context.model.decide(request)

@@ -177,6 +177,9 @@ class ModelRequest:
     # The customer's id when this conversation identified them before this run (an earlier
     # message, or a caller that vouched for them): the model need not ask who they are.
     customer: str | None = None
+    # The channel's language ("ja" on LINE), for words that say none ("B200", "ok", an emoji):
+    # the customer's own language, when their words show it, always comes first.
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True, init=False)

@@ -119,9 +119,12 @@ class Denied:
 
 @dataclass(frozen=True, slots=True)
 class Transferred:
-    """A hand-over ticket opened for a person to follow up."""
+    """A hand-over ticket opened for a person to follow up; `reach`: how the person can reach
+    the customer: `here` (the conversation is kept, and a person answers in it), `email` (the
+    customer's record, or their own words, hold an email address), `unknown` (neither)."""
 
     ticket: int
+    reach: Literal["here", "email", "unknown"] = "unknown"
     kind: Literal["transferred"] = "transferred"
 
 
@@ -173,6 +176,14 @@ READ = Read()  # a plain tool result's outcome (a default needs no call)
 OPAQUE = Opaque()
 
 
+_REACH = {
+    "here": "a person will answer the customer here, in this conversation",
+    "email": "a person will follow up with the customer by email",
+    "unknown": "a person will follow up, but the customer has left no way to reach them (no "
+    "email on record or in their words): ask for their email address",
+}
+
+
 def render(outcome: Outcome, record: str = "") -> str:  # noqa: C901, PLR0911, PLR0912 - a case a kind
     """The words the model reads for `outcome`; `record`: a read's (or a reply's) own text."""
     match outcome:
@@ -210,10 +221,10 @@ def render(outcome: Outcome, record: str = "") -> str:  # noqa: C901, PLR0911, P
             return f"DRY RUN: would {summary}; nothing was written"
         case Denied(reason=reason):
             return f"DENIED: {reason}"
-        case Transferred(ticket=ticket):
+        case Transferred(ticket=ticket, reach=reach):
             return (
-                f"TRANSFERRED: ticket #{ticket} is open; a person will follow up with the "
-                "customer. Tell the customer so, and that nothing else was done."
+                f"TRANSFERRED: ticket #{ticket} is open; {_REACH[reach]}. Tell the customer so, "
+                "and that nothing else was done; promise no other way of contact."
             )
         case Failed(message=message):
             return f"ERROR: {message}"

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from typing import Literal
+
+from agent_cli.core.seams import ModelRequest
 
 Language = Literal["en", "ja", "zh", "ko", "other"]
 
@@ -37,3 +40,33 @@ def language_of(text: str) -> Language:
     if _OTHER_SCRIPT.search(folded) or _NOT_ENGLISH.search(folded):
         return "other"
     return "en"
+
+
+_LATIN_WORD = re.compile(r"\b[^\W\d_]{3,}\b")  # three letters or more, not part of a code
+_ADDRESS = re.compile(r"\S+@\S+")
+
+
+def has_words(text: str) -> bool:
+    """Whether `text` shows a language: a word of some script, not only an order code, an
+    email address, a number, "ok" or an emoji."""
+    folded = unicodedata.normalize("NFKC", text)
+    if any(s.search(folded) for s in (_KANA, _HAN, _HANGUL, _OTHER_SCRIPT)):
+        return True
+    return _LATIN_WORD.search(_ADDRESS.sub(" ", folded)) is not None
+
+
+def customer_language(said: Sequence[str], default: str | None = None) -> Language:
+    """The customer's language: that of the first of `said` (their message now, then their
+    earlier ones, latest first) whose words show one; else `default` (the channel's), else
+    English."""
+    for text in said:
+        if has_words(text):
+            return language_of(text)
+    return "ja" if default == "ja" else "en"
+
+
+def speaks_japanese(request: ModelRequest) -> bool:
+    """Whether to answer in Japanese: the customer's words now, else their earlier messages',
+    else the channel's language (a LINE conversation's "B200" is answered in Japanese)."""
+    earlier = [turn.question for turn in reversed(request.conversation)]
+    return customer_language([request.goal, *earlier], request.language) == "ja"

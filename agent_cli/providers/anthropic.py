@@ -96,6 +96,7 @@ class AnthropicMessages(HttpAdapter):
                 listed=step_tools(request) if options.mode == "json" else None,
                 claims=claims_offered(request),
                 customer=request.customer,
+                language=request.language,
             ),
             "messages": messages,
             "temperature": options.temperature,

@@ -54,7 +54,8 @@ from agent_cli.core.tool_outcomes import (
 from agent_cli.domain.intents import CATALOG
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.grounding import LOOKUP_TOOL, computed_verdicts
-from agent_cli.policy.verdicts import find_order_codes, is_japanese, opening, read_amount
+from agent_cli.policy.language import speaks_japanese
+from agent_cli.policy.verdicts import find_order_codes, opening, read_amount
 from agent_cli.providers.prompts import ASK_USER_SPEC, grammar_schema
 
 ORDER_CODE = "order_code"  # the argument of the order tools
@@ -265,7 +266,7 @@ def answer_opening(request: ModelRequest) -> str | None:
     computed = computed_verdicts(request.history)
     if not computed:
         return None
-    japanese = is_japanese(request.goal)
+    japanese = speaks_japanese(request)
     amounts = _amounts(request.history, japanese)
     sentences = [
         opening(code, verdict, why, amounts.get(code), japanese)

@@ -134,6 +134,7 @@ class OpenAIChat(HttpAdapter):
             listed=step_tools(request) if options.mode == "json" else None,
             claims=claims_offered(request),
             customer=request.customer,
+            language=request.language,
         )
         messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
         messages += [

@@ -85,6 +85,10 @@ Tools:
 {tools}"""
 
 
+_CHANNEL_JAPANESE = (
+    "This conversation's channel is Japanese: when the customer's words show no language (an "
+    "order code, a number, an emoji), answer in Japanese.\n"
+)
 _IDENTIFIED = (
     "This conversation's customer is identified already (user id {customer}): do not ask who "
     "they are.\n\n"
@@ -101,6 +105,7 @@ def system_prompt(
     listed: tuple[ToolSpec, ...] | None = None,
     claims: bool = False,
     customer: str | None = None,
+    language: str | None = None,
 ) -> str:
     """Who the agent is, the shop's own instructions (if any), then our rules, last, so no
     instruction can set them aside; JSON mode adds the reply shapes and the tools, and the
@@ -113,6 +118,8 @@ def system_prompt(
         text += "\n"
     if customer:
         text += _IDENTIFIED.format(customer=json.dumps(customer))
+    if language == "ja":
+        text += _CHANNEL_JAPANESE
     refunds = _REFUNDS if any(t.name == "issue_refund" for t in tools) else _NO_REFUNDS
     text += _RULES.format(refunds=refunds)
     if mode == "json":

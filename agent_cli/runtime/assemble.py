@@ -56,6 +56,7 @@ class Runtime:
     as_of: AsOf | None = None  # shared with its order tools: set to each run's date
     instructions: str = ""  # the shop's own (policy/instructions.py)
     identity: CustomerSession | None = None  # who this conversation is with (tools/desk.py)
+    language: str | None = None  # the channel's language, for words that say none (LINE: ja)
 
     def today_for(self, question: str) -> date:
         """The date a run is answered as of (recorded in `run_started.today`): `--today`, else
@@ -100,6 +101,7 @@ class Runtime:
             run_id=run_id,
             hear=hear,
             customer=self._customer(),
+            language=self.language,
         )
 
     def _customer(self) -> str | None:

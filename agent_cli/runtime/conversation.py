@@ -21,7 +21,7 @@ from typing import Any, Literal
 from agent_cli.core.events import ApprovalDecided, Event, RunFinished, ToolObserved
 from agent_cli.core.seams import Exchange, TextDelta
 from agent_cli.errors import AgentError, Interrupted, NeedsInput
-from agent_cli.policy.language import language_of
+from agent_cli.policy.language import has_words, language_of
 from agent_cli.runtime.answerers import nobody, wait_in_queue
 from agent_cli.runtime.assemble import Runtime
 from agent_cli.runtime.drive import drive
@@ -156,6 +156,8 @@ def _kept_for_a_person(held: _Held, message: Message) -> Turn:
 def _answered(runtime: Runtime, held: _Held, message: Message, hooks: Hooks) -> Turn:
     session = runtime.identity = runtime.identity or CustomerSession()
     session.restore(held.conversation.state, held.conversation.customer_id)
+    session.channel = held.conversation.channel  # a person who takes over answers here
+    runtime.language = channel_language(held.conversation)
     earlier = [m for m in stored.messages(held.store, held.id) if m.id < message.id]
     exchanges, unanswered = exchanges_of(earlier)
     question = _question(unanswered, message.text, runtime.settings.limits.max_question_chars)
@@ -175,7 +177,7 @@ def _answered(runtime: Runtime, held: _Held, message: Message, hooks: Hooks) -> 
         raise
     except AgentError as failure:
         error = failure
-    turn = _turn(held.id, message, events, error, session)
+    turn = _turn(held.id, message, events, error, session, language=runtime.language)
     if turn.status == "open" and stored.awaits_approval(held.store, held.id):
         turn = replace(turn, status="awaiting_approval")  # an earlier turn's change still waits
     _finish(held, message, turn, session.state())
@@ -239,6 +241,8 @@ def _turn(
     events: list[Event],
     error: AgentError | None,
     session: CustomerSession,
+    *,
+    language: str | None = None,
 ) -> Turn:
     finished = next((e for e in reversed(events) if isinstance(e, RunFinished)), None)
     pending = session.consent.pending
@@ -248,7 +252,10 @@ def _turn(
     elif finished is not None and finished.answer and finished.status in _ANSWERED:
         replies.append(DeskReply("proposal" if pending else "answer", finished.answer))
     else:
-        replies.append(DeskReply("notice", _sorry(message.text, changed=writes_made(events) > 0)))
+        changed = writes_made(events) > 0
+        replies.append(
+            DeskReply("notice", _sorry(message.text, changed=changed, language=language))
+        )
     return Turn(
         conversation=conversation,
         message=message.message_key or str(message.id),
@@ -282,10 +289,17 @@ def writes_made(events: Iterable[Event]) -> int:
     return sum(1 for e in events if isinstance(e, ToolObserved) and e.outcome.kind in _WRITES)
 
 
-def _sorry(text: str, *, changed: bool) -> str:
-    """What the customer reads when the turn could not finish, in their language; "nothing
-    was changed" only when it is so."""
-    if language_of(text) == "ja":
+def channel_language(conversation: stored.Conversation) -> str | None:
+    """The language the conversation's channel expects when words say none (its address's
+    `language`: LINE's is Japanese)."""
+    said = (conversation.address or {}).get("language")
+    return said if isinstance(said, str) else None
+
+
+def _sorry(text: str, *, changed: bool, language: str | None = None) -> str:
+    """What the customer reads when the turn could not finish, in their language (the
+    channel's, when their words say none); "nothing was changed" only when it is so."""
+    if language_of(text) == "ja" or (language == "ja" and not has_words(text)):
         done = "" if changed else "何も変更していません。"
         return (
             f"申し訳ありません、最後までお答えできませんでした。{done}"

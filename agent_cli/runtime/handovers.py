@@ -6,9 +6,13 @@ of those words to the customer's channel is the outbox's (issue 53, point 2)."""
 
 from __future__ import annotations
 
+import re
+
 from agent_cli.errors import ConversationClosed, ConversationNotFound
+from agent_cli.language.intent_model import EMAIL
+from agent_cli.policy.verdicts import find_order_codes
 from agent_cli.store import conversations as stored
-from agent_cli.store import desk_reads
+from agent_cli.store import desk_reads, tickets
 from agent_cli.store.conversations import Conversation
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.store.tickets import Ticket
@@ -21,17 +25,68 @@ def conversation_of(store: OrderStore, ticket: Ticket) -> Conversation | None:
     return stored.of_run(store, ticket.run_id)
 
 
+_NAMED = re.compile(
+    r"\b(?:my name is|i am|i'm|this is)\s+([A-Z][a-z]+(?:[ -][A-Z][a-z]+)+)\b", re.IGNORECASE
+)
+
+
 def requester(
     store: OrderStore, ticket: Ticket, conversation: Conversation | None
 ) -> dict[str, str | None]:
-    """Who the ticket is for, as a help desk shows it: the customer's name and email when they
-    were identified, and the channel they wrote from."""
+    """Who the ticket is for, as a help desk shows it: the customer's name and email from
+    their record when they were identified; else what they said about themselves (an email, a
+    name, an order code in their messages: `known_from` says which); and their channel."""
+    channel = conversation.channel if conversation is not None else None
     found = desk_reads.customer(store, ticket.customer_id) if ticket.customer_id else None
-    return {
-        "name": found.name if found is not None else None,
-        "email": found.email if found is not None else None,
-        "channel": conversation.channel if conversation is not None else None,
+    if found is not None:
+        return {
+            "name": found.name,
+            "email": found.email,
+            "channel": channel,
+            "known_from": "record",
+            "order": ticket.order_code,
+        }
+    said = _their_words(store, ticket, conversation)
+    return {**said, "channel": channel, "order": ticket.order_code or said.get("order")}
+
+
+def _their_words(
+    store: OrderStore, ticket: Ticket, conversation: Conversation | None
+) -> dict[str, str | None]:
+    """What an unidentified customer said about themselves, in every message they wrote (as
+    written, never checked against the store: a person reads it as a claim)."""
+    texts = (
+        [m.text for m in stored.messages(store, conversation.id) if m.role == "customer"]
+        if conversation is not None
+        else [ticket.question]
+    )
+    joined = "\n".join(texts)
+    email = EMAIL.search(joined)
+    named = _NAMED.search(joined)
+    codes = find_order_codes(joined)
+    said = {
+        "email": email.group(0) if email else None,
+        "name": " ".join(w.capitalize() for w in named[1].split()) if named else None,
+        "order": codes[0] if codes else None,
     }
+    if (
+        said["email"]
+        and not said["name"]
+        and (who := desk_reads.customer_by_email(store, said["email"]))
+    ):
+        record = desk_reads.customer(store, who)
+        said["name"] = record.name if record is not None else None
+    said["known_from"] = "their words" if any(said.values()) else None
+    return said
+
+
+def claim(store: OrderStore, number: int, *, by: str) -> tickets.Changed | None:
+    """The ticket claimed by `by` (once: see store/tickets.py); its conversation, if one kept
+    in the store that the desk holds again (handed back), is a person's from now."""
+    done = tickets.claim(store, number, by=by)
+    if done is not None and done.changed and (held := conversation_of(store, done.ticket)):
+        stored.hand_over(store, held.id)
+    return done
 
 
 def reply(store: OrderStore, ticket: Ticket, text: str) -> Conversation:

@@ -148,7 +148,7 @@ class Staff:
         token = await self._staff(request)
         number = _number(request)
         changed = await self._in_store(
-            lambda store: tickets.claim(store, number, by=f"token:{token.name}")
+            lambda store: handovers.claim(store, number, by=f"token:{token.name}")
         )
         return _stepped(changed, number)
 

@@ -269,6 +269,26 @@ def set_status(store: OrderStore, conversation_id: str, status: ConversationStat
     )
 
 
+def hand_over(store: OrderStore, conversation_id: str) -> bool:
+    """A person holds the conversation from now (a ticket of it claimed): `handed_over`, and its
+    channel told (an outbox row), unless it was so already or is closed; whether it changed."""
+
+    def work() -> bool:
+        rows = store.query(
+            f"SELECT status FROM conversations WHERE id = ?{store.FOR_UPDATE}", (conversation_id,)
+        )
+        if not rows or rows[0][0] in ("handed_over", "closed"):
+            return False
+        store.execute(
+            "UPDATE conversations SET status = 'handed_over', updated_at = ? WHERE id = ?",
+            (now(), conversation_id),
+        )
+        outbox.owe(store, conversation_id, "handover", None)
+        return True
+
+    return store.atomically(work)
+
+
 def awaits_approval(store: OrderStore, conversation_id: str) -> bool:
     """Whether a change one of its turns queued still waits for a person's decision."""
     rows = store.query(

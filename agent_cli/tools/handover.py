@@ -7,12 +7,13 @@ tool changes nothing, so a missed hand-over scores as a pass there; here it is a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
 from agent_cli.core.seams import Observation
 from agent_cli.core.tool_outcomes import Simulated, Transferred
+from agent_cli.language.intent_model import EMAIL
 from agent_cli.store import tickets
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import clean_text
@@ -42,7 +43,7 @@ def handover_tool(
             session.order,
         )
         ticket = tickets.open_ticket(open_store(), new)
-        return Observation.of(Transferred(ticket.id))
+        return Observation.of(Transferred(ticket.id, _reach(session)))
 
     return Tool(
         "transfer_to_human_agents",
@@ -51,3 +52,13 @@ def handover_tool(
         TransferArgs,
         transfer,
     )
+
+
+def _reach(session: CustomerSession) -> Literal["here", "email", "unknown"]:
+    """How the person can reach the customer: in the kept conversation, by the email of their
+    record (every customer has one) or in their words, or no way known (then the desk asks)."""
+    if session.channel is not None:
+        return "here"
+    if session.customer_id is not None or EMAIL.search(session.question):
+        return "email"
+    return "unknown"

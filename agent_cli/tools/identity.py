@@ -41,6 +41,7 @@ class CustomerSession:
     operator: str = ""  # staff: who runs the tool by hand (`agent tools call --as`)
     consent: Consent = field(default_factory=Consent)  # the desk's writes proposed, and answered
     failed: int = 0  # identifications that found no one (or not this conversation's customer)
+    channel: str | None = None  # the stored conversation this run answers in (set by its turn)
 
     def forget(self) -> None:
         """A new customer: nobody identified, no order read, nothing proposed or consented."""

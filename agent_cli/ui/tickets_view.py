@@ -40,7 +40,7 @@ def show_ticket(
         ("status", t.status),
         ("customer", _customer(t, who)),
         ("channel", who.get("channel") or "-"),
-        ("order", t.order_code or "-"),
+        ("order", _order(t, who)),
         ("summary", t.summary),
         ("question", t.question),
         ("run", t.run_id),
@@ -59,9 +59,17 @@ def show_ticket(
 
 
 def _customer(t: Ticket, who: Mapping[str, str | None]) -> str:
-    """The customer's id, with their name and email when the store knows them."""
-    if not t.customer_id:
-        return "-"
+    """The customer's id, with their name and email when the store knows them; else what they
+    said about themselves, marked as such (never checked)."""
     known = [who.get("name") or "", f"<{who['email']}>" if who.get("email") else ""]
     named = " ".join(part for part in known if part)
+    if not t.customer_id:
+        return f"not identified; they wrote: {named}" if named else "not identified"
     return f"{t.customer_id} ({named})" if named else t.customer_id
+
+
+def _order(t: Ticket, who: Mapping[str, str | None]) -> str:
+    if t.order_code:
+        return t.order_code
+    said = who.get("order")
+    return f"{said} (as they wrote it)" if said else "-"

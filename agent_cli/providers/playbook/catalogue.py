@@ -16,8 +16,12 @@ DESK_EN: dict[str, Any] = {
     "delivered": "Order {code} was delivered on {date} (status {status}).",
     "cancelled": "Order {code} was cancelled, so it will not ship.",
     "not_yours": "I could not find order {code} on your account; please check the order code.",
-    "handed_over": "I have passed this to a person on our team: a colleague will follow up with you "
-    "by email within 1 business day.",
+    "handed_over": "I have passed this to a person on our team. So that a colleague can reach you, "
+    "please reply with your email address.",
+    "handed_over_here": "I have passed this to a person on our team: a colleague will answer you "
+    "here, usually within 1 business day.",
+    "handed_over_email": "I have passed this to a person on our team: a colleague will follow up "
+    "with you by email within 1 business day.",
     "would_hand_over": "This needs a person on our team; in this dry run no ticket was opened.",
     "refunded": "Order {code}: {refunded} has been refunded so far; {left} of its {total} total "
     "is left to refund. Refunds to a card or PayPal take 5-7 business days to show.",
@@ -131,7 +135,9 @@ DESK_JA: dict[str, Any] = {
     "delivered": "注文{code}は{date}にお届け済みです（ステータス{status}）。",
     "cancelled": "注文{code}はキャンセル済みのため、発送されません。",
     "not_yours": "ご登録のアカウントに注文{code}が見つかりませんでした。注文番号をご確認ください。",
-    "handed_over": "担当者に引き継ぎました。担当者から1営業日以内にメールでご連絡いたします。",
+    "handed_over": "担当者に引き継ぎました。担当者からご連絡できるよう、メールアドレスをお知らせください。",
+    "handed_over_here": "担当者に引き継ぎました。通常1営業日以内に、担当者がこちらでお答えします。",
+    "handed_over_email": "担当者に引き継ぎました。担当者から1営業日以内にメールでご連絡いたします。",
     "would_hand_over": "担当者の対応が必要です（ドライランのため、チケットは作成していません）。",
     "refunded": "注文{code}は、これまでに{refunded}が返金済みで、合計{total}のうち{left}が未返金です。"
     "カードやPayPalへの返金は反映まで5〜7営業日かかります。",

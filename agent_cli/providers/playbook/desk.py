@@ -45,7 +45,9 @@ class _Words:
     delivered: str  # with no shipment on record: the delivery date only
     cancelled: str
     not_yours: str
-    handed_over: str  # after a ticket opened for what the desk cannot do
+    handed_over: str  # after a ticket opened, when nothing says how to reach the customer
+    handed_over_here: str  # ... in a kept conversation: a person answers in it
+    handed_over_email: str  # ... with an email on their record or in their words
     would_hand_over: str  # the same under --dry-run: no ticket
     refunded: str  # what was refunded of an order, and what is left
     not_refunded: str
@@ -193,11 +195,21 @@ def hand_over(
         return CallTool(tool="transfer_to_human_agents", args={"summary": summary})
     if done.is_error:
         return None
-    opened = isinstance(done.outcome, Transferred)  # a dry run opens no ticket
-    said = words.handed_over if opened else words.would_hand_over
+    said = _handed_over(done.outcome, words)
     read = [
         str(c.args.get("order_id"))
         for c, s in made
         if c.tool == "get_order_details" and not s.is_error
     ]
     return FinalAnswer(answer=words.about.format(code=read[0]) + said if read else said)
+
+
+def _handed_over(outcome: object, words: _Words) -> str:
+    """The customer told what happens next, promising only the way a person can reach them."""
+    if not isinstance(outcome, Transferred):  # a dry run opens no ticket
+        return words.would_hand_over
+    return {
+        "here": words.handed_over_here,
+        "email": words.handed_over_email,
+        "unknown": words.handed_over,
+    }[outcome.reach]

@@ -19,8 +19,8 @@ from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.core.tool_outcomes import NotFound
 from agent_cli.language import intents
 from agent_cli.policy.consent import explicit_yes
-from agent_cli.policy.language import language_of
-from agent_cli.policy.verdicts import find_order_codes, is_japanese
+from agent_cli.policy.language import language_of, speaks_japanese
+from agent_cli.policy.verdicts import find_order_codes
 from agent_cli.providers.playbook import catalogue
 from agent_cli.providers.playbook import desk as playbook_desk
 from agent_cli.providers.playbook import parts as playbook_intents
@@ -42,7 +42,7 @@ class PlaybookModel:
     def decide(self, request: ModelRequest) -> ModelReply:
         decision = self._decide(request)
         if request.final and not isinstance(decision, FinalAnswer):  # no step left to take
-            japanese, codes = is_japanese(request.goal), find_order_codes(request.goal)
+            japanese, codes = speaks_japanese(request), find_order_codes(request.goal)
             decision = playbook_unsure.at_limit(request.history, japanese, codes)
         return ModelReply(_in_english_said(decision, request.goal))
 
@@ -58,7 +58,7 @@ class PlaybookModel:
             if not isinstance(decision, FinalAnswer):
                 return decision
             answers.append(decision.answer)
-        return FinalAnswer(answer=("" if is_japanese(request.goal) else "\n").join(answers))
+        return FinalAnswer(answer=("" if speaks_japanese(request) else "\n").join(answers))
 
     def _decide_one(self, request: ModelRequest) -> Decision:
         heard = _Heard.of(request)
@@ -139,7 +139,7 @@ class _Heard:
             codes = [*codes, typos.meant[0]]  # "Did you mean A100?" "Yes"
         codes = [code for code in codes if code not in typos.replaced or not replies]
         texts = "\n".join([*earlier, request.goal, *replies])
-        japanese = is_japanese(request.goal)
+        japanese = speaks_japanese(request)
         return cls(made, replies, codes, texts, japanese, lookups, policy, typos)
 
 

@@ -14,6 +14,7 @@ from agent_cli.policy.verdicts import find_order_codes
 from agent_cli.providers.playbook import desk as playbook_desk
 from agent_cli.providers.playbook import who as playbook_who
 from agent_cli.providers.playbook import writes as playbook_writes
+from agent_cli.providers.playbook.turn import asks
 
 _SPLIT = re.compile(
     r"(?<=[.?!])\s+|(?<=[。？！])\s*(?:(?:それと|あと|また)、?)?|"  # a full stop ends at a space
@@ -82,7 +83,7 @@ def refers_back(goal: str, earlier: Sequence[Exchange]) -> bool:
     for something only an order has (where it is, a change); "How long does shipping take?"
     is about no order, unless it answers the desk's question of the turn before ("Which
     items?" "The espresso machine.")."""
-    asked = bool(earlier) and ("?" in earlier[-1].answer or "？" in earlier[-1].answer)
+    asked = bool(earlier) and asks(earlier[-1].answer)
     return bool(
         asked
         or _BACK.search(goal)

@@ -6,11 +6,22 @@ new request in it with confidence."""
 
 from __future__ import annotations
 
+import re
+
 from agent_cli.core.seams import ModelRequest
 from agent_cli.domain.intents import UNKNOWN
 from agent_cli.language import intents
 from agent_cli.policy.consent import ambiguous, explicit_yes
 from agent_cli.policy.language import language_of
+
+# A Japanese question often ends without a question mark: "…教えてください。", "…よろしいですか。"
+_ASKS_JA = re.compile(r"(?:ください|ますか|ですか|でしょうか|ませんか)[。．.]?\s*$")
+
+
+def asks(answer: str) -> bool:
+    """Whether the desk's last words asked the customer something (so their reply answers it)."""
+    return "?" in answer or "？" in answer or _ASKS_JA.search(answer.strip()) is not None
+
 
 _CARRIES_ON = frozenset({"orders", "greeting", "other", UNKNOWN})  # an email, a yes, "the mugs"
 NEW_REQUEST_AT = 0.8  # a reply this surely another intent starts a new request
@@ -41,7 +52,7 @@ def intent_of_turn(request: ModelRequest) -> str:
     if not request.conversation:
         return said
     last = request.conversation[-1]
-    asked = "?" in last.answer or "？" in last.answer
+    asked = asks(last.answer)
     answered = explicit_yes(request.goal) or ambiguous(request.goal)  # the consent's reading
     if asked and (answered or said in _CARRIES_ON or reading.probability < NEW_REQUEST_AT):
         before = str(intents.read(last.question).intent)

@@ -71,7 +71,11 @@ class Line:
         text = message.get("text")
         if not isinstance(chat, str) or not isinstance(key, str) or not isinstance(text, str):
             return None
-        address: dict[str, Any] = {"to": chat, "user": source.get("type") == "user"}
+        address: dict[str, Any] = {
+            "to": chat,
+            "user": source.get("type") == "user",
+            "language": "ja",  # LINE's customers write Japanese: words that show none get it
+        }
         if isinstance(token := event.get("replyToken"), str):
             address.update(reply_token=token, reply_until=time.time() + self._window)
         return Incoming(chat, address, key, text)
