@@ -119,7 +119,8 @@ def _root() -> str:
 
 def _run(args: argparse.Namespace, env: dict[str, str], folder: Path) -> int:
     config = folder / "agent.toml"
-    # A killed process's lease ends in 20 s; the one token of the load is not rate-limited.
+    # A killed process frees its conversations within 30 s (the lease); the load's one token is
+    # not rate-limited.
     config.write_text("[limits]\ntimeout = 10\n[serve]\ntoken_rate = 0\n")
     model = None
     if args.model == "loopback":

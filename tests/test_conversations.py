@@ -9,6 +9,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,6 +33,8 @@ from agent_cli.runtime.options import RunOptions
 from agent_cli.store import conversations as stored
 from agent_cli.store.conversations import Message
 from agent_cli.store.sqlite import OrderStore
+
+from .fakellm import FakeLLM, Reply, openai_text
 
 runner = CliRunner()
 TODAY = "2026-10-13"
@@ -696,21 +700,61 @@ def test_a_message_received_but_never_answered_is_answered_once_when_sent_again(
     ]
 
 
-def test_the_lease_outlives_the_runs_own_timeout(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+def test_a_turn_longer_than_its_lease_keeps_it_while_it_runs(
+    monkeypatch: pytest.MonkeyPatch, fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
-    from agent_cli.runtime.conversation import LEASE_MARGIN_S
+    """The lease is short (a killed process frees the conversation soon) and renewed while the
+    turn runs: another process finds the conversation busy long after the first lease's end."""
+    import agent_cli.runtime.conversation as turns
 
-    asked: list[float] = []
-    real = stored.lease
-    monkeypatch.setattr(
-        stored, "lease", lambda s, c, o, seconds: asked.append(seconds) or real(s, c, o, seconds)
-    )
+    monkeypatch.setattr(turns, "LEASE_S", 3.0)  # renewed every second
     config = tmp_path / "c.toml"
-    config.write_text("[limits]\ntimeout = 5\n")
+    config.write_text(
+        f'[provider]\nname = "slow"\n[profiles.slow]\nkind = "openai"\n'
+        f'base_url = "{fake_llm.url}"\nmodel = "qwen"\n'
+    )
+    fake_llm.queue(Reply(body=openai_text("Hello there."), delay=8))
     started = agent_cli.Conversation.start(config=config)
-    started.say("hello")
-    assert asked == [5 + LEASE_MARGIN_S]
+    found: list[str] = []
+
+    def another_process() -> None:
+        time.sleep(5)  # the first lease (3 s) would have ended by now
+        store = OrderStore.open(Path(os.environ["AGENT_DB"]), create=False)
+        try:
+            stored.lease(store, started.id, "another", 60)
+            found.append("taken")
+        except ConversationBusy:
+            found.append("busy")
+        finally:
+            store.close()
+
+    other = threading.Thread(target=another_process)
+    other.start()
+    turn = started.say("hello")
+    other.join()
+    assert found == ["busy"]
+    assert turn.replies[0].text == "Hello there." and started.status == "open"
+
+
+def test_a_turn_that_lost_its_lease_writes_nothing(either_store: OrderStore) -> None:
+    made = stored.create(either_store, channel="web")
+    stored.lease(either_store, made.id, "stalled", -1)  # its lease ran out while it stalled
+    stored.lease(either_store, made.id, "next", 60)  # and another process took it
+    message = stored.add_message(either_store, made.id, "customer", "message", "hi")
+    record = stored.TurnRecord(
+        answered=message.id,
+        replies=(("answer", "hello"),),
+        run_id="r1",
+        status="open",
+        customer_id=None,
+        state={},
+        outcome="{}",
+    )
+    with pytest.raises(ConversationBusy, match="lost its lease"):
+        stored.finish_turn(either_store, made.id, "stalled", record)
+    assert [m.role for m in stored.messages(either_store, made.id)] == ["customer"]
+    assert not stored.renew(either_store, made.id, "stalled", 60)
+    assert stored.renew(either_store, made.id, "next", 60)
 
 
 def test_a_lease_taken_ends_when_its_time_is_up(either_store: OrderStore) -> None:

@@ -12,6 +12,7 @@ again is answered from the store and runs nothing. While a person holds the conv
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
@@ -26,13 +27,15 @@ from agent_cli.runtime.answerers import nobody, wait_in_queue
 from agent_cli.runtime.assemble import Runtime
 from agent_cli.runtime.drive import drive
 from agent_cli.runtime.memory import Memory
+from agent_cli.runtime.stores import opened_store
 from agent_cli.store import conversations as stored
 from agent_cli.store.conversations import ConversationStatus, Message
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.identity import CustomerSession
 
 DeskKind = Literal["answer", "question", "proposal", "notice"]
-LEASE_MARGIN_S = 10.0  # a lease outlives the run's own timeout by this much
+LEASE_MARGIN_S = 10.0  # a message waits for a held conversation this long past a run's timeout
+LEASE_S = 30.0  # a turn's lease, renewed every third of it while the turn runs
 _WRITES = ("changed", "refunded")  # the outcomes of a call that changed the store
 
 
@@ -103,8 +106,7 @@ def take_turn(
 ) -> Turn:
     """Answer one customer message of the conversation (see the module's doc)."""
     owner = uuid.uuid4().hex
-    seconds = runtime.limits.timeout_s + LEASE_MARGIN_S
-    held = _Held(store, stored.lease(store, conversation_id, owner, seconds), owner)
+    held = _Held(store, stored.lease(store, conversation_id, owner, LEASE_S), owner)
     try:
         if message_id is not None and (prior := stored.by_key(store, held.id, message_id)):
             if prior.reply is not None:
@@ -117,7 +119,8 @@ def take_turn(
             )
         if held.conversation.status == "handed_over":
             return _kept_for_a_person(held, message)
-        return _answered(runtime, held, message, hooks)
+        with _Heartbeat(runtime, held):
+            return _answered(runtime, held, message, hooks)
     except BaseException:
         held.release()
         raise
@@ -137,6 +140,34 @@ class _Held:
 
     def release(self) -> None:
         stored.release(self.store, self.id, self.owner)
+
+
+class _Heartbeat:
+    """The lease renewed from a thread of its own (its own store connection) while the turn
+    runs, so a killed process's conversation is free within LEASE_S, however long a turn."""
+
+    def __init__(self, runtime: Runtime, held: _Held) -> None:
+        self._settings, self._held = runtime.settings, held
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="lease", daemon=True)
+
+    def __enter__(self) -> None:
+        self._thread.start()
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        if self._stop.wait(LEASE_S / 3):
+            return  # most turns end first: no connection is opened for them
+        try:
+            with opened_store(self._settings) as store:
+                while stored.renew(store, self._held.id, self._held.owner, LEASE_S):
+                    if self._stop.wait(LEASE_S / 3):
+                        return
+        except AgentError:  # the store is down: the turn's own writes will say so
+            return
 
 
 def _kept_for_a_person(held: _Held, message: Message) -> Turn:

@@ -334,6 +334,26 @@ def lease(store: OrderStore, conversation_id: str, owner: str, seconds: float) -
     return held
 
 
+def renew(store: OrderStore, conversation_id: str, owner: str, seconds: float) -> bool:
+    """The owner's lease extended to `seconds` from now; False when it is not the owner's any
+    more (it expired and another process took it)."""
+    until = (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat(timespec="seconds")
+
+    def work() -> bool:
+        rows = store.query(
+            f"SELECT lease_owner FROM conversations WHERE id = ?{store.FOR_UPDATE}",
+            (conversation_id,),
+        )
+        if not rows or rows[0][0] != owner:
+            return False
+        store.execute(
+            "UPDATE conversations SET lease_until = ? WHERE id = ?", (until, conversation_id)
+        )
+        return True
+
+    return store.atomically(work)
+
+
 def release(store: OrderStore, conversation_id: str, owner: str) -> None:
     """Give the lease back (only the owner's: an expired lease someone else took stays)."""
     store.atomically(
@@ -388,10 +408,20 @@ class TurnRecord:
 
 def finish_turn(store: OrderStore, conversation_id: str, owner: str, turn: TurnRecord) -> None:
     """One transaction: the desk's replies, the outcome on the customer's message, the
-    conversation's status and memory, and the lease given back."""
+    conversation's status and memory, and the lease given back; nothing at all when the lease
+    is not `owner`'s any more (ConversationBusy)."""
     at = now()
 
     def work() -> None:
+        holder = store.query(
+            f"SELECT lease_owner FROM conversations WHERE id = ?{store.FOR_UPDATE}",
+            (conversation_id,),
+        )
+        if not holder or holder[0][0] != owner:  # expired, and another process answers now
+            raise ConversationBusy(
+                f"conversation {conversation_id[:8]}'s turn lost its lease (the process stalled "
+                "past it): nothing of it was written; send the message again"
+            )
         for kind, text in turn.replies:
             number = store.insert(
                 "INSERT INTO conversation_messages (conversation_id, role, kind, text, at,"
