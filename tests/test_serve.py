@@ -4,6 +4,7 @@ loopback (a SIGTERM finishes the turn in flight, then exits 0)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -552,10 +553,68 @@ def test_a_subscriber_hears_the_turns_events_and_a_stop_ends_its_stream(tmp_path
             server.kill()
         server.communicate()
     kinds = [line.split(": ", 1)[1] for line in frames if line.startswith("event: ")]
-    assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
     records = [json.loads(line[len("data: ") :]) for line in frames if line.startswith("data: ")]
     assert [r["event"] for r in records] == kinds
-    assert {r["run_id"] for r in records} == {turn["run"]["id"]}
+    of_turn = [r for r in records if r["event"] not in ("message", "status")]
+    assert of_turn[0]["event"] == "run_started" and of_turn[-1]["event"] == "run_finished"
+    assert {r["run_id"] for r in of_turn} == {turn["run"]["id"]}
+    said = [(r["role"], r["text"]) for r in records if r["event"] == "message"]
+    assert said == [("customer", "hello"), ("desk", turn["replies"][0]["text"])]
+
+
+def test_a_subscriber_hears_what_other_processes_write_to_the_conversation(
+    tmp_path: Path,
+) -> None:
+    """A person's reply and a status change written by another process (here: the test, on the
+    store) reach the stream as `message` and `status` events."""
+    secret = token()
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agent_cli", "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    frames: list[str] = []
+    try:
+        _wait_until_up(base, server)
+        with httpx.Client(base_url=base, headers=auth(secret), timeout=120) as http:
+            conversation = http.post("/v1/conversations").json()["id"]
+            store = _store()
+            try:  # said before the subscriber came: not news to it
+                stored.add_message(store, conversation, "customer", "message", "earlier")
+            finally:
+                store.close()
+            subscribed = threading.Event()
+
+            def listen() -> None:
+                events = f"/v1/conversations/{conversation}/events"
+                with contextlib.suppress(httpx.HTTPError), http.stream("GET", events) as stream:
+                    for line in stream.iter_lines():
+                        subscribed.set()
+                        frames.append(line)
+
+            threading.Thread(target=listen, daemon=True).start()
+            assert subscribed.wait(60)
+            store = _store()
+            try:
+                stored.add_message(store, conversation, "staff", "message", "Hi, Mia here.")
+                stored.set_status(store, conversation, "handed_over")
+            finally:
+                store.close()
+            _wait_for(lambda: "event: status" in frames)
+            server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.communicate()
+    records = [json.loads(line[len("data: ") :]) for line in frames if line.startswith("data: ")]
+    assert [(r["event"], r.get("role"), r.get("text"), r.get("status")) for r in records] == [
+        ("message", "staff", "Hi, Mia here.", None),
+        ("status", None, None, "handed_over"),
+    ]
 
 
 def test_staff_answer_a_handed_over_conversation_and_hand_it_back(

@@ -249,8 +249,18 @@ class _Api:
     async def events(self, request: Request) -> Response:
         token = await self.token(request, "customer")
         conversation = await self._found(request.path_params["id"], token)
+
+        async def since(after: int | None) -> tuple[list[stored.Message], str]:
+            def read(store: OrderStore) -> tuple[list[stored.Message], str]:
+                held = stored.get(store, conversation)
+                return stored.messages_after(store, conversation, after), (
+                    held.status if held else "closed"
+                )
+
+            return await run_in_threadpool(self.with_store, read)
+
         return StreamingResponse(
-            self.hub.stream(conversation),
+            self.hub.stream(conversation, since),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )

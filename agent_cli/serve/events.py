@@ -1,22 +1,30 @@
-"""`GET /v1/conversations/{id}/events`: the events of a conversation's turns as they happen, as
-server-sent events, each the record `agent ask --json` writes for it (`event:` its kind, `data:`
-the record). A subscriber hears the turns this process answers from the moment it subscribes;
-behind several processes, route a conversation's requests and its events to one process (by its
-id), or read `GET /v1/conversations/{id}` for what was said. A comment line every
-`HEARTBEAT_S` keeps proxies from closing an idle stream."""
+"""`GET /v1/conversations/{id}/events`: a conversation as it happens, as server-sent events.
+Two kinds: the events of the turns this process answers, each the record `agent ask --json`
+writes for it (`event:` its kind, `data:` the record), from the moment one subscribes; and every
+message written to the conversation (`event: message`) and every change of its status (`event:
+status`), read from the store every `POLL_S` whichever process wrote them (a turn answered
+elsewhere, a person's reply, a queued change's outcome). A comment line every `HEARTBEAT_S`
+keeps proxies from closing an idle stream."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator, Callable
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from agent_cli.core.events import Event
 from agent_cli.record.tracing import event_record
+from agent_cli.store.conversations import Message
+
+# What the store holds of a conversation after a message: the messages since, and its status.
+# (None: its latest message alone, where a reader starts from.)
+Since = Callable[[int | None], Awaitable[tuple[list[Message], str]]]
 
 HEARTBEAT_S = 15.0
+POLL_S = 1.0  # how often the store is read for what other processes wrote
 _END = ""  # put in every queue when the server stops: the streams end, so it can
 MAX_QUEUED = 1_000  # events held for a subscriber that reads too slowly; older ones dropped
 
@@ -50,9 +58,9 @@ class EventHub:
 
         return publish
 
-    async def stream(self, conversation: str) -> AsyncIterator[str]:
-        """The frames of `conversation`'s events, with a heartbeat when none come, until the
-        subscriber leaves."""
+    async def stream(self, conversation: str, since: Since) -> AsyncIterator[str]:
+        """The frames of `conversation`'s turns and of what the store says was written to it
+        (`since`), with a heartbeat when none come, until the subscriber leaves."""
         queue: asyncio.Queue[str] = asyncio.Queue()
         entry = (asyncio.get_running_loop(), queue)
         with self._lock:
@@ -60,15 +68,29 @@ class EventHub:
                 return
             self._listeners.setdefault(conversation, []).append(entry)
         try:
+            written, status = await since(None)
+            last = written[-1].id if written else 0  # what was said before is not news
             yield ": subscribed\n\n"
+            quiet = time.monotonic()
             while True:
                 try:
-                    frame = await asyncio.wait_for(queue.get(), HEARTBEAT_S)
+                    frame = await asyncio.wait_for(queue.get(), POLL_S)
                 except TimeoutError:
-                    frame = ": heartbeat\n\n"
+                    frame = None
                 if frame == _END:
                     return
-                yield frame
+                frames = [frame] if frame else []
+                written, now = await since(last)
+                frames += [_message_frame(m) for m in written]
+                last = written[-1].id if written else last
+                if now != status:
+                    frames.append(_status_frame(now))
+                    status = now
+                if not frames and time.monotonic() - quiet >= HEARTBEAT_S:
+                    frames = [": heartbeat\n\n"]
+                for each in frames:
+                    yield each
+                    quiet = time.monotonic()
         finally:
             with self._lock:
                 listeners = self._listeners.get(conversation, [])
@@ -82,6 +104,22 @@ def _frame(event: Event) -> str:
     record: dict[str, Any] = event_record(event)
     data = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
     return f"event: {event.kind}\ndata: {data}\n\n"
+
+
+def _message_frame(message: Message) -> str:
+    record = {
+        "event": "message",
+        "id": message.id,
+        "role": message.role,
+        "kind": message.kind,
+        "text": message.text,
+        "at": message.at,
+    }
+    return f"event: message\ndata: {json.dumps(record, ensure_ascii=False)}\n\n"
+
+
+def _status_frame(status: str) -> str:
+    return f"event: status\ndata: {json.dumps({'event': 'status', 'status': status})}\n\n"
 
 
 def _offer(queue: asyncio.Queue[str], frame: str) -> None:

@@ -239,6 +239,24 @@ def messages(store: OrderStore, conversation_id: str) -> list[Message]:
     return [_message(row) for row in rows]
 
 
+def messages_after(store: OrderStore, conversation_id: str, after: int | None) -> list[Message]:
+    """The conversation's messages written after the one numbered `after`, in order; None: its
+    latest message alone (where a reader starts from)."""
+    if after is None:
+        rows = store.query(
+            f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages WHERE conversation_id = ?"
+            " ORDER BY id DESC LIMIT 1",
+            (conversation_id,),
+        )
+    else:
+        rows = store.query(
+            f"SELECT {_MESSAGE_COLUMNS} FROM conversation_messages WHERE conversation_id = ?"
+            " AND id > ? ORDER BY id",
+            (conversation_id, after),
+        )
+    return [_message(row) for row in rows]
+
+
 def by_key(store: OrderStore, conversation_id: str, key: str) -> Message | None:
     """The customer message the caller sent with this id, if it was received."""
     rows = store.query(
