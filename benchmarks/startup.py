@@ -8,7 +8,10 @@ as a ratio to that floor; the peak memory of each; and, in process, the loop's o
 3-step run with the scripted model and rendering off. `agent ask` (the offline default) also
 logs the run. With the MCP SDK installed, `agent tools` with one MCP server configured (the test
 suite's, over stdio) shows what a configured server costs: the SDK's import and the server's
-start; with none configured nothing of MCP is imported.
+start; with none configured nothing of MCP is imported. With the OpenTelemetry extra installed,
+`agent ask` with `OTEL_EXPORTER_OTLP_ENDPOINT` set (a loopback receiver that takes every batch)
+shows what export costs; unset, the plain `agent ask` row is the run without it (nothing of
+OpenTelemetry is imported).
 """
 
 from __future__ import annotations
@@ -91,20 +94,20 @@ def loop_overhead_ms(runs: int) -> float:
     return statistics.median(samples) * 1000
 
 
+def clean_env(home: str) -> dict[str, str]:
+    """The environment with `home` as HOME, where the database and the run log are made."""
+    env = {**os.environ, "HOME": home}
+    for variable in ("AGENT_DB", "AGENT_LOG", "AGENT_CONFIG", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        env.pop(variable, None)
+    return env
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=15)
     runs = parser.parse_args().runs
     with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "HOME": home}  # the database and the run log are made there
-        for variable in (
-            "AGENT_DB",
-            "AGENT_LOG",
-            "AGENT_CONFIG",
-            "XDG_DATA_HOME",
-            "XDG_STATE_HOME",
-        ):
-            env.pop(variable, None)
+        env = clean_env(home)
         commands = dict(COMMANDS)
         if find_spec("mcp") is not None and MCP_SERVER.exists():
             commands["agent tools, 1 MCP server"] = [
@@ -135,6 +138,36 @@ def main() -> None:
             f"{peak:7.1f}MB"
         )
     print(f"loop overhead, 3-step scripted run: {loop_overhead_ms(2000):.3f} ms (median of 2000)")
+    if find_spec("opentelemetry.sdk") is not None:
+        exported = otel_ask_ms(runs)
+        print(f"agent ask (offline, logged), OTel export on: median {exported:.0f} ms")
+
+
+def otel_ask_ms(runs: int) -> float:
+    """`agent ask` exporting its spans to a loopback receiver: the median wall time."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    class Taker(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Taker)
+    Thread(target=receiver.serve_forever, daemon=True).start()
+    argv = COMMANDS["agent ask (offline, logged)"]
+    with tempfile.TemporaryDirectory() as home:
+        env = clean_env(home)
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{receiver.server_address[1]}"
+        time_process(argv, env)
+        times = [time_process(argv, env)[0] * 1000 for _ in range(runs)]
+    receiver.shutdown()
+    return statistics.median(times)
 
 
 if __name__ == "__main__":

@@ -69,6 +69,8 @@ FRAMEWORKS = {
     "httpx": {"providers"},
     "psycopg": {"store.postgres"},
     "starlette": {"serve"},
+    "opentelemetry": {"record.otel", "record.otel_export"},
+    "google": {"record.otel_export"},
     "uvicorn": {"commands.serve"},
     "mcp": {"tools.mcp_servers", "tools.mcp_tools", "tools.mcp_limits", "tools.mcp_processes"},
 }

@@ -19,6 +19,7 @@ from agent_cli.errors import (
     PendingApproval,
     UsageError,
 )
+from agent_cli.record import otel_gate
 from agent_cli.record.tracing import TraceWriter, open_trace_file
 from agent_cli.runtime.answerers import terminal_approver, terminal_responder
 from agent_cli.runtime.api import sinks_for
@@ -69,6 +70,8 @@ def ask_once(options: AskOptions) -> None:
         if options.run.trace:  # opened before the first model call: a bad path fails early
             trace = stack.enter_context(open_trace_file(options.run.trace))
             sinks.append(TraceWriter(trace).write)
+        if exported := otel_gate.sink("ask", None):
+            sinks.append(exported)
         queued: list[int] = []
         tickets: list[int] = []
         sinks.append(lambda event: _note_queued(event, queued, tickets))

@@ -24,6 +24,7 @@ from agent_cli.core import interrupts
 from agent_cli.core.events import ApprovalRequested, Event, RunFinished
 from agent_cli.core.seams import QUEUE, ApprovalVerdict
 from agent_cli.errors import AgentError, Interrupted, NeedsInput, Terminated, UsageError
+from agent_cli.record import otel_gate
 from agent_cli.record.runlog import configured_log_path
 from agent_cli.record.tracing import TraceWriter, open_trace_file
 from agent_cli.runtime.answerers import read_approval, verdict_from
@@ -185,6 +186,16 @@ class Session:
             return 0
         return 2 if self.unknown_commands else 1 if self.failed_turns else 0
 
+    def _sinks(self, *more: Callable[[Event], None]) -> list[Callable[[Event], None]]:
+        """A turn's sinks: the run log, the session's own record, `more`, and the OTel export
+        when it is asked for (a span tree a turn)."""
+        sinks: list[Callable[[Event], None]] = [self._record, *more]
+        if self.log is not None:
+            sinks.insert(0, self.log)
+        if exported := otel_gate.sink("chat", self.id):
+            sinks.append(exported)
+        return sinks
+
     def turn(self, line: str) -> bool:
         """One question: a run with the conversation so far; its answer joins the memory.
         False when the turn failed (an error, a limit, an interruption)."""
@@ -199,9 +210,7 @@ class Session:
             question = check_question(line, self.settings.limits.max_question_chars)
             run_view = RunView(self.console)
             events = self.runtime.events(question, self.memory.recent(), run_view.stream)
-            sinks: list[Callable[[Event], None]] = [self._record, keep, run_view.show]
-            if self.log is not None:
-                sinks.insert(0, self.log)
+            sinks = self._sinks(keep, run_view.show)
             drive(events, sinks, waiting=run_view.waiting, respond=self.reply, approve=self.approve)
         except Interrupted as exc:
             if exc.exit_code == 143 or interrupts.terminated():  # SIGTERM ends the session

@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import socket
 import time
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -26,6 +28,7 @@ from agent_cli.policy.instructions import shop_instructions
 from agent_cli.policy.refund_rules import hidden_by
 from agent_cli.providers.choice import ProviderChoice, choose_provider, key_problem
 from agent_cli.providers.connect import channel_for
+from agent_cli.record import otel_gate
 from agent_cli.record.runlog import configured_log_path
 from agent_cli.runtime.assemble import mcp_servers
 from agent_cli.runtime.options import ProviderOptions
@@ -70,6 +73,7 @@ def _checks(options: ProviderOptions) -> Iterator[Check]:
         yield _instructions_check(settings)
     yield _intents_check(settings)
     yield _serve_check(settings)
+    yield _otel_check()
     yield from _mcp_checks(settings)
     if choice.kind == "offline":
         yield Check(None, "endpoint", "offline playbook model: nothing to reach")
@@ -178,6 +182,45 @@ def _serve_check(settings: Settings) -> Check:
     if waiting or lost:
         said += f"; outbox: {waiting} waiting, {lost} given up (agent conversations show ID)"
     return Check(None if lost else True, "agent serve", said)  # a warning, never a failure
+
+
+def _otel_check() -> Check:
+    """Whether runs are exported as OpenTelemetry traces, and whether the endpoint answers (a
+    TCP connection, 2 s at most): never a failure, since runs do not depend on it."""
+    name = "OpenTelemetry"
+    if not otel_gate.configured():
+        return Check(
+            None, name, "not exported (set OTEL_EXPORTER_OTLP_ENDPOINT; docs/observability.md)"
+        )
+    if missing := [m for m in ("opentelemetry.sdk", "google.protobuf") if not _installed(m)]:
+        return Check(
+            None, name, f"an endpoint is set but {missing[0]} is missing: {otel_gate.INSTALL}"
+        )
+    where = otel_gate.endpoint()
+    protocol = otel_gate.protocol()
+    if protocol not in ("http/protobuf", "http/json"):
+        return Check(
+            None,
+            name,
+            f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol} is not supported: use http/protobuf or "
+            "http/json",
+        )
+    parsed = urllib.parse.urlsplit(where)
+    try:
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        socket.create_connection((parsed.hostname or "", port), timeout=2).close()
+    except (OSError, ValueError) as exc:
+        return Check(
+            None, name, f"{where} ({protocol}) does not answer: {exc}; runs go on, spans are lost"
+        )
+    return Check(True, name, f"runs exported to {where} ({protocol})")
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 def _channels(settings: Settings) -> str:

@@ -137,7 +137,11 @@ class Channel:
                     attempt=attempt,
                     url=url,
                 )
-            wait = self._retry_wait(result, error, attempt, url)
+            try:
+                wait = self._retry_wait(result, error, attempt, url)
+            except ProviderError:  # not to be retried: the attempt is still on the record
+                on_call(ModelCall(attempt, result.status, result.latency_ms, error=_what(result)))
+                raise
             if self._clock() + wait > deadline:
                 on_call(ModelCall(attempt, result.status, result.latency_ms, error=_what(result)))
                 raise DeadlineExceeded

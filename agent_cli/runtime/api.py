@@ -29,6 +29,7 @@ from agent_cli.core.events import (
 )
 from agent_cli.core.seams import Reply
 from agent_cli.errors import AgentError, HandedOver, Interrupted, NeedsInput, PendingApproval
+from agent_cli.record import otel_gate
 from agent_cli.record.recorder import KeptLog
 from agent_cli.record.tracing import TraceWriter, event_record, open_trace_file
 from agent_cli.runtime.answerers import wait_in_queue
@@ -187,6 +188,8 @@ def sinks_for(
         sinks.append(recorder)
     if run.trace is not None:
         sinks.append(TraceWriter(stack.enter_context(open_trace_file(run.trace))).write)
+    if exported := otel_gate.sink(kind, session_id):  # the SDK imported only when asked for
+        sinks.append(exported)
     return sinks
 
 

@@ -33,6 +33,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Route
 
 from agent_cli.errors import AgentError, ConversationBusy, ConversationClosed, UsageError
+from agent_cli.record import otel_gate
 from agent_cli.record.recorder import KeptLog
 from agent_cli.runtime.conversation import LEASE_MARGIN_S, Turn, writes_made
 from agent_cli.runtime.converse import (
@@ -229,6 +230,7 @@ class _Api:
         text = text_field(body, "text", at_most=limit)
         conversation = await self._found(request.path_params["id"], token)
         _within(self._per_conversation, conversation, "messages to this conversation")
+        otel_gate.PARENT.set(request.headers.get("traceparent"))  # the caller's trace, continued
         turn = await self.answer_in_order(conversation, text, key)
         self.delivered_soon()  # an API conversation owes nothing; a staff reply's may
         return JSONResponse(turn.body())
