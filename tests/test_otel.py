@@ -84,7 +84,8 @@ def test_a_run_is_an_invoke_agent_span_over_its_chat_and_tool_spans(
     assert run["attributes"]["gen_ai.provider.name"] == "offline"
     assert run["attributes"]["agent_cli.run.status"] == "answered"
     assert run["attributes"]["agent_cli.intent"] == "refund"
-    assert run["attributes"]["agent_cli.customer.identified_in_run"] is False
+    assert run["attributes"]["agent_cli.customer.identified"] is False
+    assert "agent_cli.consent" not in run["attributes"]
     assert chats[0]["attributes"]["gen_ai.request.model"] == "playbook"
     assert chats[0]["attributes"]["gen_ai.response.finish_reasons"] == ["tool_call"]
     assert chats[-1]["attributes"]["gen_ai.response.finish_reasons"] == ["stop"]
@@ -164,8 +165,10 @@ def test_a_desk_write_and_a_hand_over_carry_the_desks_facts(receiver: OtlpReceiv
     assert [r["attributes"].get("gen_ai.conversation.id") for r in runs[:2]] == [conversation] * 2
     proposing, confirming = runs[0]["attributes"], runs[1]["attributes"]
     assert proposing["agent_cli.intent"] == "cancel"
-    assert proposing["agent_cli.customer.identified_in_run"] is True
+    assert proposing["agent_cli.customer.identified"] is True
+    assert confirming["agent_cli.customer.identified"] is True  # by the first message
     assert (proposing["agent_cli.desk.proposed"], confirming["agent_cli.desk.queued"]) == (1, 1)
+    assert (proposing["agent_cli.consent"], confirming["agent_cli.consent"]) == ("asked", "given")
     queued = [
         attributes
         for r in runs

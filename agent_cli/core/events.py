@@ -54,6 +54,7 @@ class RunStarted(Event):
     grounding: bool = False  # answers must name only orders looked up in this run
     instructions_sha256: str | None = None  # the shop's instructions in use (none: null)
     instructions_chars: int = 0
+    customer_identified: bool = False  # the conversation had identified its customer before
     # An eval case's run: the orders the case put over the samples (its throwaway store, which
     # a replay rebuilds); None: the run used the configured order database.
     case_orders: tuple[dict[str, Any], ...] | None = None

@@ -133,6 +133,7 @@ def run(
             if instructions
             else None,
             instructions_chars=len(instructions),
+            customer_identified=customer is not None,
         )
         answer = yield from _react(context, state)
     except KeyboardInterrupt as interrupt:

@@ -31,7 +31,7 @@ from agent_cli.core.events import (
     RunStarted,
     ToolObserved,
 )
-from agent_cli.record.desk_facts import RunFacts
+from agent_cli.record.desk_facts import WRITES, RunFacts
 from agent_cli.record.otel_export import tracer
 
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -72,6 +72,7 @@ class _RunSpans:
         self._failed_attempt: ModelCalled | None = None
         self._facts = RunFacts()  # the desk's figures, as the run log keeps them
         self._identified = False
+        self._consent = ""  # a write put to the customer (asked), or made on their yes (given)
 
     def __call__(self, event: Event) -> None:
         self._facts.add(event)
@@ -93,6 +94,7 @@ class _RunSpans:
 
     def _started(self, event: RunStarted) -> None:
         self._model = (event.provider, event.model)
+        self._identified = event.customer_identified
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",
             "gen_ai.agent.name": "agent-cli",
@@ -151,6 +153,8 @@ class _RunSpans:
     def _tool(self, event: ToolObserved) -> None:
         if event.tool in _IDENTIFYING and event.outcome.kind == "read":
             self._identified = True
+        if event.tool in WRITES and event.outcome.kind in ("proposed", "changed", "queued"):
+            self._consent = "asked" if event.outcome.kind == "proposed" else "given"
         calls = self._calls.get(event.step, [])
         found = next((i for i, (tool, _) in enumerate(calls) if tool == event.tool), None)
         call_id = calls.pop(found)[1] if found is not None else ""
@@ -202,7 +206,9 @@ class _RunSpans:
         run.set_attribute("agent_cli.run.steps", event.steps)
         facts = self._facts
         run.set_attribute("agent_cli.intent", facts.intent)
-        run.set_attribute("agent_cli.customer.identified_in_run", self._identified)
+        run.set_attribute("agent_cli.customer.identified", self._identified)
+        if self._consent:
+            run.set_attribute("agent_cli.consent", self._consent)
         for name in ("proposed", "approved", "denied", "queued", "refused"):
             run.set_attribute(f"agent_cli.desk.{name}", getattr(facts, name))
         run.set_attribute("gen_ai.usage.input_tokens", event.usage.input_tokens)
