@@ -629,3 +629,52 @@ def test_the_outbox_and_channel_conversations_hold_on_both_backends(
     stored.close(either_store, conversation, by="lead")
     again = channels.keep(either_store, "chatwoot", arrival)  # the channel's id, let go of
     assert again is not None and again[0] != conversation
+
+
+def test_signed_garbage_and_oversized_bodies_are_refused_and_keep_nothing(
+    tmp_path: Path, chatwoot: FakeChatwoot, line: FakeLine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_WEBHOOK_SECRET", HOOK_SECRET)
+    config = _config(
+        tmp_path,
+        f'max_body_bytes = 2048\n[serve.chatwoot]\nbase_url = "{chatwoot.url}"\naccount_id = 7\n'
+        f'[serve.line]\napi_base_url = "{line.url}"\n',
+    )
+    with _client(config) as client:
+        garbage = b"{not json"
+        stamp, signature = _signed(CW_SECRET, garbage)
+        refused = client.post(
+            "/channels/chatwoot",
+            content=garbage,
+            headers={"X-Chatwoot-Signature": signature, "X-Chatwoot-Timestamp": stamp},
+        )
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == "bad_request"
+        mac = hmac.new(LINE_SECRET.encode(), b'{"events": "no"}', hashlib.sha256).digest()
+        odd = client.post(
+            "/channels/line",
+            content=b'{"events": "no"}',
+            headers={"X-Line-Signature": base64.b64encode(mac).decode()},
+        )
+        assert odd.status_code == 200  # nothing in it to answer
+        huge = json.dumps({"conversation": "c", "message": {"id": "m", "text": "x" * 5000}})
+        stamp, signature = _signed(HOOK_SECRET, huge.encode())
+        too_big = client.post(
+            "/channels/webhook",
+            content=huge,
+            headers={"X-Agent-Timestamp": stamp, "X-Agent-Signature": signature},
+        )
+        assert too_big.status_code == 413
+        no_message = json.dumps({"conversation": "c"}).encode()
+        stamp, signature = _signed(HOOK_SECRET, no_message)
+        missing = client.post(
+            "/channels/webhook",
+            content=no_message,
+            headers={"X-Agent-Timestamp": stamp, "X-Agent-Signature": signature},
+        )
+        assert missing.status_code == 400
+    store = _store()
+    try:
+        assert stored.listed(store) == []
+    finally:
+        store.close()
+    assert chatwoot.accepted == [] and line.accepted == []
