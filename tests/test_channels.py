@@ -678,3 +678,20 @@ def test_signed_garbage_and_oversized_bodies_are_refused_and_keep_nothing(
     finally:
         store.close()
     assert chatwoot.accepted == [] and line.accepted == []
+
+
+def test_a_claim_holds_a_few_rows_so_it_is_sent_within_its_time(either_store: OrderStore) -> None:
+    from agent_cli.store import channel_conversations as channels
+
+    arrival = channels.Arrival(external_id="88", address={"conversation": 88}, key="m", text="hi")
+    kept = channels.keep(either_store, "chatwoot", arrival)
+    assert kept is not None
+    for n in range(7):
+        stored.add_message(either_store, kept[0], "desk", "answer", f"reply {n}")
+    first = outbox.claim(either_store, kept[0], "p1", 60, most=5)
+    assert [r.text for r in first] == [f"reply {n}" for n in range(5)]
+    assert outbox.claim(either_store, kept[0], "p2", 60) == []  # the rest wait behind p1's
+    for row in first:
+        outbox.sent(either_store, row.id, "p1")
+    rest = outbox.claim(either_store, kept[0], "p2", 60)
+    assert [r.text for r in rest] == ["reply 5", "reply 6"]

@@ -26,7 +26,7 @@ from agent_cli.store.sqlite import OrderStore
 
 T = TypeVar("T")
 _log = logging.getLogger("agent_cli.serve.outbox")
-CLAIM_S = 60.0  # a claim outlives a conversation's deliveries (each request is bounded at 10 s)
+CLAIM_S = 60.0  # a claim outlives its rows' deliveries (at most 5 a claim, each bounded at 10 s)
 BATCH = 20  # conversations taken per pass
 MAX_BACKOFF_S = 300.0
 
@@ -75,7 +75,8 @@ class Deliverer:
         """Deliver until `stop`; then one last pass, so what the last turns owe goes out."""
         while not self._stop.is_set():
             self._wake.clear()
-            await self._pass()
+            if await self._pass():  # rows went: more may be waiting behind them
+                continue
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=self._poll_s)
         await self._pass()
@@ -85,11 +86,13 @@ class Deliverer:
         self._stop.set()
         self._wake.set()
 
-    async def _pass(self) -> None:
+    async def _pass(self) -> int:
+        """One pass; how many rows went (0 when the store could not be read)."""
         try:
-            await run_in_threadpool(self.deliver_due)
+            return await run_in_threadpool(self.deliver_due)
         except Exception:  # a store that is down now may answer at the next poll
             _log.exception("the outbox could not be read")
+            return 0
 
     def deliver_due(self) -> int:
         """One pass over the conversations with rows due; how many rows went out."""

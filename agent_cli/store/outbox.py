@@ -69,25 +69,28 @@ def due_conversations(store: OrderStore, *, limit: int) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-def claim(store: OrderStore, conversation_id: str, owner: str, seconds: float) -> list[Delivery]:
-    """Every pending row of the conversation, in order, held by `owner` for `seconds`; [] when
-    another process holds them or the first still waits for its retry."""
+def claim(
+    store: OrderStore, conversation_id: str, owner: str, seconds: float, *, most: int = 5
+) -> list[Delivery]:
+    """The conversation's first `most` pending rows, in order, held by `owner` for `seconds`
+    (few enough to be sent within it, each send being bounded); [] when another process holds
+    any of them or the first still waits for its retry."""
     at = _at()
 
     def work() -> bool:
         rows = store.query(
-            "SELECT next_at, claimed_by, claimed_until FROM outbox WHERE conversation_id = ?"
+            "SELECT id, next_at, claimed_by, claimed_until FROM outbox WHERE conversation_id = ?"
             f" AND status = 'pending' ORDER BY id{store.FOR_UPDATE}",
             (conversation_id,),
         )
-        held = any(by not in (None, owner) and str(until) >= at for _, by, until in rows)
-        if not rows or held or str(rows[0][0]) > at:
+        held = any(by not in (None, owner) and str(until) >= at for _, _, by, until in rows)
+        if not rows or held or str(rows[0][1]) > at:
             return False
-        store.execute(
-            "UPDATE outbox SET claimed_by = ?, claimed_until = ? WHERE conversation_id = ? AND"
-            " status = 'pending'",
-            (owner, _at(seconds), conversation_id),
-        )
+        for row in rows[:most]:
+            store.execute(
+                "UPDATE outbox SET claimed_by = ?, claimed_until = ? WHERE id = ?",
+                (owner, _at(seconds), row[0]),
+            )
         return True
 
     return _claimed(store, conversation_id, owner) if store.atomically(work) else []
