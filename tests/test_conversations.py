@@ -30,6 +30,7 @@ from agent_cli.errors import (
 from agent_cli.runtime.assemble import open_runtime
 from agent_cli.runtime.conversation import exchanges_of, take_turn
 from agent_cli.runtime.options import RunOptions
+from agent_cli.store import conversation_leases as leases
 from agent_cli.store import conversations as stored
 from agent_cli.store.conversations import Message
 from agent_cli.store.sqlite import OrderStore
@@ -298,14 +299,14 @@ def test_a_leased_conversation_is_busy_for_another_process_until_the_lease_ends(
     either_store: OrderStore,
 ) -> None:
     made = stored.create(either_store, channel="web")
-    stored.lease(either_store, made.id, "process-a", 60)
+    leases.lease(either_store, made.id, "process-a", 60)
     with pytest.raises(ConversationBusy, match="send this one again"):
-        stored.lease(either_store, made.id, "process-b", 60)
-    stored.release(either_store, made.id, "process-b")  # not b's to give back
+        leases.lease(either_store, made.id, "process-b", 60)
+    leases.release(either_store, made.id, "process-b")  # not b's to give back
     with pytest.raises(ConversationBusy):
-        stored.lease(either_store, made.id, "process-b", 60)
-    stored.release(either_store, made.id, "process-a")
-    stored.lease(either_store, made.id, "process-b", 60)
+        leases.lease(either_store, made.id, "process-b", 60)
+    leases.release(either_store, made.id, "process-a")
+    leases.lease(either_store, made.id, "process-b", 60)
 
 
 def test_a_lease_left_by_a_killed_process_expires(either_store: OrderStore) -> None:
@@ -317,7 +318,7 @@ def test_a_lease_left_by_a_killed_process_expires(either_store: OrderStore) -> N
             (past, made.id),
         )
     )
-    assert stored.lease(either_store, made.id, "alive", 60).id == made.id
+    assert leases.lease(either_store, made.id, "alive", 60).id == made.id
 
 
 def test_a_message_id_is_unique_in_its_conversation(either_store: OrderStore) -> None:
@@ -338,7 +339,7 @@ def test_closing_twice_says_it_was_closed_already(either_store: OrderStore) -> N
     again, changed_again = stored.close(either_store, made.id, by="other")
     assert not changed_again and again.closed_by == "lead"
     with pytest.raises(ConversationClosed):
-        stored.lease(either_store, made.id, "p", 60)
+        leases.lease(either_store, made.id, "p", 60)
     rows = either_store.query("SELECT lease_owner FROM conversations WHERE id = ?", (made.id,))
     assert rows == [(None,)]  # refused, and the lease given back
 
@@ -721,7 +722,7 @@ def test_a_turn_longer_than_its_lease_keeps_it_while_it_runs(
         time.sleep(5)  # the first lease (3 s) would have ended by now
         store = OrderStore.open(Path(os.environ["AGENT_DB"]), create=False)
         try:
-            stored.lease(store, started.id, "another", 60)
+            leases.lease(store, started.id, "another", 60)
             found.append("taken")
         except ConversationBusy:
             found.append("busy")
@@ -738,8 +739,8 @@ def test_a_turn_longer_than_its_lease_keeps_it_while_it_runs(
 
 def test_a_turn_that_lost_its_lease_writes_nothing(either_store: OrderStore) -> None:
     made = stored.create(either_store, channel="web")
-    stored.lease(either_store, made.id, "stalled", -1)  # its lease ran out while it stalled
-    stored.lease(either_store, made.id, "next", 60)  # and another process took it
+    leases.lease(either_store, made.id, "stalled", -1)  # its lease ran out while it stalled
+    leases.lease(either_store, made.id, "next", 60)  # and another process took it
     message = stored.add_message(either_store, made.id, "customer", "message", "hi")
     record = stored.TurnRecord(
         answered=message.id,
@@ -753,18 +754,18 @@ def test_a_turn_that_lost_its_lease_writes_nothing(either_store: OrderStore) -> 
     with pytest.raises(ConversationBusy, match="lost its lease"):
         stored.finish_turn(either_store, made.id, "stalled", record)
     assert [m.role for m in stored.messages(either_store, made.id)] == ["customer"]
-    assert not stored.renew(either_store, made.id, "stalled", 60)
-    assert stored.renew(either_store, made.id, "next", 60)
+    assert not leases.renew(either_store, made.id, "stalled", 60)
+    assert leases.renew(either_store, made.id, "next", 60)
 
 
 def test_a_lease_taken_ends_when_its_time_is_up(either_store: OrderStore) -> None:
     made = stored.create(either_store, channel="web")
-    stored.lease(either_store, made.id, "short-lived", -1)  # ended a second ago
-    assert stored.lease(either_store, made.id, "next", 60).id == made.id
+    leases.lease(either_store, made.id, "short-lived", -1)  # ended a second ago
+    assert leases.lease(either_store, made.id, "next", 60).id == made.id
     with pytest.raises(ConversationBusy, match=f"conversation {made.id[:8]} is answering"):
-        stored.lease(either_store, made.id, "third", 60)
+        leases.lease(either_store, made.id, "third", 60)
     with pytest.raises(ConversationNotFound, match="No conversation 'f"):
-        stored.lease(either_store, "f" * 32, "x", 60)
+        leases.lease(either_store, "f" * 32, "x", 60)
 
 
 def test_a_vouched_customer_stays_known_while_a_person_holds_the_conversation() -> None:

@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 from agent_cli.cli import app as cli_app
 from agent_cli.runtime.converse import setup_for
 from agent_cli.serve.app import make_app
+from agent_cli.store import conversation_leases as leases
 from agent_cli.store import conversations as stored
 from agent_cli.store import tickets, tokens
 from agent_cli.store.sqlite import OrderStore
@@ -132,12 +133,12 @@ def test_a_conversation_another_process_holds_is_waited_for_not_refused(
     secret = token()
     conversation = start(client, secret)
     store = _store()
-    stored.lease(store, conversation, "another-process", 60)
+    leases.lease(store, conversation, "another-process", 60)
     store.close()
 
     def release() -> None:  # the other process, done with its turn
         done = _store()
-        stored.release(done, conversation, "another-process")
+        leases.release(done, conversation, "another-process")
         done.close()
 
     releaser = threading.Timer(1.0, release)

@@ -28,6 +28,7 @@ from agent_cli.runtime.assemble import Runtime
 from agent_cli.runtime.drive import drive
 from agent_cli.runtime.memory import Memory
 from agent_cli.runtime.stores import opened_store
+from agent_cli.store import conversation_leases as leases
 from agent_cli.store import conversations as stored
 from agent_cli.store.conversations import ConversationStatus, Message
 from agent_cli.store.sqlite import OrderStore
@@ -106,7 +107,7 @@ def take_turn(
 ) -> Turn:
     """Answer one customer message of the conversation (see the module's doc)."""
     owner = uuid.uuid4().hex
-    held = _Held(store, stored.lease(store, conversation_id, owner, LEASE_S), owner)
+    held = _Held(store, leases.lease(store, conversation_id, owner, LEASE_S), owner)
     try:
         if message_id is not None and (prior := stored.by_key(store, held.id, message_id)):
             if prior.reply is not None:
@@ -139,7 +140,7 @@ class _Held:
         return self.conversation.id
 
     def release(self) -> None:
-        stored.release(self.store, self.id, self.owner)
+        leases.release(self.store, self.id, self.owner)
 
 
 class _Heartbeat:
@@ -163,7 +164,7 @@ class _Heartbeat:
             return  # most turns end first: no connection is opened for them
         try:
             with opened_store(self._settings) as store:
-                while stored.renew(store, self._held.id, self._held.owner, LEASE_S):
+                while leases.renew(store, self._held.id, self._held.owner, LEASE_S):
                     if self._stop.wait(LEASE_S / 3):
                         return
         except AgentError:  # the store is down: the turn's own writes will say so

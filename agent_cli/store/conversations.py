@@ -2,11 +2,9 @@
 conversation is with, where it stands, the desk's memory of it (`state`, JSON: who was
 identified, what was proposed and consented) and every message in order.
 
-A process answering a message holds the conversation's lease: a row-level claim (`lease_owner`,
-`lease_until`) taken by a conditional update in one short transaction, never a transaction held
-across a model call. A second message of the same conversation meanwhile finds it leased
-(`ConversationBusy`: send it again in a moment); a process killed mid-turn loses the lease when
-it expires. A customer message carries the caller's message id (`message_key`), unique in its
+A process answering a message holds the conversation's lease (conversation_leases.py); a second
+message of the same conversation meanwhile finds it leased (`ConversationBusy`: send it again in
+a moment), and `finish_turn` writes nothing for a turn whose lease was lost. A customer message carries the caller's message id (`message_key`), unique in its
 conversation, and once answered the turn's outcome (`reply`): the same id again is answered
 from the store and runs nothing."""
 
@@ -15,10 +13,10 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Literal
 
-from agent_cli.errors import ConversationBusy, ConversationClosed, ConversationNotFound
+from agent_cli.errors import ConversationBusy, ConversationNotFound
 from agent_cli.store import outbox
 from agent_cli.store.desk_schema import CONVERSATION_STATUSES
 from agent_cli.store.sqlite import OrderStore
@@ -315,72 +313,6 @@ def awaits_approval(store: OrderStore, conversation_id: str) -> bool:
         (conversation_id,),
     )
     return bool(rows)
-
-
-def lease(store: OrderStore, conversation_id: str, owner: str, seconds: float) -> Conversation:
-    """Hold the conversation for one turn, up to `seconds`: ConversationBusy while another
-    process holds it, ConversationClosed when it is closed."""
-    at = datetime.now(UTC)
-    until = (at + timedelta(seconds=seconds)).isoformat(timespec="seconds")
-
-    def work() -> Conversation:
-        rows = store.query(
-            f"SELECT lease_owner, lease_until FROM conversations WHERE id = ?{store.FOR_UPDATE}",
-            (conversation_id,),
-        )
-        if not rows:
-            raise ConversationNotFound(f"No conversation {conversation_id!r}")
-        holder, expires = rows[0]
-        if holder is not None and holder != owner and str(expires) > at.isoformat():
-            raise ConversationBusy(
-                f"conversation {conversation_id[:8]} is answering another message; send this "
-                "one again in a moment"
-            )
-        store.execute(
-            "UPDATE conversations SET lease_owner = ?, lease_until = ? WHERE id = ?",
-            (owner, until, conversation_id),
-        )
-        return found(store, conversation_id)
-
-    held = store.atomically(work)
-    if held.status == "closed":
-        release(store, conversation_id, owner)
-        raise ConversationClosed(
-            f"conversation {conversation_id[:8]} is closed; start a new one "
-            "(agent conversations start)"
-        )
-    return held
-
-
-def renew(store: OrderStore, conversation_id: str, owner: str, seconds: float) -> bool:
-    """The owner's lease extended to `seconds` from now; False when it is not the owner's any
-    more (it expired and another process took it)."""
-    until = (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat(timespec="seconds")
-
-    def work() -> bool:
-        rows = store.query(
-            f"SELECT lease_owner FROM conversations WHERE id = ?{store.FOR_UPDATE}",
-            (conversation_id,),
-        )
-        if not rows or rows[0][0] != owner:
-            return False
-        store.execute(
-            "UPDATE conversations SET lease_until = ? WHERE id = ?", (until, conversation_id)
-        )
-        return True
-
-    return store.atomically(work)
-
-
-def release(store: OrderStore, conversation_id: str, owner: str) -> None:
-    """Give the lease back (only the owner's: an expired lease someone else took stays)."""
-    store.atomically(
-        lambda: store.execute(
-            "UPDATE conversations SET lease_owner = NULL, lease_until = NULL"
-            " WHERE id = ? AND lease_owner = ?",
-            (conversation_id, owner),
-        )
-    )
 
 
 def add_message(
