@@ -91,9 +91,9 @@ def keep(store: OrderStore, channel: str, arrival: Arrival) -> tuple[str, bool] 
             return None
         conversation, status = _bound(store, channel, arrival.external_id, arrival.address)
         if arrival.hold and status != "handed_over":
-            _set_status(store, conversation, "handed_over")
+            stored.status_written(store, conversation, "handed_over")
         elif arrival.hold is False and status == "handed_over":  # a person handed it back
-            _set_status(store, conversation, "open")
+            stored.status_written(store, conversation, "open")
         if stored.by_key(store, conversation, arrival.key) is not None:
             return conversation, False
         at = stored.now()
@@ -106,13 +106,6 @@ def keep(store: OrderStore, channel: str, arrival: Arrival) -> tuple[str, bool] 
         return conversation, True
 
     return store.atomically(work)
-
-
-def _set_status(store: OrderStore, conversation: str, status: str) -> None:
-    store.execute(
-        "UPDATE conversations SET status = ?, updated_at = ? WHERE id = ? AND status <> 'closed'",
-        (status, stored.now(), conversation),
-    )
 
 
 def take_from_address(store: OrderStore, conversation_id: str, name: str, value: object) -> bool:

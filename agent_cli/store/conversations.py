@@ -4,9 +4,9 @@ identified, what was proposed and consented) and every message in order.
 
 A process answering a message holds the conversation's lease (conversation_leases.py); a second
 message of the same conversation meanwhile finds it leased (`ConversationBusy`: send it again in
-a moment), and `finish_turn` writes nothing for a turn whose lease was lost. A customer message carries the caller's message id (`message_key`), unique in its
-conversation, and once answered the turn's outcome (`reply`): the same id again is answered
-from the store and runs nothing."""
+a moment), and `finish_turn` writes nothing for a turn whose lease was lost. A customer message
+carries the caller's message id (`message_key`), unique in its conversation, and once answered
+the turn's outcome (`reply`): the same id again is answered from the store and runs nothing."""
 
 from __future__ import annotations
 
@@ -276,12 +276,14 @@ def of_run(store: OrderStore, run_id: str) -> Conversation | None:
 def set_status(store: OrderStore, conversation_id: str, status: ConversationStatus) -> None:
     """Where the conversation stands, as something outside a turn changed it (a closed one
     stays closed)."""
-    store.atomically(
-        lambda: store.execute(
-            "UPDATE conversations SET status = ?, updated_at = ? WHERE id = ? AND status <>"
-            " 'closed'",
-            (status, now(), conversation_id),
-        )
+    store.atomically(lambda: status_written(store, conversation_id, status))
+
+
+def status_written(store: OrderStore, conversation_id: str, status: ConversationStatus) -> None:
+    """`set_status`'s statement, inside the caller's own transaction."""
+    store.execute(
+        "UPDATE conversations SET status = ?, updated_at = ? WHERE id = ? AND status <> 'closed'",
+        (status, now(), conversation_id),
     )
 
 

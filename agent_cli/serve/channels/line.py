@@ -45,6 +45,7 @@ class Line:
         self._host = host
         self._api = api.rstrip("/")
         self._secret, self._token, self._window = secret, token, reply_window_s
+        self._indicator = Outbound(timeout_s=5.0)  # the loading indicator's: one for the process
 
     async def receive(self, request: Request) -> Response:
         body = await raw_body(request, self._host.max_body)
@@ -87,12 +88,8 @@ class Line:
             await run_in_threadpool(self._start_loading, message.external_id)
 
     def _start_loading(self, chat: str) -> None:
-        outbound = Outbound(timeout_s=5.0)
-        try:
-            body = {"chatId": chat, "loadingSeconds": LOADING_S}
-            outbound.post(f"{self._api}/v2/bot/chat/loading/start", body, self._auth())
-        finally:
-            outbound.close()
+        body = {"chatId": chat, "loadingSeconds": LOADING_S}
+        self._indicator.post(f"{self._api}/v2/bot/chat/loading/start", body, self._auth())
 
     def _auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._token}"}
