@@ -18,8 +18,9 @@ def serve(
     config: ConfigOption = None,
 ) -> None:
     """Serve the desk over HTTP: conversations under /v1, each message answered by whichever
-    process on the store receives it (docs/serve.md). Needs the serve extra and a token
-    (agent tokens create)."""
+    process on the store receives it (docs/serve.md); the channels under /channels (Chatwoot,
+    LINE, a signed webhook) and a web chat at /chat (docs/channels/). Needs the serve extra and
+    a token (agent tokens create)."""
     from agent_cli.commands.serve import serve_command
 
     serve_command(host=host, port=port, config=config)
