@@ -695,3 +695,11 @@ def test_a_claim_holds_a_few_rows_so_it_is_sent_within_its_time(either_store: Or
         outbox.sent(either_store, row.id, "p1")
     rest = outbox.claim(either_store, kept[0], "p2", 60)
     assert [r.text for r in rest] == ["reply 5", "reply 6"]
+
+
+def test_agent_serve_with_a_channel_half_set_up_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    config = _config(tmp_path, '[serve.chatwoot]\nbase_url = "http://127.0.0.1:9"\n')
+    refused = runner.invoke(cli_app, ["serve", "--config", str(config), "--port", "18097"])
+    assert refused.exit_code == 2
+    assert "chatwoot channel is half set up" in refused.stderr
+    assert "serving on" not in refused.stderr  # said before anything listens

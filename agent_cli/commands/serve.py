@@ -23,6 +23,7 @@ def serve_command(*, host: str, port: int, config: Path | None) -> None:
     setup = setup_for({} if config is None else {"config": config})
     with opened_store(setup.settings) as store:  # an unreachable store fails here, not later
         where = store.where
+    app = make_app(setup)  # a channel half set up is one line here, before anything listens
     _port_is_free(host, port)
     print(
         f"agent: serving on http://{host}:{port} (store {where}); Ctrl-C or SIGTERM stops "
@@ -33,7 +34,6 @@ def serve_command(*, host: str, port: int, config: Path | None) -> None:
     # uvicorn finishes in-flight requests on SIGTERM, then raises the signal again: by then a
     # stop asked for is done, so it ends the command with 0, not the CLI's 143.
     signal.signal(signal.SIGTERM, lambda *_: None)
-    app = make_app(setup)
     server = uvicorn.Server(
         uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     )
