@@ -12,16 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.domain.intents import NAMES, UNKNOWN
+from agent_cli.domain.intents import NAMES, UNKNOWN, Intent
 from agent_cli.errors import ConfigError
 from agent_cli.language import intent_cache, intent_corpus, intents
 from agent_cli.language.intent_model import IntentModel, features, normalise
 from agent_cli.language.intent_scores import held_out, score
 
 # The floor the held-out accuracy must not drop below, per language (an `unknown` reading counts
-# as wrong). Measured 91.6% (English) and 91.3% (Japanese) when last set; issue 49 asks for 95%,
-# which this corpus and model do not reach yet (benchmarks/intents.py prints the figures).
-FLOOR = {"en": 0.89, "ja": 0.89}
+# as wrong). Measured 94.6% (English) and 94.1% (Japanese) when last set, 94.0% and 93.4% in a
+# 4-fold cross-validation of the lines learnt; issue 49 asks for 95% in both, which neither
+# reaches yet (benchmarks/intents.py prints the figures).
+FLOOR = {"en": 0.93, "ja": 0.93}
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +31,29 @@ def corpus() -> list[intent_corpus.Example]:
 
 
 @pytest.fixture(scope="module")
-def model(corpus: list[intent_corpus.Example]) -> IntentModel:
-    return IntentModel.trained_on(intent_corpus.learnt(corpus))
+def model() -> IntentModel:
+    """The model the package ships (trained on its corpus by scripts/train_intents.py)."""
+    return intents.model_for(None)
+
+
+def small(lines: int = 40) -> list[tuple[str, Intent]]:
+    """A corpus small enough to train in a test: the first lines of each intent, both languages."""
+    seen: Counter[tuple[str, str]] = Counter()
+    picked: list[tuple[str, Intent]] = []
+    for e in intent_corpus.builtin():
+        if not e.held_out and seen[(e.language, e.intent)] < lines:
+            seen[(e.language, e.intent)] += 1
+            picked.append((e.text, e.intent))
+    return picked
+
+
+def test_the_shipped_model_is_the_model_of_the_corpus_and_settings() -> None:
+    """A corpus or a setting changed without `python scripts/train_intents.py` fails here."""
+    shipped = intents.shipped_folder()
+    name = intent_cache.file_name(intent_corpus.builtin_files())
+    assert [p.name for p in shipped.glob("intents-*.json")] == [name], (
+        "the shipped intent model is not the corpus's: run python scripts/train_intents.py"
+    )
 
 
 @pytest.mark.parametrize("language", intent_corpus.LANGUAGES)
@@ -63,11 +85,13 @@ def test_no_line_is_both_trained_on_and_held_out(corpus: list[intent_corpus.Exam
 def test_the_model_never_learns_a_held_out_line() -> None:
     lines = [
         intent_corpus.Example("please cancel it", "cancel", "en", held_out=False),
+        intent_corpus.Example("where is it", "status", "en", held_out=False),
         intent_corpus.Example("zebracrossing refund", "refund", "en", held_out=True),
     ]
     model = IntentModel.trained_on((e.text, e.intent) for e in lines if not e.held_out)
-    assert "w:zebracrossing" not in model.state()["rows"]  # type: ignore[operator]
-    assert model.intents == ("cancel",)
+    rows = model.state()["rows"]
+    assert "w:cancel" in rows and "w:zebracrossing" not in rows  # type: ignore[operator]
+    assert model.intents == ("status", "cancel")
 
 
 @pytest.mark.parametrize(
@@ -93,11 +117,34 @@ def test_the_readme_questions_read_as_their_intent(
     assert model.read(message).intent == intent
 
 
-@pytest.mark.parametrize("message", ["", "   ", "A100", "B200?", "xyzzy plugh frobnicate"])
-def test_a_message_it_cannot_read_is_unknown_not_a_guess(model: IntentModel, message: str) -> None:
+@pytest.mark.parametrize(
+    "message", ["", "   ", "A100", "B200?", "#W1234567 sato@example.com", "12345"]
+)
+def test_a_message_that_asks_nothing_is_unknown_not_a_guess(
+    model: IntentModel, message: str
+) -> None:
     reading = model.read(message)
     assert reading.intent == UNKNOWN
     assert not reading.sure
+
+
+@pytest.mark.parametrize("message", ["xyzzy plugh frobnicate", "asdf", "???", "lorem ipsum"])
+def test_gibberish_is_never_read_as_a_request_to_the_shop(model: IntentModel, message: str) -> None:
+    assert model.read(message).intent in {UNKNOWN, "other"}
+
+
+def test_a_reading_below_the_bar_is_unknown_with_its_best_guess_kept() -> None:
+    from agent_cli.language import intent_model
+
+    model = IntentModel.trained_on([("cancel it", "cancel"), ("where is it", "status")] * 3)
+    reading = model.read("cancel is")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(intent_model, "THRESHOLD", reading.probability + 0.01)
+        unsure = model.read("cancel is")
+        patch.setattr(intent_model, "THRESHOLD", reading.probability)
+        sure = model.read("cancel is")
+    assert (unsure.intent, unsure.top()) == (UNKNOWN, reading.top())
+    assert sure.intent == reading.top()
 
 
 def test_probabilities_cover_every_intent_and_sum_to_one(model: IntentModel) -> None:
@@ -121,9 +168,10 @@ def test_features_hold_japanese_grams_and_english_words() -> None:
     assert {"返品", "返品し", "w:please", "p:返品したい please"} <= grams
 
 
-def test_training_is_deterministic(corpus: list[intent_corpus.Example]) -> None:
-    first = IntentModel.trained_on(intent_corpus.learnt(corpus))
-    again = IntentModel.trained_on(reversed(intent_corpus.learnt(corpus)))
+def test_training_is_deterministic_whatever_the_order_of_the_examples() -> None:
+    lines = small(8)
+    first = IntentModel.trained_on(lines)
+    again = IntentModel.trained_on(reversed(lines))
     assert json.dumps(first.state(), sort_keys=True) == json.dumps(again.state(), sort_keys=True)
 
 
@@ -176,6 +224,27 @@ def test_the_cache_trains_once_and_reads_the_same_model(tmp_path: Path, model: I
     assert again.read("Please cancel B200").intent == "cancel"
 
 
+def test_a_shipped_model_is_read_before_the_cache_and_never_trained(
+    tmp_path: Path, model: IntentModel
+) -> None:
+    shipped, cache = tmp_path / "shipped", tmp_path / "cache"
+    shipped.mkdir()
+    intent_cache.ship([b"corpus"], model, shipped)
+    calls, train = _counting_trainer(IntentModel.trained_on([("x", "cancel"), ("y", "status")]))
+    got = intent_cache.load_or_train([b"corpus"], train, cache, shipped=shipped)
+    assert calls == [] and not cache.exists()
+    assert got.state() == model.state()
+    intent_cache.load_or_train([b"corpus", b"shop"], train, cache, shipped=shipped)
+    assert calls == [1] and len(list(cache.glob("intents-*.json"))) == 1  # a shop's: trained
+
+
+def test_shipping_a_model_leaves_it_alone_in_its_folder(tmp_path: Path, model: IntentModel) -> None:
+    intent_cache.ship([b"old"], model, tmp_path)
+    path = intent_cache.ship([b"new"], model, tmp_path)
+    assert list(tmp_path.glob("intents-*.json")) == [path]
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
 def test_new_examples_train_a_new_model(tmp_path: Path, model: IntentModel) -> None:
     calls, train = _counting_trainer(model)
     intent_cache.load_or_train([b"corpus"], train, tmp_path)
@@ -208,7 +277,7 @@ def test_a_forged_model_with_a_right_checksum_is_still_checked(tmp_path: Path) -
     calls, train = _counting_trainer(IntentModel.trained_on([("cancel it", "cancel")]))
     intent_cache.load_or_train([b"c"], train, tmp_path)
     (path,) = tmp_path.glob("intents-*.json")
-    body = json.dumps({"intents": ["steal"], "base": [0], "unseen": [0], "rows": {}}).encode()
+    body = json.dumps({"intents": ["steal"], "bias": [0], "rows": {}}).encode()
     path.write_bytes(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
     intent_cache.load_or_train([b"c"], train, tmp_path)
     assert calls == [1, 1]
@@ -297,34 +366,44 @@ def test_a_shops_examples_are_read_in_their_own_language(tmp_path: Path) -> None
 # Pins from mutation testing (tests/mutate.sh on language/): the arithmetic, the edges.
 
 
-def test_the_naive_bayes_arithmetic_by_hand() -> None:
-    """Two intents, three messages: each feature's gain is log((n + a) / a), the floor of an
-    unseen feature log(a) - log(total + a * vocabulary), the priors the messages' shares."""
+def test_the_regression_arithmetic_by_hand() -> None:
+    """Two intents, three messages: each row holds its feature's idf, log((1 + n) / (1 + df))
+    + 1, and the weights that survived pruning; a reading is the softmax of the bias plus each
+    known feature's weight times its idf over the message's length (the idfs' norm)."""
     import math
 
-    from agent_cli.language.intent_model import SMOOTHING as A
-    from agent_cli.language.intent_model import features
+    from agent_cli.language.intent_model import PRUNE, features
 
     lines = [("zap", "cancel"), ("zap", "cancel"), ("zip", "status")]
     model = IntentModel.trained_on(lines)
     state = model.state()
-    vocabulary = len(features("zap") | features("zip"))
-    n_cancel, n_status = 2 * len(features("zap")), len(features("zip"))
     assert state["intents"] == ["status", "cancel"]  # the table's order
-    assert state["base"] == [math.log(1 / 3), math.log(2 / 3)]
-    assert state["unseen"] == pytest.approx(
-        [math.log(A) - math.log(n_status + A * vocabulary),
-         math.log(A) - math.log(n_cancel + A * vocabulary)]
-    )  # fmt: skip
     rows = state["rows"]
     assert isinstance(rows, dict)
-    assert rows["w:zap"] == f"1:{math.log((2 + A) / A):.4f}"
-    assert rows["w:zip"] == f"0:{math.log((1 + A) / A):.4f}"
-    assert rows["z"] == f"0:{math.log((1 + A) / A):.4f} 1:{math.log((2 + A) / A):.4f}"
+    idf_of = {gram: float(row.partition("|")[0]) for gram, row in rows.items()}
+    assert idf_of["w:zap"] == pytest.approx(math.log(4 / 3) + 1, abs=1e-4)
+    assert idf_of["w:zip"] == pytest.approx(math.log(4 / 2) + 1, abs=1e-4)
+    weights = {
+        gram: {
+            int(k): float(w) for k, _, w in (p.partition(":") for p in row.split("|")[1].split())
+        }
+        for gram, row in rows.items()
+    }
+    assert all(abs(w) >= PRUNE for row in weights.values() for w in row.values())
+    assert weights["w:zap"][1] > 0 > weights["w:zip"][1]  # a word of cancel's raises cancel
+    known = [g for g in features("zap") if g in rows]
+    length = math.sqrt(sum(idf_of[g] ** 2 for g in known))
+    scores = list(state["bias"])  # type: ignore[call-overload]
+    for gram in known:
+        for k, weight in weights[gram].items():
+            scores[k] += weight * idf_of[gram] / length
+    odds = math.exp(scores[1] - scores[0])
+    assert model.read("zap").probabilities["cancel"] == pytest.approx(odds / (1 + odds), abs=1e-3)
+    assert model.read("zap").intent == "cancel" and model.read("zip").intent == "status"
 
 
 def test_more_examples_of_an_intent_make_it_likelier_for_words_both_share() -> None:
-    model = IntentModel.trained_on([("a b", "cancel")] * 3 + [("a b", "status")])
+    model = IntentModel.trained_on([("a b", "cancel")] * 3 + [("a b", "status"), ("z", "status")])
     reading = model.read("a b")
     assert reading.probabilities["cancel"] > reading.probabilities["status"]
 
@@ -346,20 +425,21 @@ def test_a_typographic_apostrophe_reads_as_a_plain_one() -> None:
 
 
 def test_a_model_needs_a_prior_and_a_floor_per_intent() -> None:
-    with pytest.raises(ValueError, match="one prior and one floor per intent"):
-        IntentModel(("cancel", "status"), [0.0], [0.0, 0.0], {})
+    with pytest.raises(ValueError, match="one bias per intent"):
+        IntentModel(("cancel", "status"), [0.0], {})
     with pytest.raises(ValueError):
-        IntentModel((), [], [], {})
+        IntentModel((), [], {})
 
 
 @pytest.mark.parametrize(
     "state",
     [
-        {"intents": ["cancel"], "base": [0.0], "unseen": [0.0], "rows": []},
-        {"intents": ["cancel"], "base": 0.0, "unseen": [0.0], "rows": {}},
-        {"intents": ["cancel"], "base": [0.0], "unseen": 0.0, "rows": {}},
-        {"intents": ["cancel"], "base": [0.0], "unseen": [0.0], "rows": {"a": 1}},
-        {"intents": ["nope"], "base": [0.0], "unseen": [0.0], "rows": {}},
+        {"intents": ["cancel"], "bias": [0.0], "rows": []},
+        {"intents": ["cancel"], "bias": 0.0, "rows": {}},
+        {"intents": ["cancel"], "bias": [0.0], "rows": {"a": 1}},
+        {"intents": ["cancel"], "bias": [0.0], "rows": {"a": "1.0 0:1.0"}},
+        {"intents": ["nope"], "bias": [0.0], "rows": {}},
+        {"intents": "cancel", "bias": [0.0], "rows": {}},
     ],
 )
 def test_a_state_that_is_not_a_model_is_refused(state: dict[str, object]) -> None:
@@ -385,7 +465,7 @@ def test_the_cache_is_keyed_by_the_models_settings_too(
 
     calls, train = _counting_trainer(model)
     intent_cache.load_or_train([b"c"], train, tmp_path)
-    monkeypatch.setattr(intent_model, "SMOOTHING", 0.2)
+    monkeypatch.setattr(intent_model, "SETTINGS", (*intent_model.SETTINGS, "changed"))
     intent_cache.load_or_train([b"c"], train, tmp_path)
     assert calls == [1, 1]
 

@@ -69,8 +69,19 @@ def test_outside_the_window(store: OrderStore) -> None:
 
 
 def test_not_found(store: OrderStore) -> None:
-    text, _ = answer(store, "What about order Z999?")
+    text, _ = answer(store, "Is order Z999 refundable?")
     assert text == "Order Z999 was not found; please check the order code."
+
+
+def test_a_follow_up_with_nothing_before_it_gets_the_orders_state_not_a_verdict(
+    store: OrderStore,
+) -> None:
+    """ "What about order A103?" asks the turn before's question again; with no turn before,
+    the desk did not understand: the order's state and what it can do, never a refund verdict."""
+    text, _ = answer(store, "What about order A103?")
+    assert "A103" in text and "refundable" not in text
+    text, _ = answer(store, "What about order Z999?")
+    assert "Z999" in text and "refundable" not in text
 
 
 def test_several_orders_in_one_question_in_order(store: OrderStore) -> None:

@@ -416,3 +416,43 @@ def test_a_hand_over_with_an_email_nobody_has_reads_no_order() -> None:
     called = [line for line in result.stdout.splitlines() if '"event":"observation"' in line]
     tools = [json.loads(line)["tool"] for line in called]
     assert tools == ["find_user_id_by_email", "transfer_to_human_agents"]
+
+
+@pytest.mark.parametrize(
+    ("goal", "earlier", "intent"),
+    [
+        # a follow-up asks the turn before's question again, about another order
+        ("and A101?", (("Is A100 refundable?", "Order A100 is refundable."),), "refund"),
+        ("What about B200?", (("Please cancel B201", "Done: cancelled B201."),), "cancel"),
+        ("A101は？", (("A100はいつ届きますか？", "注文A100は配送中です。"),), "status"),
+        # a follow-up of a follow-up carries the first question's
+        (
+            "And A102?",
+            (("Is A100 refundable?", "Order A100 is refundable."), ("and A101?", "No.")),
+            "refund",
+        ),
+        # with no turn before, a follow-up asks nothing the desk understood
+        ("and A101?", (), UNKNOWN),
+        # a new request in other words is no follow-up
+        ("Where is A101?", (("Is A100 refundable?", "Order A100 is refundable."),), "status"),
+    ],
+)
+def test_a_follow_up_carries_on_the_question_before(
+    goal: str, earlier: tuple[tuple[str, str], ...], intent: str
+) -> None:
+    assert intent_of_turn(request(goal, *earlier)) == intent
+
+
+def test_chat_answers_a_follow_up_as_the_question_before() -> None:
+    from typer.testing import CliRunner
+
+    from agent_cli.cli import app
+
+    result = CliRunner().invoke(
+        app,
+        ["chat", "--dry-run", "--today", "2026-10-13"],
+        input="Is A100 refundable?\nwhat about A103?\nA101は？\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert "Order A103 is not refundable" in result.stdout
+    assert "A101" in result.stdout and "返金" in result.stdout

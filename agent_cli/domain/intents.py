@@ -24,6 +24,7 @@ Intent = Literal[
     "help",  # a help-centre topic (shipping times, warranty, payment methods...)
     "handover",  # a person, a complaint, a double charge
     "greeting",  # hello, thanks, goodbye
+    "follow_up",  # the same again about another order: "and A101?", "B200は"
     "other",  # anything the desk does not do
 ]
 UNKNOWN = "unknown"  # the intent model's answer when no intent is likely enough
@@ -160,6 +161,7 @@ TABLE: tuple[IntentRow, ...] = (
         ja="担当者へのおつなぎ",
     ),
     _row("greeting", (), acts=False, en="", ja=""),  # said to, not done
+    _row("follow_up", (), acts=False, en="", ja=""),  # the turn before's intent, carried on
     _row("other", (), acts=False, en="", ja=""),
 )
 BY_NAME: Mapping[Intent, IntentRow] = {row.name: row for row in TABLE}

@@ -81,7 +81,7 @@ def _verdict(answer: str) -> bool:
 def _missing(intent: Intent, called: list[str], run: RunRecord) -> list[str]:
     """What taking the message as `intent` needed that the run did not do."""
     row = BY_NAME[intent]
-    if intent in ("greeting", "other"):
+    if intent in ("greeting", "follow_up", "other"):
         desk = [name for name in called if name != _LOOKUP]
         return [f"it called {', '.join(desk)} for a message that asks for nothing"] if desk else []
     if intent in ("help", "handover"):

@@ -1,5 +1,7 @@
-"""The trained intent model, kept on disk: training takes a quarter of a second, loading the
-cache a few hundredths, and the seed's one-question process must not get slower. A cache file
+"""The trained intent model, kept on disk: training takes seconds, loading a few hundredths, and
+the seed's one-question process must not get slower. The package ships the model of its own
+corpus (`trained/`, written by scripts/train_intents.py and checked by a test), so only a
+shop's own examples are ever trained on a user's machine, once, then cached. A model file
 is named by a digest of everything the model is trained from (the model's version and settings,
 the bytes of every corpus file), so a new corpus, a shop's new examples or a new release trains
 afresh without parsing anything to find out; its first line is a checksum of the rest, so a
@@ -24,21 +26,41 @@ _KEEP = 4  # models kept in the folder (the package's, a shop's, the previous re
 
 
 def load_or_train(
-    sources: Sequence[bytes], train: Callable[[], IntentModel], folder: Path
+    sources: Sequence[bytes],
+    train: Callable[[], IntentModel],
+    folder: Path,
+    *,
+    shipped: Path | None = None,
 ) -> IntentModel:
-    """The model trained from `sources` (every corpus file's bytes): the cached one when the
-    folder holds it, else `train()`'s, then cached."""
-    path = folder / f"{_PREFIX}{_digest(sources)}.json"
-    cached = _read(path)
-    if cached is not None:
-        return cached
+    """The model trained from `sources` (every corpus file's bytes): the shipped one or the
+    cached one when a folder holds it, else `train()`'s, then cached."""
+    name = file_name(sources)
+    for known in (shipped, folder):
+        found = _read(known / name) if known is not None else None
+        if found is not None:
+            return found
     model = train()
-    _write(path, model)
+    _write(folder / name, model)
     return model
 
 
+def file_name(sources: Sequence[bytes]) -> str:
+    """The name of the model file trained from `sources` (and the model's settings)."""
+    return f"{_PREFIX}{_digest(sources)}.json"
+
+
+def ship(sources: Sequence[bytes], model: IntentModel, folder: Path) -> Path:
+    """Write the package's model into `folder`, alone (scripts/train_intents.py)."""
+    path = folder / file_name(sources)
+    for old in folder.glob(f"{_PREFIX}*.json"):
+        old.unlink()
+    _write(path, model)
+    path.chmod(0o644)  # read by every user of an installed package
+    return path
+
+
 def _digest(sources: Sequence[bytes]) -> str:
-    settings = (intent_model.VERSION, intent_model.SMOOTHING, intent_model.SHARPNESS)
+    settings = intent_model.SETTINGS
     digest = hashlib.sha256(repr(settings).encode())
     for source in sources:
         digest.update(hashlib.sha256(source).digest())

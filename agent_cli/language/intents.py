@@ -1,11 +1,13 @@
 """The desk's reading of a customer's message: `read(text)` names its intent (or `unknown`) with
 every intent's probability, from the package's corpus and the shop's own labelled examples
 when its config names a file (`agent.intent_examples`). One model per process and examples
-file, trained once and cached on disk (language/intent_cache.py)."""
+file: the package's own is shipped with it (`trained/`), a shop's is trained once on first use
+(a few seconds) and cached on disk (language/intent_cache.py)."""
 
 from __future__ import annotations
 
 from functools import cache
+from importlib import resources
 from pathlib import Path
 
 from agent_cli.config import cache_dir
@@ -39,7 +41,12 @@ def model_for(examples: Path | None) -> IntentModel:
     def train() -> IntentModel:
         return IntentModel.trained_on(intent_corpus.learnt([*intent_corpus.builtin(), *shop]))
 
-    return load_or_train(sources, train, cache_dir())
+    return load_or_train(sources, train, cache_dir(), shipped=shipped_folder())
+
+
+def shipped_folder() -> Path:
+    """Where the package keeps the model of its own corpus."""
+    return Path(str(resources.files("agent_cli.language") / "trained"))
 
 
 def read(text: str) -> Reading:

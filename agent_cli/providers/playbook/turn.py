@@ -2,13 +2,13 @@
 model's reading of the customer's message (language/intents.py), never a word list. A turn
 that answers the desk's own question ("Which items?" "The mugs."; "What is your email?"
 "kaito@example.com"; a yes) carries on the turn before's intent, unless the model reads a
-new request in it with confidence."""
+new request in it with confidence; a follow-up ("and A101?", "B200は") carries it on too."""
 
 from __future__ import annotations
 
 import re
 
-from agent_cli.core.seams import ModelRequest
+from agent_cli.core.seams import Exchange, ModelRequest
 from agent_cli.domain.intents import UNKNOWN
 from agent_cli.language import intents
 from agent_cli.policy.consent import ambiguous, explicit_yes
@@ -49,12 +49,24 @@ def intent_of_turn(request: ModelRequest) -> str:
         return UNKNOWN
     reading = intents.read(request.goal)
     said = str(reading.intent)
+    if said == "follow_up":  # "and A101?": the same question again, about another order
+        return carried(request.conversation)
     if not request.conversation:
         return said
     last = request.conversation[-1]
     asked = asks(last.answer)
     answered = explicit_yes(request.goal) or ambiguous(request.goal)  # the consent's reading
     if asked and (answered or said in _CARRIES_ON or reading.probability < NEW_REQUEST_AT):
-        before = str(intents.read(last.question).intent)
+        before = carried(request.conversation)
         return said if before in _CARRIES_ON else before
     return said
+
+
+def carried(conversation: tuple[Exchange, ...]) -> str:
+    """The intent of the latest earlier turn that was not itself a follow-up (so "and A101?"
+    then "and A102?" both carry the first question's); `unknown` when no turn came before."""
+    for turn in reversed(conversation):
+        before = str(intents.read(turn.question).intent)
+        if before != "follow_up":
+            return before
+    return UNKNOWN
