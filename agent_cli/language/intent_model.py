@@ -118,7 +118,7 @@ class IntentModel:
             for gram, row in sorted(weights.items())
             if (kept := " ".join(f"{k}:{w:.4f}" for k, w in sorted(row.items()) if abs(w) >= PRUNE))
         }
-        return cls(intents, bias, rows)
+        return cls(intents, [round(b, 6) for b in bias], rows)
 
     def read(self, text: str) -> Reading:
         """The intent of one message, with every intent's probability; a message of codes,
@@ -183,7 +183,8 @@ def _idf(grams: Sequence[set[str]]) -> dict[str, float]:
 def _weighted(grams: set[str], idf: Mapping[str, float]) -> Vector:
     """A message's known features weighted by idf, scaled to length one (a long message
     does not outvote a short one)."""
-    known = {g: idf[g] for g in grams if g in idf}
+    known = {g: idf[g] for g in sorted(grams) if g in idf}  # sorted: sums in the same order
+    # on every run (a set's order changes with the process's string hashing)
     length = math.sqrt(sum(v * v for v in known.values())) or 1.0
     return {g: v / length for g, v in known.items()}
 
