@@ -112,6 +112,36 @@ def config_edit_command(config: ConfigOption = None) -> int:
     return config_edit(config)
 
 
+@config_app.command(name="push")
+def config_push_command(
+    json_output: Annotated[
+        bool, typer.Option("--json", help="One JSON line: version, pushed.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Write this config's [policy], [refunds] and instructions to the team's store as the
+    shop's rules, a new version (nothing when unchanged). Every run on the store then decides
+    money by them; a machine's own config may only tighten them. Needs [store] url (a team's
+    PostgreSQL): exit code 2 on one machine's SQLite."""
+    from agent_cli.commands.shop_rules import push
+
+    push(config=config, json_output=json_output)
+
+
+@config_app.command(name="shop")
+def config_shop_command(
+    json_output: Annotated[
+        bool, typer.Option("--json", help="One JSON line: the version and the rules in force.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Show the shop's rules pushed to the team's store (version, who, when) and the rules in
+    force on this machine, its own config's tightening included."""
+    from agent_cli.commands.shop_rules import show
+
+    show(config=config, json_output=json_output)
+
+
 @config_app.command(name="show")
 def config_show(
     provider: ProviderOption = None,

@@ -23,6 +23,7 @@ from agent_cli.record.tracing import dumps_event
 from agent_cli.runtime.assemble import operator_name, policy_of
 from agent_cli.runtime.drive import warn
 from agent_cli.runtime.queue_decisions import decide_item, recheck_for
+from agent_cli.runtime.shop import in_force
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store import approval_queue, ledger
 from agent_cli.store.approval_items import ITEM_STATUSES, Approval, Unreadable, item_json
@@ -97,12 +98,12 @@ def decide(
             f"--reason is {len(reason):,} characters; at most {MAX_REASON_CHARS:,} are kept"
         )
     settings = load_settings(config)
-    recheck = recheck_for(settings)
     who = by or operator_name()
     missed = 0
     made: list[Approval] = []  # decided now: each added to its run's log
     try:
         with opened_store(settings) as store:
+            recheck = recheck_for(in_force(settings, lambda: store)[0])  # the shop's rules
             for item in items:
                 with interrupts.deferred():  # each item decided and reported whole
                     decided = decide_item(
@@ -193,9 +194,10 @@ def explain(code: str, amount: str, reason: str, *, json_output: bool, config: P
     check in code (status, window, cap, what is left), else which refund rule decides and why
     each rule before it does not apply; nothing is run or written."""
     said = _amount_said(amount)
-    settings = load_settings(config)
-    rules = tuple(r for r in settings.refunds.rules if "issue_refund" in r.decides)
-    with opened_store(settings) as store:
+    local = load_settings(config)
+    with opened_store(local) as store:
+        settings, _ = in_force(local, lambda: store)  # the shop's rules on a team's store
+        rules = tuple(r for r in settings.refunds.rules if "issue_refund" in r.decides)
         order = store.get(normalise_code(code))
         if order is None:
             raise ApprovalNotFound(f"No order with code {code.upper()}; see 'agent orders list'")

@@ -31,6 +31,7 @@ from agent_cli.record.tracing import TraceWriter, open_trace_file
 from agent_cli.runtime.answerers import terminal_approver
 from agent_cli.runtime.assemble import build_tools, operator_name, start_mcp_servers
 from agent_cli.runtime.drive import drive, run_recorder
+from agent_cli.runtime.shop import in_force
 from agent_cli.runtime.stores import LazyStore
 from agent_cli.text import clean_text, print_json_lines, read_json
 from agent_cli.tools import InvalidArguments, ToolRegistry
@@ -75,6 +76,7 @@ def call_tool(options: ToolCall) -> None:
         servers = start_mcp_servers(settings, stack)
         store = LazyStore(settings)
         stack.callback(store.close)
+        settings, _ = in_force(settings, store.get)  # the shop's rules decide money here too
         goal = f"agent tools call {options.name} {json.dumps(args, ensure_ascii=False)}"
         run_id = uuid.uuid4().hex  # what a ticket opened by hand records, as a run's would
         staff = CustomerSession(staff=True, run_id=run_id, question=goal, operator=who)

@@ -20,12 +20,12 @@ from agent_cli.core.seams import AnswerCheck, Exchange, ReasoningModel, Reply, T
 from agent_cli.errors import UsageError
 from agent_cli.language import intents
 from agent_cli.policy.grounding import ground_answer
-from agent_cli.policy.instructions import shop_instructions
 from agent_cli.providers.choice import choose_provider, key_in_clear
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import load_script
 from agent_cli.runtime.drive import warn
 from agent_cli.runtime.options import RunOptions, parse_today
+from agent_cli.runtime.shop import in_force
 from agent_cli.runtime.stores import LazyStore
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import clean_text
@@ -125,13 +125,13 @@ def open_runtime(
     settings = settings or options.settings()
     intents.use_examples(settings.agent.intent_examples)  # a bad file fails here, before a run
     today = parse_today(options.today)
-    instructions = shop_instructions(settings, options.instructions).text
+    store = LazyStore(settings, dry_run=options.dry_run)
+    stack.callback(store.close)
+    settings, instructions = in_force(settings, store.get, options.instructions)
     model = choose_model(options, settings, stack)
     if notify is not None:
         for said in notices(options, settings, model):
             notify(said)
-    store = LazyStore(settings, dry_run=options.dry_run)
-    stack.callback(store.close)
     counter = previous.refunds if previous else RefundCounter()
     identity = previous.identity if previous and previous.identity else CustomerSession()
     # The playbook never calls an MCP tool, and --dry-run must have no side effects.

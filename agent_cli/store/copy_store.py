@@ -147,6 +147,13 @@ TABLES = (
         serial=True,
     ),
     _table(
+        "shop_rules",
+        "id body pushed_by pushed_at",
+        whole=("id",),
+        dates=("pushed_at",),
+        serial=True,
+    ),
+    _table(
         "api_tokens",
         "name scope digest created_at created_by revoked_at revoked_by",
         dates=("created_at", "revoked_at"),

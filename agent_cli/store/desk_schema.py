@@ -319,3 +319,15 @@ def approvals_table(id_column: str, name: str = "approvals") -> str:
             outcome TEXT,
             refund_id BIGINT
         )"""
+
+
+def shop_rules_table(id_column: str) -> str:
+    """The shop's rules pushed to a team's store (shop_rules.py): each push a new version, the
+    newest in force (its id is the version); the sections as JSON, read back through the
+    settings' own validation."""
+    return f"""CREATE TABLE shop_rules (
+            id {id_column},
+            body TEXT NOT NULL,
+            pushed_by TEXT NOT NULL,
+            pushed_at TEXT NOT NULL
+        )"""

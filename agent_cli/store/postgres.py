@@ -39,6 +39,7 @@ from agent_cli.store.desk_schema import (
     order_changes_table,
     outbox_table,
     refunds_table,
+    shop_rules_table,
     tickets_table,
 )
 from agent_cli.store.models import Order
@@ -108,6 +109,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (TOKENS_TABLE,),
     (*CONVERSATION_ADDRESS, outbox_table("BIGSERIAL PRIMARY KEY"), *OUTBOX_INDEXES),
     CONVERSATION_OPENER,
+    (shop_rules_table("BIGSERIAL PRIMARY KEY"),),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 2  # a store older than this keeps whole units (upgrades.py)
@@ -125,6 +127,7 @@ _NEEDED = {  # what the agent does to each table
     "conversation_messages": ("SELECT", "INSERT", "UPDATE"),
     "api_tokens": ("SELECT", "INSERT", "UPDATE"),
     "outbox": ("SELECT", "INSERT", "UPDATE"),
+    "shop_rules": ("SELECT",),  # INSERT: only whoever may push the shop's rules
 }
 
 

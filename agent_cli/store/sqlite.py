@@ -120,6 +120,8 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # Who opened a conversation over the API (a token speaks only in its own).
     ddl.CONVERSATION_OPENER,
+    # The shop's rules a team pushed (shop_rules.py; read only from a team's PostgreSQL).
+    (ddl.shop_rules_table("INTEGER PRIMARY KEY"),),
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 4  # a store older than this keeps whole units (upgrades.py)
