@@ -287,3 +287,49 @@ def test_approving_a_queued_refund_rechecks_it_against_the_pushed_cap(
     assert "above the cap of 1,000 JPY" in approved.output
     shown = runner.invoke(app, ["orders", "show", "A100", "--json"], env=team)
     assert json.loads(shown.stdout)["refunds"] == []
+
+
+# One log for the team: every machine's runs in the team's store
+
+
+def test_every_machines_runs_are_in_the_teams_log(team: dict[str, str], tmp_path: Path) -> None:
+    """Two machines (their own homes and log paths) on one store: each one's `agent logs` lists
+    both machines' runs, searches them, shows their traces, and the report counts them."""
+    machine(team, "")
+    lead = {**team, "AGENT_LOG": str(tmp_path / "lead.db")}
+    mate = {**team, "AGENT_LOG": str(tmp_path / "mate.db")}
+    for env, question in ((lead, "Is order A100 refundable?"), (mate, "Is order A101 refundable?")):
+        asked = runner.invoke(app, ["ask", "--today", "2026-10-13", question], env=env)
+        assert asked.exit_code == 0, asked.output
+    assert not (tmp_path / "lead.db").exists()  # the team's store holds them, not a file
+    listed = runner.invoke(app, ["logs", "list", "--json"], env=lead)
+    runs = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [run["question"] for run in runs] == [
+        "Is order A101 refundable?",
+        "Is order A100 refundable?",
+    ]
+    found = runner.invoke(app, ["logs", "search", "IS a101", "--json"], env=lead)
+    assert [json.loads(line)["question"] for line in found.stdout.splitlines()] == [
+        "Is order A101 refundable?"
+    ]  # any case, and words of under three letters too
+    shown = runner.invoke(app, ["logs", "show", runs[1]["run_id"][:10]], env=mate)
+    assert shown.exit_code == 0 and "Order A100 is refundable" in shown.stdout
+    report = runner.invoke(app, ["logs", "report", "--json"], env=mate)
+    assert report.exit_code == 0, report.output
+    assert json.loads(report.stdout.splitlines()[0])["conversations"] == 2
+    assert "team's store" in runner.invoke(app, ["logs", "path"], env=mate).stdout
+
+
+def test_the_teams_log_keeps_the_newest_runs_and_their_traces(team: dict[str, str]) -> None:
+    import psycopg
+
+    env = machine(team, "[log]\nkeep_runs = 2\n")
+    for code in ("A100", "A101", "A102"):
+        runner.invoke(app, ["ask", "--today", "2026-10-13", f"Is {code} refundable?"], env=env)
+    listed = runner.invoke(app, ["logs", "list", "--json"], env=env)
+    assert [json.loads(line)["question"] for line in listed.stdout.splitlines()] == [
+        "Is A102 refundable?",
+        "Is A101 refundable?",
+    ]
+    with psycopg.connect(team["AGENT_DB_URL"]) as db:
+        assert db.execute("SELECT count(*) FROM traces").fetchone() == (2,)

@@ -16,9 +16,9 @@ from agent_cli.config.currencies import to_minor
 from agent_cli.core import interrupts
 from agent_cli.core.events import QueueDecided
 from agent_cli.dates import system_today
-from agent_cli.errors import AgentError, Interrupted, Terminated, UsageError
+from agent_cli.errors import AgentError, Interrupted, StoreError, Terminated, UsageError
 from agent_cli.policy.refund_rules import rule_for, unmet
-from agent_cli.record.runlog import RunLog, configured_log_path
+from agent_cli.record.log_place import log_place
 from agent_cli.record.tracing import dumps_event
 from agent_cli.runtime.assemble import operator_name, policy_of
 from agent_cli.runtime.drive import warn
@@ -149,18 +149,18 @@ def _log_decisions(settings: Settings, decided: list[Approval]) -> None:
     of the decision: a failure is a warning, and the exit code is the decision's."""
     if not decided or not settings.log.enabled:
         return
-    path = configured_log_path(settings.log.path)
+    place = log_place(settings)
     try:
-        log = RunLog.open(path, create=False)
-    except (UsageError, OSError, sqlite3.Error):
+        log = place.open(create=False)
+    except (UsageError, OSError, sqlite3.Error, StoreError):
         notice(
-            f"agent: the decisions are kept in the order store; no run log here ({path}) "
+            f"agent: the decisions are kept in the order store; no run log here ({place}) "
             "to add them to"
         )
         return
     try:
         missing = sum(not log.append(item.run_id, _decision_line(item)) for item in decided)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, StoreError) as exc:
         warn(f"the run log could not record the decisions ({exc}); they are in the order store")
         return
     finally:

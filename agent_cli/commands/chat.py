@@ -25,7 +25,7 @@ from agent_cli.core.events import ApprovalRequested, Event, RunFinished
 from agent_cli.core.seams import QUEUE, ApprovalVerdict
 from agent_cli.errors import AgentError, Interrupted, NeedsInput, Terminated, UsageError
 from agent_cli.record import otel_gate
-from agent_cli.record.runlog import configured_log_path
+from agent_cli.record.log_place import log_place
 from agent_cli.record.tracing import TraceWriter, open_trace_file
 from agent_cli.runtime.answerers import read_approval, verdict_from
 from agent_cli.runtime.assemble import Runtime, open_runtime
@@ -135,7 +135,7 @@ class Session:
         id and answered turns."""
         fresh = "No earlier session in the run log; starting a new one."
         named = session if isinstance(session, str) else None
-        missing = not configured_log_path(self.settings.log.path).exists()
+        missing = not log_place(self.settings).exists()
         if named is None and missing and self.settings.log.enabled:
             return fresh
         with opened_log(self.settings) as log:

@@ -16,8 +16,9 @@ from typing import Any, get_args
 from agent_cli.config import Settings, load_settings
 from agent_cli.core.events import Event, RunStatus
 from agent_cli.errors import RunLogError, UsageError
+from agent_cli.record.log_place import log_place
 from agent_cli.record.replay import event_from_record, summarize_run
-from agent_cli.record.runlog import UNFINISHED, LoggedRun, RunFilter, RunLog, configured_log_path
+from agent_cli.record.runlog import UNFINISHED, LoggedRun, RunFilter, RunLog
 from agent_cli.record.tracing import read_record
 from agent_cli.runtime.drive import warn
 from agent_cli.ui import RunView, make_console, show_logged_runs, show_run_header
@@ -34,19 +35,19 @@ _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 @contextmanager
 def opened_log(settings: Settings) -> Iterator[RunLog]:
     """The log, for reading: a missing one is a UsageError that says why it is missing."""
-    path = configured_log_path(settings.log.path)
-    if not path.exists() and not settings.log.enabled:
+    place = log_place(settings)
+    if not place.exists() and not settings.log.enabled:
         raise RunLogError("The run log is off ([log] enabled = false), so no runs were logged")
-    if not path.exists():
-        raise RunLogError(f"No runs logged yet: {path} is made by the first run ('agent ask')")
+    if not place.exists():
+        raise RunLogError(f"No runs logged yet: {place} is made by the first run ('agent ask')")
     try:
-        log = RunLog.open(path, create=False)
+        log = place.open(create=False)
     except (sqlite3.Error, OSError) as exc:
-        raise _unreadable(path, exc) from None
+        raise _unreadable(place.path, exc) from None
     try:
         yield log
     except sqlite3.Error as exc:
-        raise _unreadable(path, exc) from None
+        raise _unreadable(place.path, exc) from None
     finally:
         log.close()
 
@@ -107,18 +108,19 @@ def list_logs(
 def has_log(settings: Settings) -> bool:
     """Whether there is a log to read; a missing one is said in a dim line, not an error
     (and so is a log that is off)."""
-    path = configured_log_path(settings.log.path)
+    place = log_place(settings)
     if not settings.log.enabled:
         notice("The run log is off ([log] enabled = false): new runs are not logged")
-    if not path.exists():
-        notice(f"No runs logged yet ({path} is made by the first run)")
+    if not place.exists():
+        notice(f"No runs logged yet ({place} is made by the first run)")
         return False
     return True
 
 
 def log_path(*, config: Path | None) -> None:
-    """`agent logs path`: where the run log is (whether or not it exists yet)."""
-    print(configured_log_path(load_settings(config).log.path))
+    """`agent logs path`: where the run log is (whether or not it exists yet): on a team's
+    PostgreSQL, the team's store."""
+    print(log_place(load_settings(config)))
 
 
 def search_logs(
@@ -190,7 +192,7 @@ def recent_run_ids(count: int) -> list[str]:
     """The newest runs' ids, of every kind (for shell completion): none when there is no log,
     which is never created here."""
     settings = load_settings()
-    if not configured_log_path(settings.log.path).exists():
+    if not log_place(settings).exists():
         return []
     with opened_log(settings) as log:
         return [run.run_id for run in log.runs(limit=count, only=RunFilter(kind="all"))]
@@ -199,7 +201,7 @@ def recent_run_ids(count: int) -> list[str]:
 def _newest(log: RunLog) -> LoggedRun:
     newest = log.runs(limit=1, only=RunFilter(kind="all"))
     if not newest:
-        raise RunLogError(f"No runs logged yet in {log.path}; 'agent ask QUESTION' logs one")
+        raise RunLogError("No runs logged yet; 'agent ask QUESTION' logs one")
     return newest[0]
 
 

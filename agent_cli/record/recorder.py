@@ -10,7 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agent_cli.core.events import Event, RunFinished, RunStarted
+from agent_cli.errors import StoreError
 from agent_cli.record.desk_facts import RunFacts
+from agent_cli.record.log_place import LogPlace
 from agent_cli.record.runlog import UNFINISHED, LoggedRun, RunLog
 from agent_cli.record.tracing import dumps_event
 from agent_cli.text import mask_secrets
@@ -23,7 +25,7 @@ class RunRecorder:
 
     def __init__(
         self,
-        path: Path,
+        place: Path | LogPlace,
         *,
         kind: str,
         session_id: str | None = None,
@@ -32,9 +34,9 @@ class RunRecorder:
         make_dirs: bool = True,
         log: RunLog | None = None,  # a log kept open by the caller (KeptLog): not closed here
     ) -> None:
-        self.path = path
-        self.make_dirs = make_dirs
-        self.keep_runs = keep_runs
+        if isinstance(place, Path):
+            place = LogPlace(place, keep_runs=keep_runs, make_dirs=make_dirs)
+        self.place = place
         self._log: RunLog | None = log
         self._owns_log = log is None
         self._failed = False
@@ -92,14 +94,12 @@ class RunRecorder:
     def _write(self, action: Callable[[RunLog], None]) -> None:
         try:
             if self._log is None:
-                self._log = RunLog.open(
-                    self.path, keep_runs=self.keep_runs, make_dirs=self.make_dirs
-                )
+                self._log = self.place.open()
             action(self._log)
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, StoreError) as exc:
             self._failed = True
             self._warn(
-                f"runs are not being logged: {self.path}: {exc}; "
+                f"runs are not being logged: {self.place}: {exc}; "
                 "check [log] path (AGENT_LOG), or set [log] enabled = false"
             )
 
@@ -122,8 +122,8 @@ class KeptLog:
     when the process ends. Opening and closing the log for each run cost 4-5 ms a turn (the last
     connection's close checkpoints the WAL)."""
 
-    def __init__(self, path: Path, *, keep_runs: int, make_dirs: bool) -> None:
-        self.path, self.keep_runs, self.make_dirs = path, keep_runs, make_dirs
+    def __init__(self, place: LogPlace) -> None:
+        self.place = place
         self._log: RunLog | None = None
         self._lock = threading.Lock()
 
@@ -132,10 +132,8 @@ class KeptLog:
         with self._lock:
             if self._log is None:
                 try:
-                    self._log = RunLog.open(
-                        self.path, keep_runs=self.keep_runs, make_dirs=self.make_dirs
-                    )
-                except (sqlite3.Error, OSError):
+                    self._log = self.place.open()
+                except (sqlite3.Error, OSError, StoreError):
                     return None
             return self._log
 

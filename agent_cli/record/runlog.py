@@ -14,17 +14,18 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from agent_cli.config import state_dir
 from agent_cli.core.seams import Exchange
 from agent_cli.errors import UsageError
 from agent_cli.store.schema import migrate, schema_version
 
+T = TypeVar("T")
 UNFINISHED = "unfinished"  # the status of a run whose end was never recorded
 BUSY_WAIT_S = 2.0  # another agent writing the log at the same moment
 MIN_TRIGRAM = 3  # FTS5's trigram index finds substrings of at least three characters
@@ -173,9 +174,12 @@ class RunLog:
     """The log database. One connection, usable from the threads of an eval (writes are
     serialised by a lock)."""
 
+    INDEXED = True  # words of three letters or more are found by the FTS5 trigram index
+    LIKE = "LIKE"  # SQLite's LIKE ignores the case of ASCII letters
+
     def __init__(self, connection: sqlite3.Connection, path: Path, keep_runs: int) -> None:
         self._db = connection
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.path = path
         self.keep_runs = keep_runs
 
@@ -210,42 +214,68 @@ class RunLog:
     def close(self) -> None:
         self._db.close()
 
-    def started(self, run: LoggedRun, first_line: str) -> None:
+    # What the queries below stand on, so a team's log on PostgreSQL (record/team_log.py) runs
+    # the same queries: rows read, a write transaction, a write, an INSERT's new id.
+
+    def _rows(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
+        return self._db.execute(sql, params).fetchall()
+
+    def _exec(self, sql: str, params: tuple[Any, ...] = ()) -> None:
+        self._db.execute(sql, params)
+
+    def _insert(self, sql: str, params: tuple[Any, ...]) -> int:
+        row_id = self._db.execute(sql, params).lastrowid
+        assert row_id is not None  # an INSERT always sets it
+        return row_id
+
+    def _atomically(self, work: Callable[[], T]) -> T:
         with self._lock, self._transaction():
-            row_id = self._db.execute(
+            return work()
+
+    def started(self, run: LoggedRun, first_line: str) -> None:
+        def write() -> None:
+            row_id = self._insert(
                 f"INSERT INTO runs ({_COLUMNS}) VALUES ({', '.join('?' * 14)})", run[:14]
-            ).lastrowid
-            assert row_id is not None  # an INSERT always sets it
-            self._db.execute(
-                "INSERT INTO traces (id, lines) VALUES (?, ?)", (row_id, first_line + "\n")
             )
-            self._db.execute("DELETE FROM runs WHERE id <= ?", (row_id - self.keep_runs,))
+            self._exec("INSERT INTO traces (id, lines) VALUES (?, ?)", (row_id, first_line + "\n"))
+            self._prune(row_id - self.keep_runs)
+
+        self._atomically(write)
+
+    def _prune(self, last: int) -> None:
+        self._exec("DELETE FROM runs WHERE id <= ?", (last,))  # its trace by a trigger
 
     def finished(
         self, run: LoggedRun, lines: list[str], facts: tuple[object, ...] = (None, 0, 0, 0, 0, 0)
     ) -> None:
         """The run's end: its figures, its desk figures (`FACTS`) and every trace line."""
-        with self._lock, self._transaction():
-            names = [*_COLUMNS.split(", ")[1:], *FACTS]
-            assignments = ", ".join(f"{name} = ?" for name in names)
-            self._db.execute(
+        names = [*_COLUMNS.split(", ")[1:], *FACTS]
+        assignments = ", ".join(f"{name} = ?" for name in names)
+
+        def write() -> None:
+            self._exec(
                 f"UPDATE runs SET {assignments} WHERE run_id = ?", (*run[1:14], *facts, run.run_id)
             )
-            self._db.execute(
+            self._exec(
                 "UPDATE traces SET lines = ? WHERE id = (SELECT id FROM runs WHERE run_id = ?)",
                 ("".join(line + "\n" for line in lines), run.run_id),
             )
 
+        self._atomically(write)
+
     def append(self, run_id: str, line: str) -> bool:
         """Add a line to a logged run's trace (a decision made after it ended); False when
         the run is not in the log (never logged, or since deleted)."""
-        with self._lock, self._transaction():
-            changed = self._db.execute(
-                "UPDATE traces SET lines = lines || ? WHERE id = (SELECT id FROM runs"
-                " WHERE run_id = ?)",
-                (line + "\n", run_id),
-            ).rowcount
-        return changed > 0
+
+        def write() -> bool:
+            found = self._rows("SELECT id FROM runs WHERE run_id = ?", (run_id,))
+            if found:
+                self._exec(
+                    "UPDATE traces SET lines = lines || ? WHERE id = ?", (line + "\n", found[0][0])
+                )
+            return bool(found)
+
+        return self._atomically(write)
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -260,11 +290,14 @@ class RunLog:
     def runs(self, *, limit: int | None = None, only: RunFilter | None = None) -> list[LoggedRun]:
         """The newest runs first, those `only` lets through (default: all but eval cases)."""
         where, params = (only or RunFilter()).where()
-        return self._select(f"{where} ORDER BY id DESC LIMIT ?", (*params, _sql_limit(limit)))
+        return self._select(f"{where} ORDER BY id DESC LIMIT ?", (*params, self._limit(limit)))
+
+    def _limit(self, limit: int | None) -> int | None:
+        return _sql_limit(limit)
 
     def count(self, *, only: RunFilter | None = None) -> int:
         where, params = (only or RunFilter()).where()
-        return int(self._db.execute(f"SELECT count(*) FROM runs {where}", params).fetchone()[0])
+        return int(self._rows(f"SELECT count(*) FROM runs {where}", params)[0][0])
 
     def search(self, text: str, *, limit: int | None = None) -> list[LoggedRun]:
         """Runs whose question or answer holds every word of `text` (case-insensitive
@@ -272,17 +305,18 @@ class RunLog:
         words = text.split()
         if not words:
             raise UsageError('Nothing to search for: agent logs search "A100"')
-        if all(len(word) >= MIN_TRIGRAM for word in words):
+        if self.INDEXED and all(len(word) >= MIN_TRIGRAM for word in words):
             match = " ".join('"' + word.replace('"', '""') + '"' for word in words)
             where = "WHERE id IN (SELECT rowid FROM runs_text WHERE runs_text MATCH ?)"
-            return self._select(f"{where} ORDER BY id DESC LIMIT ?", (match, _sql_limit(limit)))
+            return self._select(f"{where} ORDER BY id DESC LIMIT ?", (match, self._limit(limit)))
+        like = self.LIKE
         clauses = " AND ".join(
-            "(question LIKE ? ESCAPE '\\' OR coalesce(answer, '') LIKE ? ESCAPE '\\')"
+            f"(question {like} ? ESCAPE '\\' OR coalesce(answer, '') {like} ? ESCAPE '\\')"
             for _ in words
         )
         params = [pattern for word in words for pattern in (_like(word),) * 2]
         return self._select(
-            f"WHERE {clauses} ORDER BY id DESC LIMIT ?", (*params, _sql_limit(limit))
+            f"WHERE {clauses} ORDER BY id DESC LIMIT ?", (*params, self._limit(limit))
         )
 
     def find(self, prefix: str) -> LoggedRun:
@@ -301,41 +335,36 @@ class RunLog:
         return found[0]
 
     def trace_lines(self, run_id: str) -> list[str]:
-        row = self._db.execute(
+        rows = self._rows(
             "SELECT lines FROM traces JOIN runs USING (id) WHERE run_id = ?", (run_id,)
-        ).fetchone()
-        return str(row[0]).splitlines() if row else []
+        )
+        return str(rows[0][0]).splitlines() if rows else []
 
     def last_session(self, prefix: str | None = None) -> tuple[str, list[Exchange]] | None:
         """The newest chat session (or the one whose id starts with `prefix`: a UsageError when
         none or several do): its id, and its answered turns, oldest first."""
         where = "kind = 'chat' AND session_id IS NOT NULL"
         if prefix is not None:
-            found = self._db.execute(
+            found = self._rows(
                 f"SELECT DISTINCT session_id FROM runs WHERE {where} AND session_id LIKE ?"
                 " ESCAPE '\\' LIMIT 2",
                 (_like(prefix).removeprefix("%"),),
-            ).fetchall()
+            )
             if len(found) != 1:
                 problem = "matches several sessions; give more of it" if found else "is no session"
                 raise UsageError(
                     f"Chat session {prefix!r} {problem}; see agent logs list --kind chat"
                 )
-        row = (
-            found[0]
-            if prefix is not None
-            else self._db.execute(
-                f"SELECT session_id FROM runs WHERE {where} ORDER BY id DESC LIMIT 1"
-            ).fetchone()
-        )
+        newest = self._rows(f"SELECT session_id FROM runs WHERE {where} ORDER BY id DESC LIMIT 1")
+        row = found[0] if prefix is not None else (newest[0] if newest else None)
         if row is None:
             return None
-        turns = self._db.execute(
+        turns = self._rows(
             "SELECT question, answer FROM runs WHERE session_id = ? AND kind = 'chat' "
             "AND status IN ('answered', 'pending_approval', 'handed_over') AND answer IS NOT NULL "
             "ORDER BY id",
             (row[0],),
-        ).fetchall()
+        )
         return str(row[0]), [Exchange(question, answer) for question, answer in turns]
 
     def report_rows(self, since: datetime | None, kinds: tuple[str, ...]) -> list[tuple[Any, ...]]:
@@ -347,17 +376,18 @@ class RunLog:
         if since is not None:
             where += " AND started_at >= ?"
             params.append(since.astimezone(UTC).isoformat(timespec="milliseconds"))
-        return self._db.execute(
+        return self._rows(
             "SELECT started_at, COALESCE(session_id, run_id), provider, model, status, elapsed_ms,"
             f" input_tokens + output_tokens, cost, {', '.join(FACTS)}, run_id FROM runs"
             f" WHERE {where}"
             " ORDER BY id",
             params,
-        ).fetchall()
+        )
 
     def _select(self, tail: str, params: tuple[Any, ...]) -> list[LoggedRun]:
-        rows = self._db.execute(f"SELECT {_COLUMNS} FROM runs {tail}", params).fetchall()
-        return [logged_run(row) for row in rows]
+        return [
+            logged_run(row) for row in self._rows(f"SELECT {_COLUMNS} FROM runs {tail}", params)
+        ]
 
 
 def _made_private(path: Path) -> None:

@@ -12,8 +12,8 @@ from agent_cli.config import Settings
 from agent_cli.core import interrupts
 from agent_cli.core.events import ApprovalRequested, Event, QuestionAsked, RunFinished
 from agent_cli.core.seams import Reply
+from agent_cli.record.log_place import log_place
 from agent_cli.record.recorder import KeptLog, RunRecorder
-from agent_cli.record.runlog import configured_log_path
 from agent_cli.runtime.answerers import Approver, Responder, nobody, refuse
 from agent_cli.text import clean_text
 
@@ -32,12 +32,10 @@ def run_recorder(
     if dry_run or not settings.log.enabled:
         return None
     return RunRecorder(
-        configured_log_path(settings.log.path),
+        log_place(settings),
         kind=kind,
         session_id=session_id,
-        keep_runs=settings.log.keep_runs,
         warn=warn,
-        make_dirs=settings.log.path is None,  # a named path (AGENT_LOG) makes no directories
         log=kept.get() if kept is not None else None,
     )
 
@@ -47,11 +45,7 @@ def kept_log(settings: Settings) -> KeptLog | None:
     logged."""
     if not settings.log.enabled:
         return None
-    return KeptLog(
-        configured_log_path(settings.log.path),
-        keep_runs=settings.log.keep_runs,
-        make_dirs=settings.log.path is None,
-    )
+    return KeptLog(log_place(settings))
 
 
 def warn(message: str) -> None:

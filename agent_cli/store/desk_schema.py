@@ -331,3 +331,36 @@ def shop_rules_table(id_column: str) -> str:
             pushed_by TEXT NOT NULL,
             pushed_at TEXT NOT NULL
         )"""
+
+
+# A team's run log on PostgreSQL (record/team_log.py): the SQLite log's tables (record/runlog.py),
+# without its full-text index.
+RUN_LOG_TABLES = (
+    """CREATE TABLE runs (
+            id BIGSERIAL PRIMARY KEY,
+            run_id TEXT NOT NULL UNIQUE,
+            session_id TEXT,
+            kind TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            question TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            status TEXT NOT NULL,
+            answer TEXT,
+            steps INTEGER NOT NULL DEFAULT 0,
+            input_tokens BIGINT NOT NULL DEFAULT 0,
+            output_tokens BIGINT NOT NULL DEFAULT 0,
+            cost DOUBLE PRECISION,
+            elapsed_ms DOUBLE PRECISION,
+            trace TEXT NOT NULL DEFAULT '',
+            intent TEXT,
+            proposed INTEGER NOT NULL DEFAULT 0,
+            approved INTEGER NOT NULL DEFAULT 0,
+            denied INTEGER NOT NULL DEFAULT 0,
+            queued INTEGER NOT NULL DEFAULT 0,
+            refused INTEGER NOT NULL DEFAULT 0
+        )""",
+    "CREATE INDEX runs_by_start ON runs (started_at)",
+    "CREATE INDEX runs_by_session ON runs (session_id, id)",
+    "CREATE TABLE traces (id BIGINT PRIMARY KEY REFERENCES runs (id), lines TEXT NOT NULL)",
+)

@@ -31,6 +31,7 @@ from agent_cli.store.desk_schema import (
     DESK_TABLES,
     ORDER_COLUMNS,
     OUTBOX_INDEXES,
+    RUN_LOG_TABLES,
     STATUS_CHECK,
     TABLES,
     TOKENS_TABLE,
@@ -110,6 +111,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (*CONVERSATION_ADDRESS, outbox_table("BIGSERIAL PRIMARY KEY"), *OUTBOX_INDEXES),
     CONVERSATION_OPENER,
     (shop_rules_table("BIGSERIAL PRIMARY KEY"),),
+    (*RUN_LOG_TABLES,),  # a team's run log (record/team_log.py)
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 2  # a store older than this keeps whole units (upgrades.py)
@@ -128,6 +130,8 @@ _NEEDED = {  # what the agent does to each table
     "api_tokens": ("SELECT", "INSERT", "UPDATE"),
     "outbox": ("SELECT", "INSERT", "UPDATE"),
     "shop_rules": ("SELECT",),  # INSERT: only whoever may push the shop's rules
+    "runs": _WRITTEN,
+    "traces": _WRITTEN,
 }
 
 
