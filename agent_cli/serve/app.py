@@ -43,7 +43,7 @@ from agent_cli.runtime.converse import (
     start_conversation,
 )
 from agent_cli.runtime.drive import kept_log
-from agent_cli.runtime.stores import opened_store
+from agent_cli.runtime.stores import StorePool, opened_store, use_pool
 from agent_cli.serve.channels import setup as channel_setup
 from agent_cli.serve.errors import ApiError, bad_request, from_agent_error
 from agent_cli.serve.events import EventHub
@@ -94,7 +94,7 @@ def make_app(setup: Setup, *, max_body: int | None = None) -> Starlette:
         routes=routes,
         middleware=_cors(tuple(serve.web.allowed_origins)),
         exception_handlers={404: _not_found, 405: _not_allowed},
-        lifespan=_closing(kept, api.deliverer),
+        lifespan=_closing(kept, api.deliverer, setup.settings.store.url),
     )
     made.state.hub = api.hub  # commands/serve.py ends the event streams when a stop is asked
     return made
@@ -117,13 +117,17 @@ def _cors(origins: tuple[str, ...]) -> list[Middleware]:
 
 
 def _closing(
-    kept: KeptLog | None, deliverer: Deliverer
+    kept: KeptLog | None, deliverer: Deliverer, url: str | None
 ) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
     """The app's lifespan: the outbox delivered while it serves (and once more at the stop, for
-    what the last turns said); the kept run log closed when the server stops."""
+    what the last turns said); on a team's PostgreSQL, its connections reused from request to
+    request (StorePool); the kept run log and the connections closed when the server stops."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        pool = StorePool(url) if url is not None else None
+        if pool is not None:
+            use_pool(pool)
         delivering = asyncio.create_task(deliverer.run())
         try:
             yield
@@ -132,6 +136,9 @@ def _closing(
             await delivering
             if kept is not None:
                 kept.close()
+            if pool is not None:
+                use_pool(None)
+                pool.close()
 
     return lifespan
 

@@ -190,6 +190,11 @@ class PostgresStore(OrderStore):
     def close(self) -> None:
         self._pg.close()
 
+    def reusable(self) -> bool:
+        """Open and idle: no transaction left open by an error (StorePool keeps only these)."""
+        idle = psycopg.pq.TransactionStatus.IDLE
+        return not self._pg.closed and self._pg.info.transaction_status == idle
+
     @property
     def where(self) -> str:
         return self.url

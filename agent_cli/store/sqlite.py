@@ -200,6 +200,11 @@ class OrderStore:
             store.import_orders(orders)
         return store
 
+    def reusable(self) -> bool:
+        """Whether a pool may hand this connection to the next request (a team's PostgreSQL
+        only: a SQLite connection belongs to the thread that opened it)."""
+        return False
+
     def close(self) -> None:
         self._db.close()
 
