@@ -541,3 +541,18 @@ def test_a_logged_run_whose_every_trace_line_is_damaged_says_so_in_every_view() 
         assert "--json' prints them as stored" in shown.stderr
     stored = runner.invoke(app, ["logs", "show", "--json"])
     assert stored.exit_code == 0 and stored.stdout == "{not json\n[1, 2\n"
+
+
+def test_a_resumed_chat_takes_the_next_line_as_the_answer_to_a_question_left_open() -> None:
+    """The desk asked for the customer's email and the session ended before anyone answered:
+    `chat --continue` remembers that turn, its question as the desk's last words, so the email
+    typed next carries the tracking request on (it was forgotten before)."""
+    today = ("--today", "2026-10-13")
+    first = agent("chat", *today, stdin="Where is order A101?\n")  # no reply: the input ends
+    assert "what is the email address on your account" in first.stdout
+    (run,) = logged("--kind", "chat")
+    assert run["status"] == "needs_input" and "email address" in run["answer"]
+    again = agent("chat", "--continue", *today, stdin="aoi.suzuki@example.com\n")
+    assert again.exit_code == 0, again.output
+    assert "1 of 1 turns remembered" in again.stdout
+    assert "A101" in again.stdout and "email address" not in again.stdout.split("remembered")[1]

@@ -333,3 +333,20 @@ def test_the_teams_log_keeps_the_newest_runs_and_their_traces(team: dict[str, st
     ]
     with psycopg.connect(team["AGENT_DB_URL"]) as db:
         assert db.execute("SELECT count(*) FROM traces").fetchone() == (2,)
+
+
+def test_doctor_names_the_version_in_force_and_a_config_that_would_loosen_it(
+    team: dict[str, str],
+) -> None:
+    def shop_check(env: dict[str, str]) -> dict[str, Any]:
+        result = runner.invoke(app, ["doctor", "--json"], env=env)
+        lines = [json.loads(line) for line in result.stdout.splitlines()]
+        (check,) = [line for line in lines if line["check"] == "shop's rules"]
+        return check
+
+    assert shop_check(machine(team, ""))["ok"] is None  # none pushed: a note, not a failure
+    assert runner.invoke(app, ["config", "push"], env=machine(team, SHOP)).exit_code == 0
+    pushed = shop_check(team)
+    assert pushed["ok"] is True and pushed["detail"].startswith("version 1, pushed by ")
+    loose = shop_check(machine(team, '[[refunds.rules]]\nname = "mine"\ndecision = "ask"\n'))
+    assert loose["ok"] is False and "'mine' is in this machine's config" in loose["detail"]

@@ -32,7 +32,9 @@ from agent_cli.record import otel_gate
 from agent_cli.record.runlog import configured_log_path
 from agent_cli.runtime.assemble import mcp_servers
 from agent_cli.runtime.options import ProviderOptions
-from agent_cli.store import conversations, outbox, tokens
+from agent_cli.runtime.shop import in_force
+from agent_cli.runtime.stores import opened_store
+from agent_cli.store import conversations, outbox, shop_rules, tokens
 from agent_cli.store.configured import configured_path, open_configured
 from agent_cli.text import mask_secrets, print_json_lines
 from agent_cli.ui import make_console, show_checks, show_settings
@@ -68,6 +70,8 @@ def _checks(options: ProviderOptions) -> Iterator[Check]:
     yield Check(True, "configuration", "valid")
     yield Check(True, "provider", _describe(choice))
     yield _store_check(settings)
+    if settings.store.url is not None:
+        yield _shop_rules_check(settings)
     yield from _rules_checks(settings)
     if settings.agent.instructions_file is not None:
         yield _instructions_check(settings)
@@ -244,6 +248,28 @@ def _store_check(settings: Settings) -> Check:
         store.close()
     more = f"; {detail}" if detail else ""
     return Check(ok, "order store", f"{path} ({count} orders{more})")
+
+
+def _shop_rules_check(settings: Settings) -> Check:
+    """On a team's store: the shop's rules version in force, and whether this machine's config
+    runs under it (a local rule that could loosen it, or nothing left, stops every run)."""
+    name = "shop's rules"
+    try:
+        with opened_store(settings) as store:
+            pushed = shop_rules.latest(store)
+            in_force(settings, lambda: store)
+    except ValueError:
+        return Check(False, name, "the version in the store cannot be read: agent config push")
+    except AgentError as exc:
+        return Check(False, name, str(exc))
+    if pushed is None:
+        return Check(None, name, "none pushed: each machine's config decides (agent config push)")
+    return Check(
+        True,
+        name,
+        f"version {pushed.version}, pushed by {pushed.pushed_by} at {pushed.pushed_at}; this "
+        "machine's config only tightens it; runs are logged in the team's store",
+    )
 
 
 def _endpoint_check(choice: ProviderChoice, settings: Settings, key: str | None) -> Check:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agent_cli.core.events import Event, RunFinished, RunStarted
+from agent_cli.core.events import Event, QuestionAsked, RunFinished, RunStarted
 from agent_cli.errors import StoreError
 from agent_cli.record.desk_facts import RunFacts
 from agent_cli.record.log_place import LogPlace
@@ -44,6 +44,7 @@ class RunRecorder:
         self.session_id = session_id
         self._warn = warn
         self._runs: dict[str, tuple[LoggedRun, list[str], RunFacts]] = {}
+        self._asked: dict[str, str] = {}  # each run's last question to the customer
         self._lock = threading.Lock()
 
     def __call__(self, event: Event) -> None:
@@ -62,9 +63,11 @@ class RunRecorder:
                 return
             entry[1].append(line)
             entry[2].add(event)
+            if isinstance(event, QuestionAsked):
+                self._asked[event.run_id] = event.question
             if isinstance(event, RunFinished):
                 del self._runs[event.run_id]
-                done = _finish(entry[0], event)
+                done = _finish(entry[0], event, self._asked.pop(event.run_id, None))
                 self._write(lambda log: log.finished(done, entry[1], entry[2].row()))
 
     def close(self) -> None:
@@ -104,10 +107,14 @@ class RunRecorder:
             )
 
 
-def _finish(run: LoggedRun, event: RunFinished) -> LoggedRun:
+def _finish(run: LoggedRun, event: RunFinished, asked: str | None) -> LoggedRun:
+    """The run's row at its end. A run that stopped on a question nobody answered keeps that
+    question as the desk's last words: a chat resumed later (`--continue`, `--session`) then
+    takes the next line as its answer, as the turn would have."""
+    unanswered = event.status == "needs_input" and event.answer is None
     return run._replace(
         status=event.status,
-        answer=event.answer,
+        answer=asked if unanswered else event.answer,
         steps=event.steps,
         input_tokens=event.usage.input_tokens,
         output_tokens=event.usage.output_tokens,

@@ -342,7 +342,8 @@ class RunLog:
 
     def last_session(self, prefix: str | None = None) -> tuple[str, list[Exchange]] | None:
         """The newest chat session (or the one whose id starts with `prefix`: a UsageError when
-        none or several do): its id, and its answered turns, oldest first."""
+        none or several do): its id, and its turns the desk answered or asked back (a question
+        left unanswered is the desk's last words), oldest first."""
         where = "kind = 'chat' AND session_id IS NOT NULL"
         if prefix is not None:
             found = self._rows(
@@ -361,7 +362,8 @@ class RunLog:
             return None
         turns = self._rows(
             "SELECT question, answer FROM runs WHERE session_id = ? AND kind = 'chat' "
-            "AND status IN ('answered', 'pending_approval', 'handed_over') AND answer IS NOT NULL "
+            "AND status IN ('answered', 'pending_approval', 'handed_over', 'needs_input') "
+            "AND answer IS NOT NULL "
             "ORDER BY id",
             (row[0],),
         )
