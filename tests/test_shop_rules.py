@@ -350,3 +350,27 @@ def test_doctor_names_the_version_in_force_and_a_config_that_would_loosen_it(
     assert pushed["ok"] is True and pushed["detail"].startswith("version 1, pushed by ")
     loose = shop_check(machine(team, '[[refunds.rules]]\nname = "mine"\ndecision = "ask"\n'))
     assert loose["ok"] is False and "'mine' is in this machine's config" in loose["detail"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * 100_000 + "]" * 100_000,  # deeper than Python's stack
+        '{"policy": ' + "[" * 5_000 + "]" * 5_000 + ', "refunds": {}}',
+        '"a string"',
+        "not json",
+    ],
+)
+def test_a_damaged_version_of_any_shape_is_one_line_never_a_traceback(
+    team: dict[str, str], body: str
+) -> None:
+    import psycopg
+
+    assert runner.invoke(app, ["config", "push"], env=machine(team, SHOP)).exit_code == 0
+    with psycopg.connect(team["AGENT_DB_URL"], autocommit=True) as db:
+        db.execute("UPDATE shop_rules SET body = %s", (body,))
+    for args in (["ask", "--dry-run", "Is order A100 refundable?"], ["config", "shop"]):
+        result = runner.invoke(app, args, env=team)
+        assert result.exit_code == 2, result.output
+        assert "cannot be read" in result.stderr and "agent config push" in result.stderr
+        assert "Traceback" not in result.output

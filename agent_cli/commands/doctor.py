@@ -258,8 +258,6 @@ def _shop_rules_check(settings: Settings) -> Check:
         with opened_store(settings) as store:
             pushed = shop_rules.latest(store)
             in_force(settings, lambda: store)
-    except ValueError:
-        return Check(False, name, "the version in the store cannot be read: agent config push")
     except AgentError as exc:
         return Check(False, name, str(exc))
     if pushed is None:

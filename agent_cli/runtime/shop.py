@@ -10,7 +10,6 @@ from pathlib import Path
 
 from agent_cli.config import Settings
 from agent_cli.config.shop import combined_instructions, read_body, tightened
-from agent_cli.errors import ConfigError
 from agent_cli.policy.instructions import shop_instructions
 from agent_cli.store import shop_rules
 from agent_cli.store.sqlite import OrderStore
@@ -24,12 +23,7 @@ def in_force(
     local = shop_instructions(settings, given).text
     if settings.store.url is None:
         return settings, local
-    try:
-        pushed = shop_rules.latest(store())
-    except ValueError:
-        raise ConfigError(
-            "the shop's rules in the store cannot be read; push them again with 'agent config push'"
-        ) from None
+    pushed = shop_rules.latest(store())  # a damaged version: a ConfigError saying what to do
     if pushed is None:
         return settings, local
     sections = read_body(pushed.body, pushed.version)

@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from agent_cli.errors import ConfigError
 from agent_cli.store.conversations import now
 from agent_cli.store.sqlite import OrderStore
 
@@ -24,18 +25,30 @@ class Pushed:
 
 
 def latest(store: OrderStore) -> Pushed | None:
-    """The rules in force (the newest version), or None when none was pushed. ValueError for a
-    row that is not JSON (the caller says what to do)."""
+    """The rules in force (the newest version), or None when none was pushed; a ConfigError,
+    saying to push again, for a row that is not a JSON table (damaged)."""
     rows = store.query(
         "SELECT id, body, pushed_by, pushed_at FROM shop_rules ORDER BY id DESC LIMIT 1"
     )
     if not rows:
         return None
     version, body, by, at = rows[0]
-    parsed = json.loads(body)
+    try:
+        parsed = json.loads(str(body))
+    except RecursionError:  # nested deeper than Python's stack: damaged, as any bad JSON is
+        raise _damaged(version, "nested too deeply") from None
+    except ValueError:
+        raise _damaged(version, "not JSON") from None
     if not isinstance(parsed, dict):
-        raise ValueError("not a table of sections")
+        raise _damaged(version, "not a table of sections")
     return Pushed(version=int(version), body=parsed, pushed_by=str(by), pushed_at=str(at))
+
+
+def _damaged(version: object, why: str) -> ConfigError:
+    return ConfigError(
+        f"the shop's rules in the store (version {version}) cannot be read ({why}); push them "
+        "again with 'agent config push'"
+    )
 
 
 def versions(store: OrderStore) -> int:
