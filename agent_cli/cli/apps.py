@@ -48,7 +48,8 @@ approvals_app = typer.Typer(
 )
 app.add_typer(approvals_app, name="approvals")
 config_app = typer.Typer(
-    help="Read and write the configuration: show, get, set, unset, edit, path, init.",
+    help="Read and write the configuration: show, get, set, unset, edit, path, init; push and "
+    "shop for a team's one set of rules.",
     context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
 )
