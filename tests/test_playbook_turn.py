@@ -425,6 +425,9 @@ def test_a_hand_over_with_an_email_nobody_has_reads_no_order() -> None:
         ("and A101?", (("Is A100 refundable?", "Order A100 is refundable."),), "refund"),
         ("What about B200?", (("Please cancel B201", "Done: cancelled B201."),), "cancel"),
         ("A101は？", (("A100はいつ届きますか？", "注文A100は配送中です。"),), "status"),
+        # elliptical: the verb kept, the order swapped
+        ("is A101?", (("Is A100 refundable?", "Order A100 is refundable."),), "refund"),
+        ("A101もですか？", (("A100は返金できますか？", "注文A100は返金できます。"),), "refund"),
         # a follow-up of a follow-up carries the first question's
         (
             "And A102?",
