@@ -19,7 +19,7 @@ from agent_cli.store import outbox
 from .channel_fakes import FakeChatwoot
 from .fakellm import FakeLLM, Reply, openai_text
 from .test_channels import CW_SECRET, _chatwoot_event, _signed, _store
-from .test_serve import _free_port, _wait_for, _wait_until_up
+from .test_serve import _free_port, _wait_for, _wait_until_up, serving
 
 
 def _serve(config: Path, port: int, env: dict[str, str]) -> subprocess.Popen[str]:
@@ -74,22 +74,16 @@ def test_a_slow_model_never_keeps_chatwoot_waiting(fake_llm: FakeLLM, tmp_path: 
     )
     fake_llm.queue(Reply(body=openai_text("Let me check that for you."), delay=5))
     env = {"CHATWOOT_API_TOKEN": chatwoot.state.token, "CHATWOOT_BOT_SECRET": CW_SECRET}
-    port = _free_port()
-    server = _serve(config, port, env)
-    base = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_up(base, server)
-        answered = _post_chatwoot(base, 80, 1201, "hello there")
-        assert answered.status_code == 200 and answered.json()["status"] == "accepted"
-        assert _unanswered() == ["hello there"]  # the 200 came before the turn's answer
-        (reply,) = chatwoot.wait_for(1, seconds=120, path="/messages")
-        assert reply.body["content"] == "Let me check that for you."
-        server.send_signal(signal.SIGTERM)
-        assert server.wait(timeout=60) == 0
+        with serving("--config", str(config), env=env) as (base, server):
+            answered = _post_chatwoot(base, 80, 1201, "hello there")
+            assert answered.status_code == 200 and answered.json()["status"] == "accepted"
+            assert _unanswered() == ["hello there"]  # the 200 came before the turn's answer
+            (reply,) = chatwoot.wait_for(1, seconds=120, path="/messages")
+            assert reply.body["content"] == "Let me check that for you."
+            server.send_signal(signal.SIGTERM)
+            assert server.wait(timeout=60) == 0
     finally:
-        if server.poll() is None:
-            server.kill()
-        server.communicate()
         chatwoot.stop()
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from .fakellm import FakeLLM, error, openai_calls
 from .otlp_receiver import OtlpReceiver
-from .test_serve import _free_port, _wait_until_up, auth, token
+from .test_serve import auth, serving, token
 
 TODAY = "2026-10-13"
 ENCODINGS = ["http/protobuf", "http/json"]
@@ -199,18 +199,8 @@ def test_a_traceparent_sent_to_agent_serve_is_continued(
     receiver: OtlpReceiver, tmp_path: Path
 ) -> None:
     secret = token()
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "agent_cli", "serve", "--port", str(port)],
-        env={**os.environ, **_otel(receiver)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
     trace_id, parent_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-    try:
-        _wait_until_up(base, server)
+    with serving(env=_otel(receiver)) as (base, server):
         with httpx.Client(base_url=base, headers=auth(secret), timeout=120) as http:
             conversation = http.post("/v1/conversations").json()["id"]
             answered = http.post(
@@ -222,10 +212,6 @@ def test_a_traceparent_sent_to_agent_serve_is_continued(
         spans = receiver.wait_for(2)
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=60) == 0
-    finally:
-        if server.poll() is None:
-            server.kill()
-        server.communicate()
     (run,) = _by_name(spans, "invoke_agent")
     assert (run["trace"], run["parent"]) == (trace_id, parent_id)
     assert run["attributes"]["gen_ai.conversation.id"] == conversation

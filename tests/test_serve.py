@@ -280,6 +280,30 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@contextlib.contextmanager
+def serving(
+    *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """`agent serve ARGS` in a process of its own on a free loopback port, answering before the
+    body runs; killed after it unless the body stopped it (SIGTERM, to check a clean exit)."""
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agent_cli", "serve", "--port", str(port), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(base, server)
+        yield base, server
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.communicate()
+
+
 def test_a_sigterm_finishes_the_turn_in_flight_then_exits_0(
     fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
@@ -515,18 +539,9 @@ def test_a_subscriber_hears_the_turns_events_and_a_stop_ends_its_stream(tmp_path
     `agent ask --json` writes; a SIGTERM with the stream still open ends it and the process
     exits 0 (an open stream must not hold the stop up)."""
     secret = token()
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "agent_cli", "serve", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
     frames: list[str] = []
     ended = threading.Event()
-    try:
-        _wait_until_up(base, server)
+    with serving() as (base, server):
         with httpx.Client(base_url=base, headers=auth(secret), timeout=120) as http:
             conversation = http.post("/v1/conversations").json()["id"]
             subscribed = threading.Event()
@@ -549,10 +564,6 @@ def test_a_subscriber_hears_the_turns_events_and_a_stop_ends_its_stream(tmp_path
             assert ended.wait(60)  # the stream ended
             listener.join(60)
         assert server.wait(timeout=60) == 0
-    finally:
-        if server.poll() is None:
-            server.kill()
-        server.communicate()
     kinds = [line.split(": ", 1)[1] for line in frames if line.startswith("event: ")]
     records = [json.loads(line[len("data: ") :]) for line in frames if line.startswith("data: ")]
     assert [r["event"] for r in records] == kinds
@@ -569,17 +580,8 @@ def test_a_subscriber_hears_what_other_processes_write_to_the_conversation(
     """A person's reply and a status change written by another process (here: the test, on the
     store) reach the stream as `message` and `status` events."""
     secret = token()
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "agent_cli", "serve", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
     frames: list[str] = []
-    try:
-        _wait_until_up(base, server)
+    with serving() as (base, server):
         with httpx.Client(base_url=base, headers=auth(secret), timeout=120) as http:
             conversation = http.post("/v1/conversations").json()["id"]
             store = _store()
@@ -607,10 +609,6 @@ def test_a_subscriber_hears_what_other_processes_write_to_the_conversation(
             _wait_for(lambda: "event: status" in frames)
             server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=60) == 0
-    finally:
-        if server.poll() is None:
-            server.kill()
-        server.communicate()
     records = [json.loads(line[len("data: ") :]) for line in frames if line.startswith("data: ")]
     assert [(r["event"], r.get("role"), r.get("text"), r.get("status")) for r in records] == [
         ("message", "staff", "Hi, Mia here.", None),

@@ -32,7 +32,7 @@ from agent_cli.record import otel_gate
 from agent_cli.record.runlog import configured_log_path
 from agent_cli.runtime.assemble import mcp_servers
 from agent_cli.runtime.options import ProviderOptions
-from agent_cli.runtime.shop import in_force
+from agent_cli.runtime.shop import applied
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store import conversations, outbox, shop_rules, tokens
 from agent_cli.store.configured import configured_path, open_configured
@@ -257,7 +257,7 @@ def _shop_rules_check(settings: Settings) -> Check:
     try:
         with opened_store(settings) as store:
             pushed = shop_rules.latest(store)
-            in_force(settings, lambda: store)
+        applied(settings, pushed)
     except AgentError as exc:
         return Check(False, name, str(exc))
     if pushed is None:

@@ -14,7 +14,7 @@ from agent_cli.config.shop import pushed_body
 from agent_cli.errors import UsageError
 from agent_cli.policy.instructions import shop_instructions
 from agent_cli.runtime.assemble import operator_name
-from agent_cli.runtime.shop import in_force
+from agent_cli.runtime.shop import applied
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store import shop_rules
 from agent_cli.text import print_json_lines
@@ -53,7 +53,7 @@ def show(*, config: Path | None, json_output: bool) -> None:
                 "Push them with 'agent config push'."
             )
             return
-        settings, instructions = in_force(local, lambda: store)
+    settings, instructions = applied(local, pushed)
     rules = _rules(settings, instructions)
     if json_output:
         head = {"version": pushed.version, "versions": count}

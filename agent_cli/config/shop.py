@@ -40,9 +40,9 @@ def read_body(body: dict[str, Any], version: int) -> tuple[PolicySettings, Refun
     """A pushed version's sections, checked as a file's are; ConfigError when it cannot be
     (a damaged row, or one written by a newer agent-cli)."""
     try:
-        policy = PolicySettings.model_validate_json(_json(body.get("policy")))
-        refunds = RefundSettings.model_validate_json(_json(body.get("refunds")))
-    except (ValidationError, TypeError, ValueError) as exc:
+        policy = PolicySettings.model_validate(_section(body.get("policy")))
+        refunds = RefundSettings.model_validate(_section(body.get("refunds")))
+    except (ValidationError, TypeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(
             f"the shop's rules in the store (version {version}) cannot be read ({first}); "
@@ -57,12 +57,10 @@ def read_body(body: dict[str, Any], version: int) -> tuple[PolicySettings, Refun
     return policy, refunds, instructions
 
 
-def _json(section: object) -> str:
-    import json  # noqa: PLC0415 - only a pushed store reads it
-
+def _section(section: object) -> dict[str, Any]:
     if not isinstance(section, dict):
         raise TypeError("a section is missing")
-    return json.dumps(section)
+    return section
 
 
 def tightened(

@@ -123,7 +123,8 @@ class IntentModel:
     def read(self, text: str) -> Reading:
         """The intent of one message, with every intent's probability; a message of codes,
         emails and digits alone asks for nothing yet, so it is `unknown` whatever it scores."""
-        known = [self._row(g) for g in features(text) if g in self._rows]
+        grams = features(text)
+        known = [self._row(g) for g in grams if g in self._rows]
         if not known:
             return Reading(UNKNOWN, 0.0, dict.fromkeys(self.intents, 0.0))
         length = math.sqrt(sum(idf * idf for idf, _ in known))
@@ -133,7 +134,7 @@ class IntentModel:
                 scores[k] += weight * idf / length
         chances = dict(zip(self.intents, _softmax(scores), strict=True))
         best = max(self.intents, key=chances.__getitem__)
-        sure = chances[best] >= THRESHOLD and _has_words(text)
+        sure = chances[best] >= THRESHOLD and _has_words(grams)
         return Reading(best if sure else UNKNOWN, chances[best], chances)
 
     def _row(self, gram: str) -> tuple[float, tuple[tuple[int, float], ...]]:
@@ -166,9 +167,10 @@ Vector = dict[str, float]
 _FOLDED = {"#code", "@mail"}
 
 
-def _has_words(text: str) -> bool:
-    """Whether the message holds a word besides codes, emails and digits."""
-    return any(w not in _FOLDED and not w.isdigit() for w in _WORD.findall(normalise(text)))
+def _has_words(grams: set[str]) -> bool:
+    """Whether the message (its `features`) holds a word besides codes, emails and digits."""
+    words = (g[2:] for g in grams if g.startswith("w:"))
+    return any(w not in _FOLDED and not w.isdigit() for w in words)
 
 
 def _idf(grams: Sequence[set[str]]) -> dict[str, float]:

@@ -356,10 +356,13 @@ class RunLog:
                 raise UsageError(
                     f"Chat session {prefix!r} {problem}; see agent logs list --kind chat"
                 )
-        newest = self._rows(f"SELECT session_id FROM runs WHERE {where} ORDER BY id DESC LIMIT 1")
-        row = found[0] if prefix is not None else (newest[0] if newest else None)
-        if row is None:
+        else:
+            found = self._rows(
+                f"SELECT session_id FROM runs WHERE {where} ORDER BY id DESC LIMIT 1"
+            )
+        if not found:
             return None
+        row = found[0]
         turns = self._rows(
             "SELECT question, answer FROM runs WHERE session_id = ? AND kind = 'chat' "
             "AND status IN ('answered', 'pending_approval', 'handed_over', 'needs_input') "

@@ -20,10 +20,17 @@ def in_force(
 ) -> tuple[Settings, str]:
     """The settings and instructions in force: `settings` (this machine's) tightened by the
     shop's pushed rules when the store is a team's and holds some. `given` is --instructions."""
-    local = shop_instructions(settings, given).text
     if settings.store.url is None:
-        return settings, local
-    pushed = shop_rules.latest(store())  # a damaged version: a ConfigError saying what to do
+        return settings, shop_instructions(settings, given).text
+    # a damaged version: a ConfigError saying what to do
+    return applied(settings, shop_rules.latest(store()), given)
+
+
+def applied(
+    settings: Settings, pushed: shop_rules.Pushed | None, given: Path | None = None
+) -> tuple[Settings, str]:
+    """`settings` tightened by the version `pushed` (read already), and the instructions."""
+    local = shop_instructions(settings, given).text
     if pushed is None:
         return settings, local
     sections = read_body(pushed.body, pushed.version)
