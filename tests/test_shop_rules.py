@@ -74,6 +74,9 @@ def test_a_key_the_local_file_leaves_out_takes_the_shops_value() -> None:
         ("[refunds]\nenabled = false", "refunds.enabled", False),
         ("[refunds]\nmax_per_run = 1", "refunds.max_per_run", 1),
         ("[refunds]\nmax_per_run = 9", "refunds.max_per_run", 2),
+        ("[refunds]\nmax_per_session = 3", "refunds.max_per_session", 3),
+        # a file that names no window keeps the shop's (its own default of 30 is no choice)
+        ("[refunds]\nmax_per_run = 1", "policy.return_window_days", None),
         ("[refunds]\nqueue_hours = 0", "refunds.queue_hours", 0),
         ("[refunds]\nqueue_hours = 500", "refunds.queue_hours", 48),
         ("[refunds]\nmax_amount = 20000", "refunds.max_amount", {"JPY": 20000.0, "USD": 500.0}),
@@ -190,6 +193,7 @@ def test_a_push_is_a_new_version_and_the_same_push_writes_nothing(team: dict[str
     shown = json.loads(result.stdout)
     assert (shown["version"], shown["versions"]) == (2, 2)
     assert shown["in_force"]["policy"]["refund_window_days"] == 20
+    assert shown["pushed_by"] not in ("", "None") and shown["pushed_at"].startswith("20")
 
 
 def test_every_machine_decides_by_the_pushed_rules_and_may_only_tighten(
@@ -374,3 +378,27 @@ def test_a_damaged_version_of_any_shape_is_one_line_never_a_traceback(
         assert result.exit_code == 2, result.output
         assert "cannot be read" in result.stderr and "agent config push" in result.stderr
         assert "Traceback" not in result.output
+
+
+def test_a_shop_window_longer_than_the_default_is_kept_where_the_file_names_none() -> None:
+    long = shop(SHOP.replace("refund_window_days = 30", "refund_window_days = 60"))
+    merged = tightened(settings("[refunds]\nmax_per_run = 1"), long, 7)
+    assert (merged.policy.refund_window_days, merged.policy.return_window_days) == (60, None)
+
+
+def test_instructions_given_on_the_command_line_join_the_shops(tmp_path: Path) -> None:
+    from agent_cli.runtime.shop import applied, in_force
+    from agent_cli.store.shop_rules import Pushed
+
+    given = tmp_path / "mine.md"
+    given.write_text("Sign as Mia.", encoding="utf-8")
+    pushed = Pushed(
+        version=3, body=pushed_body(settings(SHOP), "Be kind."), pushed_by="a", pushed_at="b"
+    )
+    _, said = applied(settings(""), pushed, given)
+    assert said == "Be kind.\n\nSign as Mia."
+    assert applied(settings(""), None, given)[1] == "Sign as Mia."
+    one_machine = in_force(settings(""), lambda: pytest.fail("no store is read on SQLite"), given)
+    assert one_machine[1] == "Sign as Mia."
+    silent = Pushed(version=3, body=pushed_body(settings(SHOP), ""), pushed_by="a", pushed_at="b")
+    assert applied(settings(""), silent)[1] == ""
