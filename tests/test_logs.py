@@ -220,7 +220,7 @@ def test_chat_turns_are_logged_as_one_session_and_continue_resumes_it(fake_llm: 
 def test_continue_without_an_earlier_session_starts_a_new_one() -> None:
     result = agent("chat", "--continue", stdin="Is A100 refundable?\n")
     assert result.exit_code == 0
-    assert "No earlier session in the run log; starting a new one." in result.stdout
+    assert "No earlier session to continue; starting a new one." in result.stdout
 
 
 def test_every_eval_case_is_logged_under_one_id_even_from_threads() -> None:

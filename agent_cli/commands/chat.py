@@ -1,37 +1,40 @@
 """`agent chat`: one terminal, question after question, for a support operator.
 
-Each line is a turn: one run of the loop, rendered live as in `agent ask`. Earlier questions and
-answers go to the model as conversation memory, newest kept: the oldest turns are dropped first
-once `chat.memory_turns` or `chat.memory_chars` is reached. A failing turn prints its one-line
-error and the session goes on. Lines starting with `/` are commands.
+Each line is a turn of a conversation kept in the store (chat_conversation.py): one run of the
+loop, rendered live as in `agent ask`, taken as any channel's message is (runtime/conversation
+.py), with the operator answering the desk's questions and approvals at the terminal. Earlier
+questions and answers go to the model as conversation memory, newest kept: the oldest turns are
+dropped first once `chat.memory_turns` or `chat.memory_chars` is reached. A failing turn prints
+its one-line error and the session goes on. Lines starting with `/` are commands.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import uuid
 from collections.abc import Callable
 from contextlib import ExitStack, suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
-from agent_cli.commands.logs import opened_log
+from agent_cli.commands.chat_conversation import ChatConversation
 from agent_cli.commands.notices import once_per_terminal
 from agent_cli.config import Settings, state_dir
 from agent_cli.core import interrupts
-from agent_cli.core.events import ApprovalRequested, Event, RunFinished
-from agent_cli.core.seams import QUEUE, ApprovalVerdict
+from agent_cli.core.events import ApprovalRequested, Event
+from agent_cli.core.seams import QUEUE, ApprovalVerdict, Exchange
 from agent_cli.errors import AgentError, Interrupted, NeedsInput, Terminated, UsageError
 from agent_cli.record import otel_gate
-from agent_cli.record.log_place import log_place
 from agent_cli.record.tracing import TraceWriter, open_trace_file
 from agent_cli.runtime.answerers import read_approval, verdict_from
 from agent_cli.runtime.assemble import Runtime, open_runtime
-from agent_cli.runtime.drive import drive, run_recorder
+from agent_cli.runtime.conversation import Hooks, Turn, take_turn
+from agent_cli.runtime.drive import run_recorder
 from agent_cli.runtime.memory import Memory
 from agent_cli.runtime.options import RunOptions, check_question
+from agent_cli.store import conversations as stored
+from agent_cli.store.sqlite import OrderStore
 from agent_cli.ui import RunView, make_console, show_tools
 from agent_cli.ui.chat_view import ChatView
 from agent_cli.ui.console import notice
@@ -45,6 +48,7 @@ COMMANDS = {
     "/model NAME": "switch to another model of the same provider",
     "/exit": "leave (Ctrl-D works too)",
 }
+INTERRUPTED = "(The operator interrupted this turn.)"
 
 
 class LineSource:
@@ -107,7 +111,8 @@ class Session:
         *,
         resume: bool | str = False,
     ) -> None:
-        self.id = uuid.uuid4().hex
+        self.conversation = ChatConversation(settings, dry_run=options.dry_run)
+        stack.callback(self.conversation.close)
         self.options = options
         self.settings = settings
         self.stack = stack
@@ -117,8 +122,6 @@ class Session:
         self.failed_turns = 0
         self.unknown_commands = 0  # slash commands that do not exist, typed or piped
         self.leaving = False  # /exit typed at a reply> prompt
-        self.replies: list[str] = []  # the answers to the model's questions this turn
-        self.memory = Memory(settings.chat.memory_turns, settings.chat.memory_chars, [])
         self.console = make_console()
         self.lines = LineSource(history_path(settings.chat.history_file))
         self.view = ChatView(self.console, interactive=self.lines.interactive)
@@ -130,22 +133,22 @@ class Session:
         if self.log is not None:
             stack.callback(self.log.close)
 
+    @property
+    def id(self) -> str:
+        """The session's id: its conversation's."""
+        return self.conversation.id
+
     def _resume(self, session: bool | str) -> str:
-        """`chat --continue` (the newest logged session) or `--session ID` (that one): take its
-        id and answered turns."""
-        fresh = "No earlier session in the run log; starting a new one."
-        named = session if isinstance(session, str) else None
-        missing = not log_place(self.settings).exists()
-        if named is None and missing and self.settings.log.enabled:
-            return fresh
-        with opened_log(self.settings) as log:
-            last = log.last_session(named)
-        if last is None:
-            return fresh
-        self.id, turns = last
-        self.memory.turns.extend(turns)
-        kept = len(self.memory.recent())
+        """`chat --continue` (the newest chat left open) or `--session ID` (that conversation):
+        take it up, its turns and whoever it identified."""
+        if not self.conversation.resume(session if isinstance(session, str) else None):
+            return "No earlier session to continue; starting a new one."
+        turns = self.conversation.turns()
+        kept = len(self._memory(turns).recent())
         return f"Continuing session {self.id[:8]}: {kept} of {len(turns)} turns remembered."
+
+    def _memory(self, turns: list[Exchange]) -> Memory:
+        return Memory(self.settings.chat.memory_turns, self.settings.chat.memory_chars, turns)
 
     def _greet(self) -> None:
         self.view.welcome(self.runtime.model.provider, self.runtime.model.model)
@@ -197,43 +200,57 @@ class Session:
         return sinks
 
     def turn(self, line: str) -> bool:
-        """One question: a run with the conversation so far; its answer joins the memory.
-        False when the turn failed (an error, a limit, an interruption)."""
-        outcome: list[RunFinished] = []
-        self.replies = []
-
-        def keep(event: Event) -> None:
-            if isinstance(event, RunFinished):
-                outcome.append(event)
-
+        """One question: a turn of the conversation, run with the turns before it. False when
+        the turn failed (an error, a limit, an interruption)."""
         try:
             question = check_question(line, self.settings.limits.max_question_chars)
             run_view = RunView(self.console)
-            events = self.runtime.events(question, self.memory.recent(), run_view.stream)
-            sinks = self._sinks(keep, run_view.show)
-            drive(events, sinks, waiting=run_view.waiting, respond=self.reply, approve=self.approve)
+            hooks = Hooks(
+                sinks=tuple(self._sinks(run_view.show)),
+                on_text=run_view.stream,
+                waiting=run_view.waiting,
+                respond=self.reply,
+                approve=self.approve,
+            )
+            with self.conversation.store() as store:
+                made = self.conversation.made(store)
+                turn = self._taken(store, made, question, hooks)
         except Interrupted as exc:
             if exc.exit_code == 143 or interrupts.terminated():  # SIGTERM ends the session
                 raise Interrupted(terminated=True) from None
             interrupts.release()  # the session goes on: the next Ctrl-C acts again
             self.view.error(str(exc))
+            return False
         except AgentError as exc:
-            self._show_failure(exc)
+            self.view.error(str(exc))
+            return False
         except KeyboardInterrupt as interrupt:
             if isinstance(interrupt, Terminated):
                 raise Interrupted(terminated=True) from None
             interrupts.release()
             self.view.error("Interrupted")
-        finished = outcome[-1] if outcome else None
-        answered = finished is not None and finished.status in (
-            "answered",
-            "pending_approval",
-            "handed_over",
-        )
-        if finished is not None and answered and finished.answer:
-            self.memory.add(line, finished.answer, self.replies)
+            return False
+        return self._told(turn)
+
+    def _taken(self, store: OrderStore, conversation: str, question: str, hooks: Hooks) -> Turn:
+        """The turn; one the operator interrupted leaves a notice after the line, so the next
+        turn does not take the line up again as a message nobody answered."""
+        try:
+            return take_turn(self.runtime, store, conversation, question, hooks=hooks)
+        except (Interrupted, KeyboardInterrupt):
+            with suppress(AgentError):
+                stored.add_message(store, conversation, "desk", "notice", INTERRUPTED)
+            raise
+
+    def _told(self, turn: Turn) -> bool:
+        """What the operator reads besides the run's own rendering; False if the turn failed."""
+        if turn.run_id is None:  # a person holds the conversation: the desk said nothing
+            self.view.note("A person has this conversation; the message is kept for them.")
             return True
-        return False
+        if turn.error is not None:
+            self._show_failure(turn.error)
+            return False
+        return turn.replies[0].kind != "notice"
 
     def _show_failure(self, exc: AgentError) -> None:
         if isinstance(exc, NeedsInput) and self.leaving:  # /exit at reply>: left unanswered
@@ -258,7 +275,6 @@ class Session:
             if not line:
                 continue
             if not line.startswith("/"):
-                self.replies.append(line)
                 return line
             if self.command(line) == "exit":
                 self.leaving = True
@@ -285,7 +301,7 @@ class Session:
         handlers: dict[str, Callable[[str], str | None]] = {
             "/help": lambda _: self.view.help(COMMANDS),
             "/tools": lambda _: show_tools(self.console, self.runtime.tools.specs()),
-            "/history": lambda _: self.view.history(self.memory.recent(), len(self.memory.turns)),
+            "/history": self._history,
             "/reset": self._reset,
             "/trace": self._trace_command,
             "/model": self._model_command,
@@ -303,9 +319,16 @@ class Session:
             self.view.error(str(exc))
             return None
 
+    def _history(self, _: str) -> None:
+        turns = self.conversation.turns()
+        self.view.history(self._memory(turns).recent(), len(turns))
+
     def _reset(self, _: str) -> None:
-        """A new customer: the turns, who was identified and what was proposed, all gone."""
-        self.memory.turns.clear()
+        """A new customer: a new conversation; the turns, who was identified and what was
+        proposed, all gone (the conversation before stays in the store as it was)."""
+        self.conversation.restart()
+        if self.log is not None:
+            self.log.session_id = self.id
         if self.runtime.identity is not None:
             self.runtime.identity.forget()
         self.view.note("Conversation forgotten.")

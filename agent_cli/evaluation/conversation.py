@@ -1,7 +1,8 @@
-"""An eval case as a conversation: the customer's messages, one at a time, each answering the
-agent's question (inside a run) or opening the next turn (a run of its own, with the earlier
-turns as memory, as `agent chat` runs them), until the customer has nothing more to say, the
-agent hands over, a run ends otherwise, or the turn limit.
+"""An eval case as a conversation kept in the case's own store, as every channel's is: the
+customer's messages, one at a time, each answering the agent's question (inside a run) or
+opening the next turn (a run of its own, with the earlier turns as memory, as `agent chat` runs
+them), until the customer has nothing more to say, the agent hands over, a run ends otherwise,
+or the turn limit.
 
 A one-question case is the same with no second turn: its `replies` answer the agent's
 questions, and the run's end is the case's end.
@@ -10,15 +11,15 @@ questions, and the run's end is the case's end.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
-from agent_cli.core.events import ApprovalRequested, Event, RunFinished
-from agent_cli.core.seams import ApprovalVerdict, Exchange
-from agent_cli.errors import AgentError, Interrupted
+from agent_cli.core.events import ApprovalRequested, Event
+from agent_cli.core.seams import ApprovalVerdict
 from agent_cli.runtime.assemble import Runtime
-from agent_cli.runtime.drive import drive
-from agent_cli.runtime.memory import Memory
+from agent_cli.runtime.conversation import Hooks, take_turn
+from agent_cli.store import conversations as stored
+from agent_cli.store.sqlite import OrderStore
 
 
 class Customer(Protocol):
@@ -60,8 +61,6 @@ class _Limit:
     left: int
     over: bool = False
 
-    replies: list[str] = field(default_factory=list)  # this turn's answers to questions
-
     def answer(self, agent_said: str) -> str | None:
         said = self.customer.answer(agent_said)
         if said is not None and self.left <= 0:
@@ -71,26 +70,10 @@ class _Limit:
             self.left -= 1
         return said
 
-    def reply(self, question: str) -> str | None:
-        """An answer to the agent's question inside a run: remembered with the turn."""
-        said = self.answer(question)
-        if said is not None:
-            self.replies.append(said)
-        return said
-
-
-@dataclass(slots=True)
-class _LastRun:
-    status: str = ""
-    answer: str | None = None
-
-    def see(self, event: Event) -> None:
-        if isinstance(event, RunFinished):
-            self.status, self.answer = event.status, event.answer
-
 
 def converse(
     runtime: Runtime,
+    store: OrderStore,
     customer: Customer,
     sinks: list[Callable[[Event], None]],
     *,
@@ -98,39 +81,21 @@ def converse(
     max_turns: int,
     turns: bool,
 ) -> bool:
-    """Drive the conversation; `turns`: an answered run is followed by the customer's next
-    message as a new turn (else the first run is all). True when it stopped at the turn
-    limit with the customer still talking."""
+    """Drive the conversation, kept in the case's own `store` as any channel's is (each turn
+    taken as runtime/conversation.py takes one); `turns`: an answered run is followed by the
+    customer's next message as a new turn (else the first run is all). True when it stopped at
+    the turn limit with the customer still talking."""
     limit = _Limit(customer, max_turns - 1)
-    settings = runtime.settings.chat
-    memory = Memory(settings.memory_turns, settings.memory_chars)
     question = customer.opening()
     if question is None:
         return False
+    conversation = stored.create(store, channel="eval").id
+    hooks = Hooks(sinks=tuple(sinks), respond=limit.answer, approve=approve, heartbeat=False)
     while True:
-        last = _LastRun()
-        limit.replies = []
-        _run(runtime, question, memory.recent(), [*sinks, last.see], (limit.reply, approve))
-        if not turns or last.status != "answered" or last.answer is None:
+        turn = take_turn(runtime, store, conversation, question, hooks=hooks)
+        if not turns or turn.run_status != "answered":
             return limit.over
-        following = limit.answer(last.answer)
+        following = limit.answer(turn.replies[0].text)
         if following is None:
             return limit.over
-        memory.add(question, last.answer, limit.replies)
         question = following
-
-
-def _run(
-    runtime: Runtime,
-    question: str,
-    memory: tuple[Exchange, ...],
-    sinks: list[Callable[[Event], None]],
-    answerers: tuple[Callable[[str], str | None], Callable[[ApprovalRequested], ApprovalVerdict]],
-) -> None:
-    respond, approve = answerers
-    try:
-        drive(runtime.events(question, memory), sinks, respond=respond, approve=approve)
-    except Interrupted:
-        raise
-    except AgentError:
-        pass  # the run's end (a limit, a question, a provider error) is in its record

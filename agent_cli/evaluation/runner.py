@@ -248,7 +248,7 @@ def run_job(job: Job, models: Models, recording: Recording) -> CaseResult:
                 sinks.insert(0, TraceWriter(stack.enter_context(open_trace_file(trace))).write)
             customer = _customer(job, models)
             sinks = [_with_case_orders(sink, case) for sink in sinks]
-            over = _drive(runtime, case, customer, sinks)
+            over = _drive(runtime, store, case, customer, sinks)
             after = intents.order_state(store, [code for code, _ in case.desk.orders_after])
             expected = None
             if case.reference is not None:
@@ -386,11 +386,16 @@ def _customer(job: Job, models: Models) -> Customer:
 
 
 def _drive(
-    runtime: Runtime, case: EvalCase, customer: Customer, sinks: list[Callable[[Event], None]]
+    runtime: Runtime,
+    store: OrderStore,
+    case: EvalCase,
+    customer: Customer,
+    sinks: list[Callable[[Event], None]],
 ) -> bool:
     """The case's customer and the agent, to the conversation's end; True at the turn limit."""
     return converse(
         runtime,
+        store,
         customer,
         sinks,
         approve=_as_operator if case.approve else refuse,  # as the case says; else nobody

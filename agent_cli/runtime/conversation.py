@@ -23,7 +23,7 @@ from agent_cli.core.events import ApprovalDecided, Event, RunFinished, ToolObser
 from agent_cli.core.seams import Exchange, TextDelta
 from agent_cli.errors import AgentError, Interrupted, NeedsInput
 from agent_cli.policy.language import has_words, language_of
-from agent_cli.runtime.answerers import nobody, wait_in_queue
+from agent_cli.runtime.answerers import Approver, Responder, nobody, wait_in_queue
 from agent_cli.runtime.assemble import Runtime
 from agent_cli.runtime.drive import drive
 from agent_cli.runtime.memory import Memory
@@ -38,6 +38,8 @@ DeskKind = Literal["answer", "question", "proposal", "notice"]
 LEASE_MARGIN_S = 10.0  # a message waits for a held conversation this long past a run's timeout
 LEASE_S = 30.0  # a turn's lease, renewed every third of it while the turn runs
 _WRITES = ("changed", "refunded")  # the outcomes of a call that changed the store
+# Conversations no channel carries to the customer (an operator's terminal, an eval case).
+LOCAL_CHANNELS = ("chat", "eval")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +91,18 @@ class Turn:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Hooks:
-    """What a caller hands a turn: where its events go, and how it waits and streams."""
+    """What a caller hands a turn: where its events go, and how it waits and streams; who
+    answers the desk's questions inside the turn (`agent chat`'s operator, an eval's customer;
+    by default nobody: the question ends the turn and the next message answers it) and who
+    approves; `heartbeat`: renew the lease from a thread while the turn runs (False for a store
+    no other process shares, such as an eval case's)."""
 
     sinks: tuple[Callable[[Event], None], ...] = ()
     on_text: Callable[[TextDelta], None] | None = None
     waiting: Callable[[], AbstractContextManager[object]] = nullcontext
+    respond: Responder = nobody
+    approve: Approver = wait_in_queue
+    heartbeat: bool = True
 
 
 def take_turn(
@@ -118,9 +127,9 @@ def take_turn(
             message = stored.add_message(
                 store, held.id, "customer", "message", text, key=message_id
             )
-        if held.conversation.status == "handed_over":
+        if held.conversation.status == "handed_over" and not _local(held.conversation):
             return _kept_for_a_person(held, message)
-        with _Heartbeat(runtime, held):
+        with _Heartbeat(runtime, held) if hooks.heartbeat else nullcontext():
             return _answered(runtime, held, message, hooks)
     except BaseException:
         held.release()
@@ -171,6 +180,12 @@ class _Heartbeat:
             return
 
 
+def _local(conversation: stored.Conversation) -> bool:
+    """A conversation no channel carries (see LOCAL_CHANNELS): the operator at the terminal
+    goes on after a hand-over, and the person reaches the customer some other way."""
+    return conversation.channel in LOCAL_CHANNELS
+
+
 def _kept_for_a_person(held: _Held, message: Message) -> Turn:
     turn = Turn(
         conversation=held.id,
@@ -188,7 +203,8 @@ def _kept_for_a_person(held: _Held, message: Message) -> Turn:
 def _answered(runtime: Runtime, held: _Held, message: Message, hooks: Hooks) -> Turn:
     session = runtime.identity = runtime.identity or CustomerSession()
     session.restore(held.conversation.state, held.conversation.customer_id)
-    session.channel = held.conversation.channel  # a person who takes over answers here
+    # A person who takes over answers in the conversation, when it reaches the customer.
+    session.channel = None if _local(held.conversation) else held.conversation.channel
     runtime.language = channel_language(held.conversation)
     earlier = [m for m in stored.messages(held.store, held.id) if m.id < message.id]
     exchanges, unanswered = exchanges_of(earlier)
@@ -202,18 +218,35 @@ def _answered(runtime: Runtime, held: _Held, message: Message, hooks: Hooks) -> 
             runtime.events(question, memory.recent(), hooks.on_text),
             [*hooks.sinks, events.append],
             waiting=hooks.waiting,
-            respond=nobody,
-            approve=wait_in_queue,
+            respond=_kept_answers(held, session, hooks.respond),
+            approve=hooks.approve,
         )
     except Interrupted:
         raise
     except AgentError as failure:
         error = failure
     turn = _turn(held.id, message, events, error, session, language=runtime.language)
-    if turn.status == "open" and stored.awaits_approval(held.store, held.id):
+    if held.conversation.status == "handed_over":  # a local one: the operator went on
+        turn = replace(turn, status="handed_over")
+    elif turn.status == "open" and stored.awaits_approval(held.store, held.id):
         turn = replace(turn, status="awaiting_approval")  # an earlier turn's change still waits
     _finish(held, message, turn, session.state())
     return turn
+
+
+def _kept_answers(held: _Held, session: CustomerSession, respond: Responder) -> Responder:
+    """`respond`, with each question it answers and its answer written to the conversation as
+    they come (nothing said is lost, and the next turn remembers both)."""
+
+    def answered(question: str) -> str | None:
+        answer = respond(question)
+        if answer is not None:
+            kind: stored.ReplyKind = "proposal" if session.consent.pending else "question"
+            stored.add_message(held.store, held.id, "desk", kind, question)
+            stored.add_message(held.store, held.id, "customer", "message", answer)
+        return answer
+
+    return answered
 
 
 def _finish(held: _Held, message: Message, turn: Turn, state: dict[str, Any]) -> None:
@@ -235,30 +268,37 @@ def _finish(held: _Held, message: Message, turn: Turn, state: dict[str, Any]) ->
 
 
 def exchanges_of(messages: list[Message]) -> tuple[list[Exchange], list[str]]:
-    """The conversation as the model is shown it, as `agent chat` remembers one: each request
-    with the customer's answers to the desk's questions on it, and the desk's last reply (a
-    question the desk asked ended its turn; the next message answers it, so it joins the same
-    request, unless it is the last); and the customer's last messages, if no reply followed
-    them (a turn that never finished)."""
+    """The conversation as the model is shown it: each request with the customer's answers to
+    the desk's questions on it, and the desk's last reply (a question the desk asked ended its
+    turn; the next message answers it, so it joins the same request, unless it is the last); a
+    turn that failed (only a notice for reply) is left out, as `agent chat` always left it; and
+    the customer's last messages, if no reply followed them (a turn that never finished)."""
     exchanges: list[Exchange] = []
     said: list[str] = []
-    answers: list[str] = []
+    answers: list[Message] = []
     asked = False  # the desk's last reply asked the customer something
     for m in messages:
         if m.role == "customer":
             if answers:
                 if not asked:
-                    exchanges.append(Exchange("\n".join(said), "\n".join(answers)))
+                    _remember(exchanges, said, answers)
                     said = []
                 answers = []
             said.append(m.text)
         else:
-            answers.append(m.text if m.role == "desk" else f"(a person) {m.text}")
+            answers.append(m)
             asked = m.kind in ("question", "proposal")
     if answers:
-        exchanges.append(Exchange("\n".join(said), "\n".join(answers)))
+        _remember(exchanges, said, answers)
         said = []
     return exchanges, said
+
+
+def _remember(exchanges: list[Exchange], said: list[str], answers: list[Message]) -> None:
+    if all(m.kind == "notice" for m in answers):
+        return  # the turn failed: nothing the desk said is worth the model's reading
+    texts = (m.text if m.role == "desk" else f"(a person) {m.text}" for m in answers)
+    exchanges.append(Exchange("\n".join(said), "\n".join(texts)))
 
 
 def _question(unanswered: list[str], text: str, limit: int) -> str:

@@ -131,11 +131,12 @@ def create(
     external_id: str | None = None,
     address: dict[str, Any] | None = None,
     opened_by: str | None = None,
+    conversation_id: str | None = None,
 ) -> Conversation:
-    """A new open conversation with an unguessable id (128 random bits); `external_id` and
-    `address`: the channel's id of it and where the channel reaches the customer; `opened_by`:
-    the API token that opened it."""
-    conversation_id = secrets.token_hex(16)
+    """A new open conversation with an unguessable id (128 random bits, or `conversation_id`,
+    one `new_id` made); `external_id` and `address`: the channel's id of it and where the
+    channel reaches the customer; `opened_by`: the API token that opened it."""
+    conversation_id = conversation_id or new_id()
     store.atomically(
         lambda: insert_row(
             store,
@@ -149,6 +150,11 @@ def create(
         )
     )
     return found(store, conversation_id)
+
+
+def new_id() -> str:
+    """A conversation's id: 128 random bits, in hex."""
+    return secrets.token_hex(16)
 
 
 def insert_row(
@@ -225,6 +231,21 @@ def listed(
         params,
     )
     return [from_row(row) for row in rows]
+
+
+def newest(store: OrderStore, *, channel: str) -> Conversation | None:
+    """The channel's most recently active conversation that is not closed (of two active in
+    the same second, the one with the latest message)."""
+    latest = (
+        "COALESCE((SELECT MAX(m.id) FROM conversation_messages m WHERE m.conversation_id = c.id),"
+        " 0)"
+    )
+    rows = store.query(
+        f"SELECT {COLUMNS} FROM conversations c WHERE channel = ? AND status <> 'closed'"
+        f" ORDER BY updated_at DESC, {latest} DESC LIMIT 1",
+        (channel,),
+    )
+    return from_row(rows[0]) if rows else None
 
 
 def messages(store: OrderStore, conversation_id: str) -> list[Message]:
