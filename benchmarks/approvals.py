@@ -33,14 +33,14 @@ def fill(path: Path, items: int) -> None:
     store = OrderStore.open(path, seed=orders)
     try:
         for order in orders:
-            proposal = approval_queue.Proposal(
-                order,
-                1000,
-                "damaged",
-                "run",
-                "refund?",
-                "bench",
-                timedelta(hours=72),
+            proposal = approval_queue.RefundProposal(
+                order=order,
+                amount=1000,
+                reason="damaged",
+                run_id="run",
+                question="refund?",
+                proposed_by="bench",
+                expires_in=timedelta(hours=72),
             )
             approval_queue.queue(store, proposal)
     finally:

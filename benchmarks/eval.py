@@ -54,7 +54,7 @@ def offline(count: int) -> None:
     builtin = builtin_cases()
     cases = tuple((builtin * (count // len(builtin) + 1))[:count])
     options = RunOptions(dry_run=True)
-    contender = Contender("offline/playbook", options, options.settings())
+    contender = Contender(label="offline/playbook", options=options, settings=options.settings())
     timed(contender, cases[:20], 1)  # warm up imports and caches
     elapsed, results = timed(contender, cases, 1)
     passed = sum(r.passed for r in results)
@@ -74,7 +74,7 @@ def over_http(count: int, concurrency: int, latency: float) -> None:
             provider=ProviderOptions("openai", "bench", server.url + "/v1"),
             timeout=60,
         )
-        contender = Contender("openai/bench", options, options.settings())
+        contender = Contender(label="openai/bench", options=options, settings=options.settings())
         server.reset()
         elapsed, results = timed(contender, cases, concurrency)
         floor = count * STEPS * latency / concurrency
@@ -93,7 +93,7 @@ def conversations(count: int) -> None:
     convs = tuple(c for c in builtin_cases() if c.kind == "conversation")
     cases = tuple((convs * (count // len(convs) + 1))[:count])
     options = RunOptions(dry_run=True)
-    contender = Contender("offline/playbook", options, options.settings())
+    contender = Contender(label="offline/playbook", options=options, settings=options.settings())
     timed(contender, cases[:10], 1)
     elapsed, results = timed(contender, cases, 1)
     turns = sum(r.record.runs for r in results)
@@ -114,7 +114,7 @@ def per_turn(turns: int) -> None:
         text += "reference = []\n"
         cases = parse_cases(text, "benchmark", json_file=False)
         options = RunOptions(script=script, grounding=False)
-        contender = Contender("script", options, options.settings())
+        contender = Contender(label="script", options=options, settings=options.settings())
         timed(contender, cases, 1)
         rounds = 20
         started = time.perf_counter()

@@ -31,7 +31,11 @@ def per_call_us(steps: int) -> float:
     for _ in range(RUNS):
         model = ScriptedModel(decisions)
         for _event in run(
-            "Is order A100 refundable?", model, tools, limits=Limits(steps + 1), today=SAMPLE_DAY
+            "Is order A100 refundable?",
+            model,
+            tools,
+            limits=Limits(max_steps=steps + 1),
+            today=SAMPLE_DAY,
         ):
             pass
     return (time.perf_counter() - began) / RUNS / (steps + 1) * 1e6

@@ -66,7 +66,14 @@ def adapter(url: str, *, mode: str = "tools") -> Any:
     from agent_cli.providers.choice import ProviderChoice
     from agent_cli.providers.connect import connect
 
-    choice = ProviderChoice("openai", "openai", "bench", url + "/v1", "", "max_tokens")
+    choice = ProviderChoice(
+        name="openai",
+        kind="openai",
+        model="bench",
+        base_url=url + "/v1",
+        api_key_env="",
+        max_tokens_param="max_tokens",
+    )
     return connect(choice, ProviderSettings(mode=mode), None)  # type: ignore[arg-type]
 
 
@@ -85,7 +92,7 @@ def one_run(
     store = STORE
     tools = ToolRegistry(order_tools(lambda: store, RefundPolicy()))
     try:
-        limits = limits or Limits(max_steps)
+        limits = limits or Limits(max_steps=max_steps)
         for event in run("Is order A100 refundable?", used, tools, limits=limits):
             last = event
     finally:
@@ -186,7 +193,7 @@ def desk_first_requests() -> None:
         for question in DESK_QUESTIONS:
             server.reset()
             offered = tools.offering(offer(tools.names(), "phase", [question]))
-            for _ in run(question, model, offered, limits=Limits(1, grounding=False)):
+            for _ in run(question, model, offered, limits=Limits(max_steps=1, grounding=False)):
                 pass
             sizes.append(server.stats()["request_bytes"][0])
         model.close()
@@ -275,8 +282,8 @@ def bounded_history() -> None:
 
     note = "Customer note. " * 334  # 5,010 characters
     STORE.import_orders([Order(f"N{n:03d}", "PENDING", 100, note=note) for n in range(1, 21)])
-    unbounded = Limits(20, max_observation_chars=10**6, history_tokens=10**7)
-    for name, limits in (("unbounded", unbounded), ("defaults", Limits(20))):
+    unbounded = Limits(max_steps=20, max_observation_chars=10**6, history_tokens=10**7)
+    for name, limits in (("unbounded", unbounded), ("defaults", Limits(max_steps=20))):
         server = Server(latency=0.0, steps=20)
         one_run(server.url, limits=limits)
         sizes = server.stats()["request_bytes"]

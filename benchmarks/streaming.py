@@ -20,7 +20,7 @@ from datetime import date
 from pathlib import Path
 
 from agent_cli.core.seams import ModelRequest, TextDelta
-from agent_cli.providers.http import Channel
+from agent_cli.providers.http import Channel, Endpoint
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
 from agent_cli.providers.retries import RetryPolicy
 
@@ -39,15 +39,17 @@ def start_server(token_delay: float, words: int, mode: str) -> tuple[subprocess.
 def one(url: str, *, stream: bool, mode: str) -> tuple[float, float]:
     """Seconds to the first answer text and to the whole reply."""
     channel = Channel(
-        base_url=url,
-        headers={},
-        secret=None,
-        key_env=None,
-        connect_timeout=5,
-        read_timeout=60,
-        retry=RetryPolicy(max_retries=0),
+        Endpoint(
+            base_url=url,
+            headers={},
+            secret=None,
+            key_env=None,
+            connect_timeout=5,
+            read_timeout=60,
+            retry=RetryPolicy(max_retries=0),
+        ),
     )
-    model = OpenAIChat(channel, OpenAIOptions("bench", mode=mode, stream=stream))  # type: ignore[arg-type]
+    model = OpenAIChat(channel, OpenAIOptions(model="bench", mode=mode, stream=stream))  # type: ignore[arg-type]
     first: list[float] = []
 
     def seen(delta: TextDelta) -> None:
@@ -56,7 +58,12 @@ def one(url: str, *, stream: bool, mode: str) -> tuple[float, float]:
 
     began = time.perf_counter()
     request = ModelRequest(
-        "Is A100 refundable?", date(2026, 12, 4), (), (), time.monotonic() + 120, on_text=seen
+        goal="Is A100 refundable?",
+        today=date(2026, 12, 4),
+        tools=(),
+        history=(),
+        deadline=time.monotonic() + 120,
+        on_text=seen,
     )
     model.decide(request)
     done = time.perf_counter()

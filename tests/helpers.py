@@ -17,7 +17,7 @@ from agent_cli.core.budget import Limits
 from agent_cli.core.decisions import CallTool, FinalAnswer
 from agent_cli.core.events import Event, QuestionAsked
 from agent_cli.core.loop import run
-from agent_cli.providers.http import Channel
+from agent_cli.providers.http import Channel, Endpoint
 from agent_cli.providers.retries import RetryPolicy
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.store.sqlite import OrderStore
@@ -78,7 +78,7 @@ def scripted_run(
             "Is order A100 refundable?",
             model,
             registry(store),
-            limits=Limits(max_steps),
+            limits=Limits(max_steps=max_steps),
             today=TODAY,
         )
     )
@@ -104,13 +104,15 @@ def delivered_recently(code: str = "A100", days: int = 12) -> None:
 def mock_channel(respond: Callable[[httpx.Request], httpx.Response]) -> Channel:
     """A Channel whose every request `respond` answers in process (no retries)."""
     return Channel(
-        base_url="http://127.0.0.1:9",
-        headers={},
-        secret=None,
-        key_env=None,
-        connect_timeout=1,
-        read_timeout=1,
-        retry=RetryPolicy(max_retries=0),
+        Endpoint(
+            base_url="http://127.0.0.1:9",
+            headers={},
+            secret=None,
+            key_env=None,
+            connect_timeout=1,
+            read_timeout=1,
+            retry=RetryPolicy(max_retries=0),
+        ),
         transport=httpx.MockTransport(respond),
     )
 

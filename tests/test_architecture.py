@@ -290,3 +290,77 @@ def test_architecture_md_names_every_package_and_module() -> None:
         if str(relative) not in named and folder not in rows:
             missing.append(str(relative))
     assert sorted(set(missing)) == []
+
+
+# Records built from a row in their SELECT's order, and records with a few leading fields every
+# call gives (the rest keyword-only by default): the only positional ones of seven fields or more.
+POSITIONAL_RECORDS = {
+    "Approval",
+    "OrderChange",
+    "Ticket",
+    "Table",
+    "Tool",
+    "Order",
+    "Plan",
+    "ToolSpec",
+    "Step",
+    "ModelCall",
+    "_Attempt",
+    "_Server",
+}
+MANY_FIELDS = 7
+
+
+def _positional_records(tree: ast.Module) -> Iterator[tuple[str, int]]:
+    """Each dataclass of MANY_FIELDS init fields or more a call may fill by position."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for decorator in node.decorator_list:
+            call = decorator if isinstance(decorator, ast.Call) else None
+            named = ast.unparse(call.func if call else decorator)
+            keywords = {k.arg for k in call.keywords} if call else set()
+            if named != "dataclass" or keywords & {"kw_only", "init"}:
+                continue
+            fields = [
+                s
+                for s in node.body
+                if isinstance(s, ast.AnnAssign)
+                and "ClassVar" not in ast.unparse(s.annotation)
+                and "init=False" not in ast.unparse(s.value or ast.Constant(None))
+            ]
+            if len(fields) >= MANY_FIELDS:
+                yield node.name, len(fields)
+
+
+def test_a_record_of_many_fields_is_built_by_keyword() -> None:
+    found = [
+        f"{path.relative_to(PACKAGE)}: {name} ({count} fields)"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for name, count in _positional_records(ast.parse(path.read_text()))
+        if name not in POSITIONAL_RECORDS
+    ]
+    assert found == [], "make these kw_only=True (or say why not): " + ", ".join(found)
+
+
+def test_a_positional_record_of_many_fields_is_caught() -> None:
+    tree = ast.parse(
+        "@dataclass(frozen=True)\nclass Wide:\n" + "".join(f"    f{i}: int\n" for i in range(7))
+    )
+    assert list(_positional_records(tree)) == [("Wide", 7)]
+    narrow = ast.parse(
+        "@dataclass\nclass Narrow:\n" + "".join(f"    f{i}: int\n" for i in range(6))
+    )
+    keyword = ast.parse(
+        "@dataclass(kw_only=True)\nclass K:\n" + "".join(f"    f{i}: int\n" for i in range(9))
+    )
+    assert list(_positional_records(narrow)) == list(_positional_records(keyword)) == []
+
+
+def test_every_command_group_in_cli_has_its_body_of_the_same_name_in_commands() -> None:
+    """cli/ mirrors commands/ (issue 51): `cli/ask.py` parses, `commands/ask.py` does; the
+    CLI's own helpers are named with a leading underscore."""
+    groups = {p.stem for p in (PACKAGE / "cli").glob("*.py") if not p.stem.startswith("_")}
+    bodies = {p.stem for p in (PACKAGE / "commands").glob("*.py")}
+    assert groups, "no command group in cli/"
+    assert sorted(groups - bodies) == []

@@ -47,11 +47,22 @@ def history(*outcomes: Outcome) -> tuple[Step, ...]:
 def done(kind: str, order: str) -> Outcome:
     """The act a claim of `kind` on `order` says was made."""
     if kind == "refund":
-        return Refunded(2, order, 1000, "JPY", f"1,000 JPY on order {order}")
+        return Refunded(
+            refund_id=2,
+            order=order,
+            amount=1000,
+            currency="JPY",
+            what=f"1,000 JPY on order {order}",
+        )
     if kind == "handover":
         return Transferred(4)
     tool = TOOL_OF.get(kind, "cancel_pending_order")  # "done": any change made
-    return Changed(1, tool, f"{kind} {order}", None if kind == "account_address" else order)
+    return Changed(
+        change_id=1,
+        tool=tool,
+        summary=f"{kind} {order}",
+        order=None if kind == "account_address" else order,
+    )
 
 
 def waiting(kind: str, order: str) -> tuple[Outcome, ...]:
@@ -98,7 +109,12 @@ def test_what_the_store_showed_is_a_fact_not_a_claim(kind: str, sentence: str, s
         ("I cancelled both orders.", done("cancel", "B200")),  # one of two
         ("Done: it is cancelled.", Queued(9, "cancel_pending_order", "cancel B200", "x", "B200")),
         ("B200の住所を変更しました。", done("cancel", "B200")),
-        ("I have refunded A100.", Refunded(2, "A100", 1000, "JPY", "x", earlier=True)),  # found
+        (
+            "I have refunded A100.",
+            Refunded(
+                refund_id=2, order="A100", amount=1000, currency="JPY", what="x", earlier=True
+            ),
+        ),  # found
         ("I have refunded 5,400 JPY.", done("address", "B200")),  # a change sending nothing back
     ],
 )
@@ -109,7 +125,14 @@ def test_a_committed_act_grounds_only_its_own_kind_and_order(answer: str, made: 
 def test_both_needs_two_orders_and_a_cancel_with_money_back_grounds_its_refund() -> None:
     two = history(done("cancel", "B200"), done("cancel", "B201"))
     assert unfounded_claim("I cancelled both orders.", two) is None
-    paid_back = Changed(1, "cancel_pending_order", "cancel B200", "B200", 5400, "JPY")
+    paid_back = Changed(
+        change_id=1,
+        tool="cancel_pending_order",
+        summary="cancel B200",
+        order="B200",
+        refund=5400,
+        currency="JPY",
+    )
     said = "I have cancelled B200 and refunded 5,400 JPY."
     assert unfounded_claim(said, history(paid_back)) is None
 

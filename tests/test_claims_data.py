@@ -70,7 +70,9 @@ def test_a_proposed_change_is_no_change_made_and_a_store_fact_is_a_fact() -> Non
 
 
 def test_the_text_is_still_read_when_the_data_says_nothing_or_something_else() -> None:
-    cancelled = history(Changed(1, "cancel_pending_order", "cancel B200", "B200"))
+    cancelled = history(
+        Changed(change_id=1, tool="cancel_pending_order", summary="cancel B200", order="B200")
+    )
     text = "I have cancelled B200 and updated your address."
     assert ground_answer(text, cancelled, ()) is not None  # no data: the text's address claim
     assert ground_answer(text, cancelled, stated("cancel", "B200")) is not None
@@ -155,7 +157,13 @@ def test_a_named_order_read_by_the_desk_is_looked_up_already() -> None:
 
     def branches(goal: str, args: dict[str, str]) -> list[str]:
         read = Step(1, CallTool(tool="get_order_details", args=args), "ok", False)
-        request = ModelRequest(goal, date(2026, 10, 13), (lookup, details), (read,), 0.0)
+        request = ModelRequest(
+            goal=goal,
+            today=date(2026, 10, 13),
+            tools=(lookup, details),
+            history=(read,),
+            deadline=0.0,
+        )
         schema = step_schema(request)
         return [b["properties"]["type"]["enum"][0] for b in schema.get("anyOf", [schema])]
 

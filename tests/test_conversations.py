@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from contextlib import ExitStack
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typer.testing import CliRunner, Result
 
 import agent_cli
 from agent_cli.cli import app
+from agent_cli.core.seams import ModelRequest
 from agent_cli.errors import (
     ConversationBusy,
     ConversationClosed,
@@ -519,8 +521,9 @@ def test_a_real_model_is_told_the_customer_is_known_only_when_they_are() -> None
 
     from agent_cli.providers.prompts import system_prompt
 
-    known = system_prompt(date(2026, 10, 13), (), "tools", customer="kaito_yamamoto_1007")
-    unknown = system_prompt(date(2026, 10, 13), (), "tools")
+    request = ModelRequest(goal="", today=date(2026, 10, 13), tools=(), history=(), deadline=0.0)
+    known = system_prompt(replace(request, customer="kaito_yamamoto_1007"), "tools")
+    unknown = system_prompt(request, "tools")
     assert 'identified already (user id "kaito_yamamoto_1007")' in known
     assert "identified already" not in unknown
 

@@ -34,7 +34,9 @@ def _loaded(store: OrderStore, db: dict[str, Any] | None = None) -> OrderStore:
 
 def operator_tools(store: OrderStore) -> ToolRegistry:
     """The write tools as `agent tools call --yes` has them: staff, approving."""
-    desk = WriteDesk(lambda: store, CustomerSession(staff=True), dry_run=False, by="test")
+    desk = WriteDesk(
+        open_store=lambda: store, session=CustomerSession(staff=True), dry_run=False, by="test"
+    )
     return ToolRegistry(write_tools(desk))
 
 

@@ -167,7 +167,12 @@ def test_refusals_say_what_is_left_to_do(either_store: OrderStore) -> None:
 
 def _ruled(store: OrderStore, rule: RefundRule, today: date, **args: Any) -> Any:
     desk = WriteDesk(
-        lambda: store, CustomerSession(staff=True), False, "t", rules=(rule,), clock=lambda: today
+        open_store=lambda: store,
+        session=CustomerSession(staff=True),
+        dry_run=False,
+        by="t",
+        rules=(rule,),
+        clock=lambda: today,
     )
     needed = ToolRegistry(write_tools(desk)).invoke("return_delivered_order_items", args)
     assert isinstance(needed, ApprovalNeeded)

@@ -54,7 +54,15 @@ def queued(
 ) -> Approval:
     tool, args = call
     plan = propose(store, tool, args, B200)
-    proposal = WriteProposal(plan, args, B200, "run-1", "Please cancel B200", "bot", expires_in)
+    proposal = WriteProposal(
+        plan=plan,
+        args=args,
+        target=B200,
+        run_id="run-1",
+        question="Please cancel B200",
+        proposed_by="bot",
+        expires_in=expires_in,
+    )
     return approval_queue.queue(store, proposal)
 
 
@@ -390,7 +398,7 @@ def test_a_held_order_makes_a_second_commit_wait_and_then_refuse(
     for thread in threads:
         thread.join(timeout=60)
     assert isinstance(results[0], desk_writes.Committed), results
-    assert isinstance(results[1], desk_writes.Changed), results
+    assert isinstance(results[1], desk_writes.RecordsChanged), results
     check = opener()
     assert len(desk_reads.changes(check, order="B200")) == 1
     check.close()

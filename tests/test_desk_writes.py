@@ -18,7 +18,7 @@ from agent_cli.errors import Interrupted
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.store import desk_reads
 from agent_cli.store.desk_changes import Refused
-from agent_cli.store.desk_writes import Changed, Target, commit, propose
+from agent_cli.store.desk_writes import RecordsChanged, Target, commit, propose
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.store.tau2 import tau2_json
 from agent_cli.tools import ToolRegistry
@@ -33,7 +33,7 @@ TODAY_ARGS = {"address1": "2-1 Chiyoda", "address2": "Room 5", "city": "Tokyo", 
 
 
 def tools(store: OrderStore, session: CustomerSession, *, dry_run: bool = False) -> ToolRegistry:
-    desk = WriteDesk(lambda: store, session, dry_run, by="tester")
+    desk = WriteDesk(open_store=lambda: store, session=session, dry_run=dry_run, by="tester")
     return ToolRegistry([*desk_tools(lambda: store, session), *write_tools(desk)])
 
 
@@ -223,7 +223,7 @@ def test_two_commits_of_one_proposal_change_the_store_once(either_store: OrderSt
     first = propose(either_store, "cancel_pending_order", args, target)
     second = propose(either_store, "cancel_pending_order", args, target)
     commit(either_store, first, args, target, by="a", run_id="r1")
-    with pytest.raises(Changed, match="changed since this was proposed"):
+    with pytest.raises(RecordsChanged, match="changed since this was proposed"):
         commit(either_store, second, args, target, by="b", run_id="r2")
     order = desk_reads.desk_order(either_store, "B200")
     assert order is not None and len(order.payments) == 2  # one refund
@@ -267,7 +267,7 @@ def converse(
         "Please cancel B200",
         ScriptedModel(decisions),
         toolbox(store, session) if toolbox else tools(store, session, **kw),
-        limits=Limits(12, grounding=False),
+        limits=Limits(max_steps=12, grounding=False),
         hear=session.consent.heard,
     )
     seen: list[Event] = []
@@ -419,7 +419,7 @@ def test_an_interrupted_approval_changes_nothing(either_store: OrderStore) -> No
         "Please cancel B200",
         ScriptedModel([FIND, CANCEL, ask, CANCEL, final("?")]),
         tools(either_store, session),
-        limits=Limits(12, grounding=False),
+        limits=Limits(max_steps=12, grounding=False),
         hear=session.consent.heard,
     )
     before = snapshot(either_store)
@@ -502,7 +502,7 @@ def test_a_change_made_meanwhile_makes_the_approved_commit_refuse(either_store: 
         "Please cancel B200",
         ScriptedModel([FIND, CANCEL, ask, CANCEL, final("?")]),
         tools(either_store, session),
-        limits=Limits(12, grounding=False),
+        limits=Limits(max_steps=12, grounding=False),
         hear=session.consent.heard,
     )
     seen: list[Event] = []
@@ -528,7 +528,7 @@ def test_a_change_made_meanwhile_makes_the_approved_commit_refuse(either_store: 
 
 
 def test_every_write_tool_says_it_changes_nothing_until_the_customer_says_yes() -> None:
-    desk = WriteDesk(lambda: None, CustomerSession(), False)  # type: ignore[arg-type,return-value]
+    desk = WriteDesk(open_store=lambda: None, session=CustomerSession(), dry_run=False)  # type: ignore[arg-type,return-value]
     for tool in write_tools(desk):
         assert "Changes nothing on the first call" in tool.description
         assert "explicit yes" in tool.description and len(tool.description) > 120

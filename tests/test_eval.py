@@ -18,7 +18,7 @@ from agent_cli.errors import CaseFileError, Interrupted
 from agent_cli.evaluation.cases import builtin_cases, load_cases, parse_cases
 from agent_cli.evaluation.heard import is_heard, with_heard
 from agent_cli.evaluation.judge import judge, stated_verdicts
-from agent_cli.evaluation.runner import Contender, plan_jobs, run_jobs
+from agent_cli.evaluation.runner import Contender, Recording, plan_jobs, run_jobs
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.record.outcomes import CaseResult, RunRecord, ToolRun
 from agent_cli.runtime.options import RunOptions
@@ -535,7 +535,9 @@ def test_ctrl_c_prints_the_partial_summary_and_exits_130(
 
 def test_ctrl_c_stops_parallel_workers() -> None:
     cases = builtin_cases()
-    contender = Contender("offline/playbook", RunOptions(dry_run=True), RunOptions().settings())
+    contender = Contender(
+        label="offline/playbook", options=RunOptions(dry_run=True), settings=RunOptions().settings()
+    )
     jobs = plan_jobs(cases, (contender,), repeat=3)
     seen: list[CaseResult] = []
     cancel = threading.Event()
@@ -546,7 +548,7 @@ def test_ctrl_c_stops_parallel_workers() -> None:
             raise KeyboardInterrupt
 
     with pytest.raises(Interrupted):
-        run_jobs(jobs, concurrency=4, on_result=on_result, cancel=cancel)
+        run_jobs(jobs, concurrency=4, on_result=on_result, recording=Recording(cancel=cancel))
     assert cancel.is_set()
     assert 2 <= len(seen) < len(jobs)  # the cases that finished, not the rest
     assert len({(r.case, r.repeat) for r in seen}) == len(seen)  # none handed over twice
@@ -619,7 +621,14 @@ def test_cost_per_case_only_when_every_case_has_a_cost() -> None:
     from agent_cli.evaluation.summary import summarize
 
     def result(case: str, cost: float | None) -> CaseResult:
-        return CaseResult(case, "m", 1, (), RunRecord(status="answered", cost=cost), None)
+        return CaseResult(
+            case=case,
+            model="m",
+            repeat=1,
+            failures=(),
+            record=RunRecord(status="answered", cost=cost),
+            trace=None,
+        )
 
     (all_priced,) = summarize([result("a", 0.002), result("b", 0.004)], ["m"])
     assert all_priced.cost_per_case == pytest.approx(0.003)

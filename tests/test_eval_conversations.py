@@ -154,7 +154,7 @@ def test_facts_count_what_the_agent_asked_too() -> None:
 def test_a_write_made_without_its_proposal_fails_consent() -> None:
     (case,) = parse_cases('[[cases]]\nquestion = "q"\nreference = []\n', "t", json_file=False)
     args = {"order_id": "B200", "reason": "no longer needed"}
-    change = Changed(1, "cancel_pending_order", "cancel B200", "B200")
+    change = Changed(change_id=1, tool="cancel_pending_order", summary="cancel B200", order="B200")
     made = ToolRun("cancel_pending_order", args, render(change), False, change)
     offer = Proposed("cancel_pending_order", "cancel B200", "B200")
     proposed = ToolRun("cancel_pending_order", args, render(offer), False, offer)

@@ -241,7 +241,7 @@ def test_the_playbook_passes_the_check(store: OrderStore, goal: str) -> None:
             goal,
             PlaybookModel(),
             registry(store),
-            limits=Limits(20),
+            limits=Limits(max_steps=20),
             today=TODAY,
             check_answer=ground_answer,
         )
@@ -520,7 +520,12 @@ def _observed(tool: str, outcome: Outcome) -> tuple[Step, ...]:
     return (Step(1, CallTool(tool=tool, args={}), render(outcome), False, outcome=outcome),)
 
 
-REFUNDED = _observed("issue_refund", Refunded(2, "A100", 1000, "JPY", "1,000 JPY on order A100"))
+REFUNDED = _observed(
+    "issue_refund",
+    Refunded(
+        refund_id=2, order="A100", amount=1000, currency="JPY", what="1,000 JPY on order A100"
+    ),
+)
 QUEUED = _observed(
     "issue_refund", Queued(3, "issue_refund", "the refund of 1,000 JPY on order A100", "later")
 )
@@ -528,27 +533,42 @@ TRANSFERRED = _observed("transfer_to_human_agents", Transferred(1))
 CANCELLED = _observed(
     "cancel_pending_order",
     Changed(
-        1,
-        "cancel_pending_order",
-        "cancel B200 (1 item; reason: no longer needed): refund 5,400 JPY to credit_card_1007 "
-        "in 5-7 business days",
-        "B200",
-        5400,
-        "JPY",
+        change_id=1,
+        tool="cancel_pending_order",
+        summary="cancel B200 (1 item; reason: no longer needed): refund 5,400 JPY to "
+        "credit_card_1007 in 5-7 business days",
+        order="B200",
+        refund=5400,
+        currency="JPY",
     ),
 )
 MOVED = _observed(
     "modify_pending_order_address",
-    Changed(2, "modify_pending_order_address", "ship B200 to 1-1 Umeda", "B200"),
+    Changed(
+        change_id=2,
+        tool="modify_pending_order_address",
+        summary="ship B200 to 1-1 Umeda",
+        order="B200",
+    ),
 )
 PROPOSED = _observed("cancel_pending_order", Proposed("cancel_pending_order", "cancel B200 ..."))
 EXCHANGED = _observed(
     "exchange_delivered_order_items",
-    Changed(3, "exchange_delivered_order_items", "exchange T-Shirt", "B300"),
+    Changed(
+        change_id=3, tool="exchange_delivered_order_items", summary="exchange T-Shirt", order="B300"
+    ),
 )
 A104 = _observed("lookup_order", Read("A104", "REFUNDED", 32_000))
 EARLIER = _observed(
-    "issue_refund", Refunded(2, "A100", 1000, "JPY", "1,000 JPY on order A100", earlier=True)
+    "issue_refund",
+    Refunded(
+        refund_id=2,
+        order="A100",
+        amount=1000,
+        currency="JPY",
+        what="1,000 JPY on order A100",
+        earlier=True,
+    ),
 )
 # A record that reads like an outcome line is a record: it shows nothing done.
 LOOKALIKE = (

@@ -74,7 +74,7 @@ def test_a_call_made_again_after_the_customer_answered_is_not_a_loop() -> None:
     model = ScriptedModel([lookup, asked, lookup, again, lookup, final("ok")])
     store = OrderStore.in_memory(SAMPLE_ORDERS)
     events = converse(
-        run("A100?", model, registry(store), limits=Limits(8), today=TODAY), "no", "yes"
+        run("A100?", model, registry(store), limits=Limits(max_steps=8), today=TODAY), "no", "yes"
     )
     observed = [e.observation for e in events if isinstance(e, ToolObserved)]
     assert len(observed) == 5

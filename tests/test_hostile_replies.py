@@ -242,7 +242,9 @@ def _mutations(payload: Any, rng: random.Random) -> Any:
 
 
 def _request() -> ModelRequest:
-    return ModelRequest("Is A100 refundable?", date(2026, 10, 13), (), (), deadline=1e12)
+    return ModelRequest(
+        goal="Is A100 refundable?", today=date(2026, 10, 13), tools=(), history=(), deadline=1e12
+    )
 
 
 class _Replies:
@@ -260,8 +262,8 @@ def _adapters(replies: _Replies) -> list[OpenAIChat | AnthropicMessages]:
         return mock_channel(replies)
 
     return [
-        OpenAIChat(channel(), OpenAIOptions("m", mode="tools")),
-        OpenAIChat(channel(), OpenAIOptions("m", mode="json")),
+        OpenAIChat(channel(), OpenAIOptions(model="m", mode="tools")),
+        OpenAIChat(channel(), OpenAIOptions(model="m", mode="json")),
         AnthropicMessages(channel(), AnthropicOptions("m", mode="tools")),
         AnthropicMessages(channel(), AnthropicOptions("m", mode="json")),
     ]

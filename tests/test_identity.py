@@ -190,12 +190,12 @@ def refund_toolbox(store: OrderStore, session: CustomerSession) -> ToolRegistry:
 
     limits = RefundLimits(max_amount=500_000, max_per_run=5, max_per_session=5)
     desk = RefundDesk(
-        lambda: store,
-        RefundPolicy(),
-        limits,
-        RefundCounter(),
-        False,
-        lambda: date(2026, 10, 13),  # the sample shop's day: A100 delivered 12 days before
+        open_store=lambda: store,
+        policy=RefundPolicy(),
+        limits=limits,
+        counter=RefundCounter(),
+        dry_run=False,
+        clock=lambda: date(2026, 10, 13),
         session=session,
     )
     return ToolRegistry([*tools_for(store, session), refund_tool(desk)])

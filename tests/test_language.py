@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
+from agent_cli.core.seams import ModelRequest
 from agent_cli.policy.language import language_of
 from agent_cli.policy.verdicts import is_japanese
 from agent_cli.providers.playbook import ONLY_ENGLISH_AND_JAPANESE
@@ -67,7 +68,9 @@ def test_offline_english_and_japanese_are_answered_in_kind(question: str, starts
 def test_a_real_model_is_told_to_answer_in_the_customer_s_language() -> None:
     from datetime import date
 
-    prompt = system_prompt(date(2026, 10, 13), (), "tools")
+    prompt = system_prompt(
+        ModelRequest(goal="", today=date(2026, 10, 13), tools=(), history=(), deadline=0.0), "tools"
+    )
     assert "in the customer's language unless the shop's instructions say otherwise" in (
         " ".join(prompt.split())
     )

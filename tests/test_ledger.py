@@ -35,7 +35,11 @@ def desk(store: OrderStore, *, days_after: int = 5, window: int | None = 30) -> 
     """Staff's write tools, on a day `days_after` the order A106 was delivered."""
     today = delivered(store, "A106") + timedelta(days=days_after)
     writes = WriteDesk(
-        lambda: store, CustomerSession(staff=True), False, "lead", window_days=window
+        open_store=lambda: store,
+        session=CustomerSession(staff=True),
+        dry_run=False,
+        by="lead",
+        window_days=window,
     )
     from dataclasses import replace
 

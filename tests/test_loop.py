@@ -116,7 +116,14 @@ def test_timeout_ends_the_run_with_status_timeout(store: OrderStore) -> None:
 
     model = ScriptedModel([call("refund_policy")] * 5)
     events = collect(
-        run("q", model, registry(store), limits=Limits(8, 25.0), today=TODAY, clock=_SlowClock())
+        run(
+            "q",
+            model,
+            registry(store),
+            limits=Limits(max_steps=8, timeout_s=25.0),
+            today=TODAY,
+            clock=_SlowClock(),
+        )
     )
     assert isinstance(events[-1], RunTimedOut)
     assert "timed out after 25 s" in str(events[-1])

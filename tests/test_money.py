@@ -84,7 +84,15 @@ def test_a_refund_the_currency_cannot_hold_changes_nothing(either_store: OrderSt
 
 
 def _facts(amount: int, currency: str) -> RefundFacts:
-    return RefundFacts(amount, currency, "DELIVERED", None, TODAY, "late", TODAY)
+    return RefundFacts(
+        amount=amount,
+        currency=currency,
+        status="DELIVERED",
+        customer=None,
+        delivered_at=TODAY,
+        reason="late",
+        today=TODAY,
+    )
 
 
 def test_a_rule_names_major_units_and_compares_minor_ones() -> None:

@@ -26,7 +26,9 @@ def answer(
     store: OrderStore, goal: str, *, today: date = TODAY, policy: RefundPolicy | None = None
 ) -> tuple[str, list[CallTool]]:
     events = collect(
-        run(goal, PlaybookModel(), registry(store, policy), limits=Limits(20), today=today)
+        run(
+            goal, PlaybookModel(), registry(store, policy), limits=Limits(max_steps=20), today=today
+        )
     )
     finished = events[-1]
     assert isinstance(finished, RunFinished) and finished.status == "answered", events[-1]
@@ -236,11 +238,15 @@ def test_a_failed_lookup_is_reported_not_invented(store: OrderStore) -> None:
     )
     policy = Step(2, CallTool(tool="refund_policy"), RefundPolicy().describe(), False)
     goal = "Is A100 refundable?"
-    reply = PlaybookModel().decide(ModelRequest(goal, TODAY, (), (failed, policy), 1e9))
+    reply = PlaybookModel().decide(
+        ModelRequest(goal=goal, today=TODAY, tools=(), history=(failed, policy), deadline=1e9)
+    )
     (decision,) = reply.decisions
     assert isinstance(decision, FinalAnswer)
     assert decision.answer == "I could not check order A100: ERROR: db down"
-    unsure = PlaybookModel().decide(ModelRequest("A100?", TODAY, (), (failed,), 1e9))
+    unsure = PlaybookModel().decide(
+        ModelRequest(goal="A100?", today=TODAY, tools=(), history=(failed,), deadline=1e9)
+    )
     assert unsure.decisions == (
         FinalAnswer(answer=playbook_unsure.ENGLISH.could_not_read.format(code="A100")),
     )

@@ -97,7 +97,13 @@ def test_the_email_given_in_reply_identifies_the_customer(tmp_path: Any) -> None
     session = CustomerSession()
     tools = ToolRegistry(desk_tools(lambda: store, session))
     events = converse(
-        run("Where is my order A101?", PlaybookModel(), tools, limits=Limits(8), today=TODAY),
+        run(
+            "Where is my order A101?",
+            PlaybookModel(),
+            tools,
+            limits=Limits(max_steps=8),
+            today=TODAY,
+        ),
         "It's aoi.suzuki@example.com",
     )
     (finished,) = [e for e in events if isinstance(e, RunFinished)]

@@ -23,7 +23,9 @@ from .test_playbook import answer
 
 def request(goal: str, *earlier: tuple[str, str]) -> ModelRequest:
     conversation = tuple(Exchange(question=q, answer=a) for q, a in earlier)
-    return ModelRequest(goal, TODAY, (), (), 1e9, conversation=conversation)
+    return ModelRequest(
+        goal=goal, today=TODAY, tools=(), history=(), deadline=1e9, conversation=conversation
+    )
 
 
 @pytest.mark.parametrize(
@@ -291,7 +293,7 @@ def test_at_the_step_limit_after_a_change_the_change_is_said() -> None:
     from agent_cli.core.decisions import Step
     from agent_cli.core.tool_outcomes import Changed
 
-    made = Changed(7, "cancel_pending_order", "cancel B200", order="B200")
+    made = Changed(change_id=7, tool="cancel_pending_order", summary="cancel B200", order="B200")
     history = (Step(1, CallTool(tool="cancel_pending_order"), "x", False, outcome=made),)
     answer = playbook_unsure.at_limit(history, False, ["B200"]).answer
     assert answer.startswith("Done: cancel B200.") and "nothing was changed" not in answer

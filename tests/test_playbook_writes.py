@@ -51,16 +51,16 @@ class Desk:
         )
         model = PlaybookModel()
         self.runtime = Runtime(
-            settings,
-            model,
-            tools,
-            limits_for(settings, model.model),
-            SAMPLE_DAY,
-            RefundCounter(),
-            None,
-            AsOf(),
-            "",
-            session,
+            settings=settings,
+            model=model,
+            tools=tools,
+            limits=limits_for(settings, model.model),
+            today=SAMPLE_DAY,
+            refunds=RefundCounter(),
+            mcp=None,
+            as_of=AsOf(),
+            instructions="",
+            identity=session,
         )
         self.approve: Any = (lambda _: ApprovalVerdict(True, "operator")) if approve else refuse
         self.turns: tuple[Exchange, ...] = ()

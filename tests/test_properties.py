@@ -385,7 +385,7 @@ def adapter(
 
     channel = mock_channel(respond)
     if dialect == "openai":
-        return OpenAIChat(channel, OpenAIOptions("m", mode=mode, stream=stream))  # type: ignore[arg-type]
+        return OpenAIChat(channel, OpenAIOptions(model="m", mode=mode, stream=stream))  # type: ignore[arg-type]
     return AnthropicMessages(channel, AnthropicOptions("m", mode=mode, stream=stream))  # type: ignore[arg-type]
 
 

@@ -20,7 +20,7 @@ from agent_cli.errors import (
     ProviderRateLimited,
     ProviderUnavailable,
 )
-from agent_cli.providers.http import Channel
+from agent_cli.providers.http import Channel, Endpoint, ReplyReading
 from agent_cli.providers.retries import RetryPolicy, retry_after_seconds
 from agent_cli.text import mask_secrets
 
@@ -209,13 +209,15 @@ def channel(handler: Any, *, sleeps: list[float], retries: int = 2) -> Channel:
         sleeps.append(seconds)
 
     return Channel(
-        base_url="http://model.test",
-        headers={"authorization": f"Bearer {KEY}"},
-        secret=KEY,
-        key_env="OPENAI_API_KEY",
-        connect_timeout=1,
-        read_timeout=1,
-        retry=RetryPolicy(max_retries=retries),
+        Endpoint(
+            base_url="http://model.test",
+            headers={"authorization": f"Bearer {KEY}"},
+            secret=KEY,
+            key_env="OPENAI_API_KEY",
+            connect_timeout=1,
+            read_timeout=1,
+            retry=RetryPolicy(max_retries=retries),
+        ),
         transport=httpx.MockTransport(handler),
         sleep=sleep,
         jitter=lambda: 1.0,
@@ -307,7 +309,7 @@ def test_attempts_are_reported_with_usage() -> None:
         {},
         deadline=time.monotonic() + 30,
         on_call=calls.append,
-        usage_of=lambda _: Usage(7, 3),
+        reading=ReplyReading(usage_of=lambda _: Usage(7, 3)),
     )
     assert [(c.attempt, c.status, c.retry_in_s) for c in calls] == [(1, 503, 0.5), (2, 200, None)]
     assert calls[1].usage == Usage(7, 3)

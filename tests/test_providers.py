@@ -593,7 +593,9 @@ def test_a_key_sent_over_plain_http_off_this_machine_is_warned_of(
 ) -> None:
     from agent_cli.providers.choice import ProviderChoice, key_in_clear
 
-    choice = ProviderChoice("openai", "openai", "m", base_url, "OPENAI_API_KEY")
+    choice = ProviderChoice(
+        name="openai", kind="openai", model="m", base_url=base_url, api_key_env="OPENAI_API_KEY"
+    )
     said = key_in_clear(choice, {"OPENAI_API_KEY": "sk-test"})
     assert (said is not None) == warned
     if said is not None:

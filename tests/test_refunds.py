@@ -58,7 +58,12 @@ def toolbox(
     dry_run: bool = False,
 ) -> ToolRegistry:
     desk = RefundDesk(
-        lambda: store, RefundPolicy(), limits, counter or RefundCounter(), dry_run, lambda: TODAY
+        open_store=lambda: store,
+        policy=RefundPolicy(),
+        limits=limits,
+        counter=counter or RefundCounter(),
+        dry_run=dry_run,
+        clock=lambda: TODAY,
     )
     return ToolRegistry([*order_tools(lambda: store, RefundPolicy()), refund_tool(desk)])
 
@@ -68,7 +73,11 @@ def drive(
 ) -> list[Event]:
     """Run a script, answering each approval with the next verdict."""
     events = run(
-        "q", ScriptedModel(decisions), toolbox(store, **kw), limits=Limits(10), today=TODAY
+        "q",
+        ScriptedModel(decisions),
+        toolbox(store, **kw),
+        limits=Limits(max_steps=10),
+        today=TODAY,
     )
     seen: list[Event] = []
     reply: Any = None
@@ -437,7 +446,12 @@ def test_a_refund_recorded_meanwhile_is_counted_at_commit(store: OrderStore) -> 
 def test_the_window_is_judged_again_at_commit(store: OrderStore) -> None:
     days = iter([date(2026, 10, 31), date(2026, 11, 1)])  # day 30 at the prompt, 31 at commit
     desk = RefundDesk(
-        lambda: store, RefundPolicy(), LIMITS, RefundCounter(), False, lambda: next(days)
+        open_store=lambda: store,
+        policy=RefundPolicy(),
+        limits=LIMITS,
+        counter=RefundCounter(),
+        dry_run=False,
+        clock=lambda: next(days),
     )
     needed = desk.propose(IssueRefundArgs(order_code="A100", amount=1000, reason="damaged"))
     assert "judged on 2026-10-31" in needed.summary
@@ -465,7 +479,12 @@ def test_today_option_never_moves_money(tmp_path: Path) -> None:
 def _desk(store: OrderStore, today: date = TODAY, **limits: int) -> RefundDesk:
     roomy = {"max_amount": 50_000, "max_per_run": 5, "max_per_session": 5, **limits}
     return RefundDesk(
-        lambda: store, RefundPolicy(), RefundLimits(**roomy), RefundCounter(), False, lambda: today
+        open_store=lambda: store,
+        policy=RefundPolicy(),
+        limits=RefundLimits(**roomy),
+        counter=RefundCounter(),
+        dry_run=False,
+        clock=lambda: today,
     )
 
 

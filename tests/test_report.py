@@ -157,7 +157,14 @@ def test_short_latencies_are_shown_as_measured(value: float, shown: str) -> None
 def result(model: str, case: str, *, passed: bool, elapsed: float = 3.0) -> CaseResult:
     record = RunRecord(model=model, status="answered", answer="Yes.", elapsed_ms=elapsed, steps=2)
     failures = () if passed else (Failure("verdict", "said not_refundable"),)
-    return CaseResult(case, model, 1, failures, record, question=f"About {case}?")
+    return CaseResult(
+        case=case,
+        model=model,
+        repeat=1,
+        failures=failures,
+        record=record,
+        question=f"About {case}?",
+    )
 
 
 def context(tmp_path: Path, base_urls: dict[str, str]) -> ReportContext:

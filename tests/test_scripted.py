@@ -14,7 +14,7 @@ from agent_cli.providers.scripted import ScriptedModel, load_script
 
 from .helpers import TODAY, call, final
 
-REQUEST = ModelRequest("q", TODAY, (), (), 1e9)
+REQUEST = ModelRequest(goal="q", today=TODAY, tools=(), history=(), deadline=1e9)
 
 
 def test_replays_in_order_then_fails_loudly() -> None:

@@ -565,6 +565,12 @@ def test_tools_mode_never_narrows_the_offer_to_nothing() -> None:
 
     lookup = ToolSpec("lookup_order", "Look up an order.", {"properties": {"order_code": {}}})
     done = Step(1, CallTool(tool="lookup_order", args={"order_code": "A100"}), "order=A100", False)
-    request = ModelRequest("Is A100 refundable?", date(2026, 10, 13), (lookup,), (done,), 0.0)
+    request = ModelRequest(
+        goal="Is A100 refundable?",
+        today=date(2026, 10, 13),
+        tools=(lookup,),
+        history=(done,),
+        deadline=0.0,
+    )
     specs, forced = tools_offered(request, force=True)
     assert [spec.name for spec in specs] == ["lookup_order", "ask_user"] and forced is None

@@ -107,8 +107,14 @@ def test_many_processes_refunding_one_order_make_one_refund(opener: Opener) -> N
 def queued(store: OrderStore) -> approval_queue.Approval:
     order = store.get("A105")
     assert order is not None
-    proposal = approval_queue.Proposal(
-        order, 1000, "damaged", "run", "refund?", "bot", timedelta(hours=1)
+    proposal = approval_queue.RefundProposal(
+        order=order,
+        amount=1000,
+        reason="damaged",
+        run_id="run",
+        question="refund?",
+        proposed_by="bot",
+        expires_in=timedelta(hours=1),
     )
     return approval_queue.queue(store, proposal)
 

@@ -42,8 +42,14 @@ def full_store(store: OrderStore) -> None:
     assert order is not None
     approval_queue.queue(
         store,
-        approval_queue.Proposal(
-            order, 1500, "dented", "run-1", "refund?", "bot", timedelta(hours=1)
+        approval_queue.RefundProposal(
+            order=order,
+            amount=1500,
+            reason="dented",
+            run_id="run-1",
+            question="refund?",
+            proposed_by="bot",
+            expires_in=timedelta(hours=1),
         ),
     )
     args = {"order_id": "B200", "reason": "no longer needed"}

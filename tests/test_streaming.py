@@ -19,7 +19,7 @@ from agent_cli.core.seams import DeadlineExceeded, ModelCall, ModelRequest, Text
 from agent_cli.errors import InvalidProviderResponse, ProviderUnavailable
 from agent_cli.providers.anthropic import ANTHROPIC_VERSION, AnthropicMessages, AnthropicOptions
 from agent_cli.providers.base import HttpAdapter
-from agent_cli.providers.http import Channel
+from agent_cli.providers.http import Channel, Endpoint
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
 from agent_cli.providers.retries import RetryPolicy
 from agent_cli.providers.streaming import SseParser, partial_answer
@@ -45,17 +45,19 @@ def adapter(
 ) -> HttpAdapter:
     headers = {"anthropic-version": ANTHROPIC_VERSION} if provider == "anthropic" else {}
     channel = Channel(
-        base_url=fake.url if provider == "anthropic" else fake.url + "/v1",
-        headers=headers,
-        secret=None,
-        key_env=None,
-        connect_timeout=2,
-        read_timeout=5,
-        retry=RetryPolicy(max_retries=retries, initial_backoff=0.01),
+        Endpoint(
+            base_url=fake.url if provider == "anthropic" else fake.url + "/v1",
+            headers=headers,
+            secret=None,
+            key_env=None,
+            connect_timeout=2,
+            read_timeout=5,
+            retry=RetryPolicy(max_retries=retries, initial_backoff=0.01),
+        ),
     )
     if provider == "anthropic":
         return AnthropicMessages(channel, AnthropicOptions("m", mode=mode, stream=stream))  # type: ignore[arg-type]
-    return OpenAIChat(channel, OpenAIOptions("m", mode=mode, stream=stream))  # type: ignore[arg-type]
+    return OpenAIChat(channel, OpenAIOptions(model="m", mode=mode, stream=stream))  # type: ignore[arg-type]
 
 
 class Seen:
@@ -68,12 +70,12 @@ class Seen:
 
     def request(self, deadline: float = 30.0) -> ModelRequest:
         return ModelRequest(
-            "Is A100 refundable?",
-            date(2026, 10, 13),
-            (LOOKUP,),
-            (),
-            time.monotonic() + deadline,
-            self.calls.append,
+            goal="Is A100 refundable?",
+            today=date(2026, 10, 13),
+            tools=(LOOKUP,),
+            history=(),
+            deadline=time.monotonic() + deadline,
+            on_call=self.calls.append,
             on_text=self.text,
         )
 
@@ -341,7 +343,7 @@ def _mock_adapter(provider: str, body: bytes) -> HttpAdapter:
     channel = mock_channel(respond)
     if provider == "anthropic":
         return AnthropicMessages(channel, AnthropicOptions("m", stream=True))
-    return OpenAIChat(channel, OpenAIOptions("m", stream=True))
+    return OpenAIChat(channel, OpenAIOptions(model="m", stream=True))
 
 
 class FakeLLMEvents:

@@ -121,7 +121,7 @@ def test_tickets_on_both_backends(either_store: OrderStore) -> None:
     assert second.customer_id is None and second.order_code is None
     done = tickets.claim(either_store, 1, by="lead")
     assert done is not None and done.changed and done.ticket.claimed_by == "lead"
-    assert tickets.claim(either_store, 1, by="x") == tickets.Changed(done.ticket, False)
+    assert tickets.claim(either_store, 1, by="x") == tickets.TicketStep(done.ticket, False)
     closed = tickets.close(either_store, 2, by="lead", note=None)  # open -> closed
     assert closed is not None and closed.changed and closed.ticket.status == "closed"
     assert [t.id for t in tickets.listed(either_store, status="claimed")] == [1]

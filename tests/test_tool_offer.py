@@ -114,14 +114,18 @@ def test_a_write_is_ready_once_an_order_of_its_status_was_read() -> None:
         _spec("find", until=("find",)),
         _spec("details", after=("find",)),
     )
-    start = ModelRequest("q", date(2026, 10, 13), specs, (), 1e9)
+    start = ModelRequest(goal="q", today=date(2026, 10, 13), tools=specs, history=(), deadline=1e9)
     assert [s.name for s in ready_tools(start)] == ["find"]
     found = Step(1, CallTool(tool="find"), "user_1", False)
     history = (found, _read(2, "details", "pending"))
-    later = ModelRequest("q", date(2026, 10, 13), specs, history, 1e9)
+    later = ModelRequest(
+        goal="q", today=date(2026, 10, 13), tools=specs, history=history, deadline=1e9
+    )
     assert [s.name for s in ready_tools(later)] == ["cancel", "details"]
     failed = (Step(1, CallTool(tool="find"), "ERROR: nobody", True),)
-    again = ModelRequest("q", date(2026, 10, 13), specs, failed, 1e9)
+    again = ModelRequest(
+        goal="q", today=date(2026, 10, 13), tools=specs, history=failed, deadline=1e9
+    )
     assert [s.name for s in ready_tools(again)] == ["find"]  # not found: asked again
 
 
@@ -147,20 +151,28 @@ def test_while_a_proposal_waits_for_its_yes_only_that_write_is_offered() -> None
         _spec("get_order_details"),
     )
     proposed = (_proposed(1, "exchange"),)
-    later = ModelRequest("q", date(2026, 10, 13), specs, proposed, 1e9)
+    later = ModelRequest(
+        goal="q", today=date(2026, 10, 13), tools=specs, history=proposed, deadline=1e9
+    )
     assert waiting_write(proposed) == "exchange"
     assert [s.name for s in ready_tools(later)] == ["exchange", "get_order_details"]
     yes = (*proposed, _asked(2, "yes"))
     assert waiting_write(yes) == "exchange"
     no = (*proposed, _asked(2, "no, the blue one instead"))
     assert waiting_write(no) is None  # a no: everything is offered again
-    again = ModelRequest("q", date(2026, 10, 13), specs, no, 1e9)
+    again = ModelRequest(goal="q", today=date(2026, 10, 13), tools=specs, history=no, deadline=1e9)
     assert len(ready_tools(again)) == 4
     read_after = (*proposed, _read(2, "get_order_details", "delivered"))
     assert waiting_write(read_after) is None
     from agent_cli.core.tool_outcomes import Changed, Failed
 
-    made = Step(3, CallTool(tool="exchange"), "x", False, outcome=Changed(1, "exchange", "s"))
+    made = Step(
+        3,
+        CallTool(tool="exchange"),
+        "x",
+        False,
+        outcome=Changed(change_id=1, tool="exchange", summary="s"),
+    )
     assert waiting_write((*yes, made)) == "exchange"  # made: the answer is about it alone
     refused = Step(3, CallTool(tool="exchange"), "x", True, outcome=Failed("gone"))
     assert waiting_write((*yes, refused)) is None  # refused: another way may be needed

@@ -53,8 +53,17 @@ EVERY_KIND: tuple[Outcome, ...] = (
     Read(),
     NotFound("A10", ("A100", "A101")),
     Proposed("cancel_pending_order", "cancel B200 (1 item)", "B200", "p1", again=True),
-    Changed(4, "cancel_pending_order", "cancel B200: refund 5,400 JPY", "B200", 5400, "JPY"),
-    Refunded(2, "A100", 1000, "JPY", "1,000 JPY on order A100"),
+    Changed(
+        change_id=4,
+        tool="cancel_pending_order",
+        summary="cancel B200: refund 5,400 JPY",
+        order="B200",
+        refund=5400,
+        currency="JPY",
+    ),
+    Refunded(
+        refund_id=2, order="A100", amount=1000, currency="JPY", what="1,000 JPY on order A100"
+    ),
     Queued(7, "issue_refund", "the refund of 1,000 JPY", "2026-12-08T00:00:00+00:00", "A100"),
     Simulated("cancel_pending_order", "cancel B200"),
     Denied("the operator said no"),
@@ -97,7 +106,7 @@ def test_no_module_outside_the_renderer_names_an_outcome_marker() -> None:
 def test_the_renderer_writes_every_marker_it_guards() -> None:
     """The guard above is only as good as its list: each marker is one the renderer writes."""
     rendered = " ".join(render(o, "") for o in EVERY_KIND) + render(
-        Refunded(2, "A100", 1, "JPY", "x", earlier=True)
+        Refunded(refund_id=2, order="A100", amount=1, currency="JPY", what="x", earlier=True)
     )
     assert [m for m in MARKERS if m not in rendered] == []
 
@@ -156,7 +165,9 @@ def test_a_made_up_outcome_in_a_trace_is_refused() -> None:
 def test_only_a_change_a_refund_made_now_and_a_ticket_are_acts() -> None:
     acts = [o.kind for o in EVERY_KIND if acted(o)]
     assert acts == ["changed", "refunded", "transferred"]
-    assert not acted(Refunded(2, "A100", 1000, "JPY", "x", earlier=True))
+    assert not acted(
+        Refunded(refund_id=2, order="A100", amount=1000, currency="JPY", what="x", earlier=True)
+    )
 
 
 def test_an_observation_of_an_outcome_is_an_error_only_when_nothing_could_be_done() -> None:
@@ -175,7 +186,13 @@ def test_the_judge_and_the_run_log_read_outcomes_not_text() -> None:
 
     args = {"order_id": "B200", "reason": "no longer needed"}
     lookalike = ToolRun("cancel_pending_order", args, LOOKALIKE, False, Read())
-    made = ToolRun("cancel_pending_order", args, "cancelled", False, Changed(1, "x", "y"))
+    made = ToolRun(
+        "cancel_pending_order",
+        args,
+        "cancelled",
+        False,
+        Changed(change_id=1, tool="x", summary="y"),
+    )
     assert intents.committed([lookalike]) == []
     assert intents.committed([made]) == ["cancel_pending_order"]
     said = ToolRun("transfer_to_human_agents", {}, "TRANSFERRED: ticket #1", False, Read())

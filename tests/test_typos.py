@@ -102,7 +102,8 @@ def test_offline_a_typo_of_nobody_identified_gets_no_verdict_and_no_real_code(
 def _answered(tmp_path: Any, question: str, reply: str) -> str:
     store = OrderStore.open(tmp_path / "orders.db")
     events = converse(
-        run(question, PlaybookModel(), registry(store), limits=Limits(10), today=TODAY), reply
+        run(question, PlaybookModel(), registry(store), limits=Limits(max_steps=10), today=TODAY),
+        reply,
     )
     assert any(isinstance(e, QuestionAsked) for e in events)
     (finished,) = [e for e in events if isinstance(e, RunFinished)]

@@ -232,7 +232,13 @@ def test_an_eval_rows_why_wraps_at_word_ends_on_a_terminal_and_is_one_line_piped
     from agent_cli.ui.eval_view import EvalView
 
     message = "the answer said not_refundable where the lookup computed refundable " * 3
-    result = CaseResult("en-day-30", "openai/m", 1, (Failure("verdict", message),), RunRecord())
+    result = CaseResult(
+        case="en-day-30",
+        model="openai/m",
+        repeat=1,
+        failures=(Failure("verdict", message),),
+        record=RunRecord(),
+    )
     file = io.StringIO()
     console = Console(file=file, force_terminal=terminal, width=70, color_system=None)
     EvalView(console, total=1).case_finished(result)

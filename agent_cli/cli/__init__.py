@@ -1,17 +1,34 @@
 """The `agent` command line: options -> settings -> model -> tools -> loop -> renderers.
 
 This package is the only one that imports Typer, and holds the one error boundary
-(`boundary.py`): every AgentError (and any Typer usage error) becomes one line on stderr and a
-documented exit code, never a traceback. The commands (`runs.py`: ask, chat, replay; `evals.py`:
-eval run, tau2, replay, list; `admin.py`: doctor, config, tools, orders; `logs.py`: the run
-log; `approvals.py`: the approval queue) import the heavy modules inside their bodies, so
-`agent --help` pays only for Typer.
+(`_boundary.py`): every AgentError (and any Typer usage error) becomes one line on stderr and a
+documented exit code, never a traceback. Each command group has its module here beside its
+body in `commands/` (`cli/ask.py` and `commands/ask.py`, `cli/orders.py` and
+`commands/orders.py` ...); the CLI's own helpers are named with a leading underscore (`_apps`:
+the groups, `_options`: the shared options, `_boundary`, `_help`, `_completion`). Commands
+import the heavy modules inside their bodies, so `agent --help` pays only for Typer.
 """
 
 from __future__ import annotations
 
-from agent_cli.cli import admin, approvals, conversations, evals, kb, logs, runs, serve, tickets
-from agent_cli.cli.apps import (
+from agent_cli.cli import (
+    approvals,
+    ask,
+    chat,
+    config,
+    conversations,
+    doctor,
+    evaluate,
+    kb,
+    logs,
+    orders,
+    replay,
+    serve,
+    tickets,
+    tokens,
+    tools,
+)
+from agent_cli.cli._apps import (
     app,
     approvals_app,
     config_app,
@@ -23,21 +40,27 @@ from agent_cli.cli.apps import (
     tokens_app,
     tools_app,
 )
-from agent_cli.cli.help import add_help
+from agent_cli.cli._help import add_help
 
 __all__ = ["app"]
 
-_COMMANDS = (
-    runs,
-    admin,
+_COMMANDS = (  # imported for what they add to the apps, in the order help lists them
+    ask,
+    chat,
+    replay,
+    doctor,
+    config,
+    tools,
+    orders,
     logs,
     approvals,
     tickets,
     kb,
     conversations,
     serve,
-    evals,
-)  # imported for what they add to the apps
+    tokens,
+    evaluate,
+)
 add_help(
     app,
     orders_app,
@@ -49,5 +72,5 @@ add_help(
     kb_app,
     conversations_app,
     tokens_app,
-    evals.eval_app,
+    evaluate.eval_app,
 )

@@ -4,9 +4,9 @@ from typing import Annotated
 
 import typer
 
-from agent_cli.cli.apps import conversations_app
-from agent_cli.cli.completion import complete_conversation
-from agent_cli.cli.options import AsOption, ConfigOption, JsonOption
+from agent_cli.cli._apps import conversations_app
+from agent_cli.cli._completion import complete_conversation
+from agent_cli.cli._options import AsOption, ConfigOption, JsonOption
 
 ConversationArgument = Annotated[
     str,

@@ -5,8 +5,8 @@ from typing import Annotated
 
 import typer
 
-from agent_cli.cli.apps import kb_app
-from agent_cli.cli.options import ConfigOption, JsonOption
+from agent_cli.cli._apps import kb_app
+from agent_cli.cli._options import ConfigOption, JsonOption
 
 
 @kb_app.command(name="import")

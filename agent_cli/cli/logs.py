@@ -5,9 +5,9 @@ from typing import Annotated
 
 import typer
 
-from agent_cli.cli.apps import logs_app
-from agent_cli.cli.completion import complete_run_id, complete_run_status
-from agent_cli.cli.options import ConfigOption, LimitOption, LogsJsonOption
+from agent_cli.cli._apps import logs_app
+from agent_cli.cli._completion import complete_run_id, complete_run_status
+from agent_cli.cli._options import ConfigOption, LimitOption, LogsJsonOption
 
 
 @logs_app.command(name="list")

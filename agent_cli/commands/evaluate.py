@@ -22,7 +22,7 @@ from agent_cli.evaluation.heard import SUFFIX, with_heard
 from agent_cli.evaluation.reference import LABEL as REFERENCE_LABEL
 from agent_cli.evaluation.regress import check_json, check_traces, traces_in
 from agent_cli.evaluation.report import ReportContext, render_report
-from agent_cli.evaluation.runner import Contender, check_tools, plan_jobs, run_jobs
+from agent_cli.evaluation.runner import Contender, Recording, check_tools, plan_jobs, run_jobs
 from agent_cli.evaluation.spending import EvalBudget, EvalBudgetExceeded
 from agent_cli.evaluation.summary import result_json, summarize
 from agent_cli.evaluation.tau2_tasks import load_tau2
@@ -44,7 +44,7 @@ REFERENCE = "reference"  # --provider reference: the cases' own references, play
 MAX_REPEAT = 100
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EvalOptions:
     cases: Path | None = None
     builtin: bool = False
@@ -112,10 +112,12 @@ def eval_command(options: EvalOptions) -> None:
                 jobs,
                 concurrency=options.concurrency or _default_concurrency(contenders),
                 on_result=finished,
-                record_dir=options.record,
-                log=recorder,
-                budget=None if options.max_cost is None else EvalBudget(options.max_cost),
-                store_url=options.store_url,
+                recording=Recording(
+                    record_dir=options.record,
+                    log=recorder,
+                    budget=None if options.max_cost is None else EvalBudget(options.max_cost),
+                    store_url=options.store_url,
+                ),
             )
         except (Interrupted, EvalBudgetExceeded):
             output.close(_sorted(results, order), summarize(results, labels), partial=True)
@@ -247,7 +249,16 @@ def _contenders(options: EvalOptions) -> list[Contender]:
         for path in options.instructions or (None,):
             text = shop_instructions(settings, path).text
             named = f"{label} + {path.name}" if len(options.instructions) > 1 and path else label
-            contenders.append(Contender(named, run, settings, text, base_url, model=built.model))
+            contenders.append(
+                Contender(
+                    label=named,
+                    options=run,
+                    settings=settings,
+                    instructions=text,
+                    base_url=base_url,
+                    model=built.model,
+                )
+            )
     return contenders
 
 
@@ -273,7 +284,7 @@ def _reference(options: EvalOptions) -> Contender:
     if options.models:
         raise UsageError("--provider reference plays each case's own reference: drop --model")
     run = replace(options.run, provider=replace(options.run.provider, provider=None), dry_run=True)
-    return Contender(REFERENCE_LABEL, run, run.settings(), reference=True)
+    return Contender(label=REFERENCE_LABEL, options=run, settings=run.settings(), reference=True)
 
 
 def _judgeable(
@@ -324,7 +335,7 @@ def _customer_player(options: EvalOptions, cases: tuple[EvalCase, ...]) -> Conte
                 "play one"
             )
         label = f"customer {built.provider}/{built.model}"
-    return Contender(label, run, settings)
+    return Contender(label=label, options=run, settings=settings)
 
 
 def _offline(contender: Contender) -> bool:

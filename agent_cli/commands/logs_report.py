@@ -41,7 +41,7 @@ ANSWERED = ("answered", "pending_approval", "handed_over")
 LIMITS = ("max_steps", "timeout", "token_budget", "cost_budget", "no_progress", "ungrounded")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Figures:
     """One group's numbers (the whole log's when not grouped)."""
 
@@ -107,7 +107,7 @@ def figures(rows: Iterable[tuple[Any, ...]], by: By | None) -> list[Figures]:
         intent, proposed, approved, denied, queued, refused = row[8:14]
         key = {"day": started[:10], "model": f"{provider}/{model}", "intent": intent or "unknown"}
         name = key[by] if by is not None else "all"
-        figures_, talks, times = groups.setdefault(name, (Figures(name), {}, []))
+        figures_, talks, times = groups.setdefault(name, (Figures(group=name), {}, []))
         talk = talks.setdefault(conversation, _Conversation())
         talk.last, talk.handed = status, talk.handed or status == "handed_over"
         talk.refused = talk.refused or bool(refused)
@@ -121,7 +121,9 @@ def figures(rows: Iterable[tuple[Any, ...]], by: By | None) -> list[Figures]:
         figures_.cost = None if figures_.cost is None or cost is None else figures_.cost + cost
         if status in ANSWERED and elapsed is not None:
             times.append(elapsed)
-    return [_closed(f, talks, times) for f, talks, times in groups.values()] or [Figures("all")]
+    return [_closed(f, talks, times) for f, talks, times in groups.values()] or [
+        Figures(group="all")
+    ]
 
 
 def _closed(figures_: Figures, talks: dict[str, _Conversation], times: list[float]) -> Figures:

@@ -41,7 +41,7 @@ from agent_cli.validation_text import near_miss
 MAX_ARGS_CHARS = 100_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:
     name: str
     arguments: str | None = None  # JSON text; None: no arguments
@@ -97,7 +97,9 @@ def call_tool(options: ToolCall) -> None:
             OperatorCall(who, CallTool(tool=options.name, args=args)),
             tools,
             # the observation whole: it is the operator's answer, not a model's context
-            limits=Limits(2, settings.limits.timeout, max_observation_chars=10**6),
+            limits=Limits(
+                max_steps=2, timeout_s=settings.limits.timeout, max_observation_chars=10**6
+            ),
             today=system_today(),
             run_id=run_id,
         )

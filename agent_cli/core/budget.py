@@ -37,7 +37,7 @@ class Price:
         return (usage.input_tokens * self.input + usage.output_tokens * self.output) / 1e6
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Limits:
     """Circuit breakers for one run."""
 
@@ -69,7 +69,7 @@ class RefundCounter:
         self.session += 1
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class RunState:
     """The mutable bookkeeping of one run, kept out of the history the model sees."""
 

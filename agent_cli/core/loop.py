@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from datetime import date
-from typing import assert_never, cast
+from typing import TypedDict, Unpack, assert_never, cast
 
 from agent_cli.core.budget import Limits, RunState
 from agent_cli.core.decisions import (
@@ -75,24 +75,31 @@ from agent_cli.errors import (
 )
 from agent_cli.text import mask_secrets, valid_text
 
+# The clocks a run reads unless given others, bound when the loop is imported (as defaults in a
+# signature were): a test that patches the time module for a view does not reach a run.
+_MONOTONIC = time.monotonic
+_WALL = time.time
+
+
+class LoopOptions(TypedDict, total=False):
+    """What a run may be given besides its goal, model and tools; each has a default."""
+
+    limits: Limits | None  # the circuit breakers (default: Limits())
+    today: date | None  # the date the run is answered as of (default: the system's)
+    conversation: tuple[Exchange, ...]  # the earlier turns the model is shown
+    check_answer: AnswerCheck | None  # a final answer checked before it is given (grounding)
+    on_text: Callable[[TextDelta], None] | None  # a streaming model's text, for display only
+    run_id: str | None  # default: a new random one
+    clock: Callable[[], float]  # monotonic seconds, for limits and durations
+    wall: Callable[[], float]  # epoch seconds, for the events' timestamps
+    instructions: str  # the shop's own instructions
+    hear: Callable[[str, str], str | None] | None  # reads a reply to a question in code
+    customer: str | None  # the customer the conversation identified before the run
+    language: str | None  # the channel's language, when the words say none
+
 
 def run(
-    goal: str,
-    model: ReasoningModel,
-    toolbox: Toolbox,
-    *,
-    limits: Limits | None = None,
-    today: date | None = None,
-    conversation: tuple[Exchange, ...] = (),
-    check_answer: AnswerCheck | None = None,
-    on_text: Callable[[TextDelta], None] | None = None,
-    run_id: str | None = None,
-    clock: Callable[[], float] = time.monotonic,
-    wall: Callable[[], float] = time.time,
-    instructions: str = "",
-    hear: Callable[[str, str], str | None] | None = None,
-    customer: str | None = None,
-    language: str | None = None,
+    goal: str, model: ReasoningModel, toolbox: Toolbox, **given: Unpack[LoopOptions]
 ) -> Generator[Event, Reply, None]:
     """Run the loop on `goal`, yielding an event for everything that happens. A consumer
     answers a `QuestionAsked` with `send(reply)` and an `ApprovalRequested` with a ApprovalVerdict.
@@ -100,21 +107,32 @@ def run(
     event, and nothing is decided on it (the decision comes whole, as ModelDecided). `hear` reads
     a person's reply to a question in code (a yes to the change it put to them), and may add a
     note for the model."""
-    limits = limits or Limits()
-    state = RunState(run_id or uuid.uuid4().hex, limits, clock, wall, started=clock())
+    limits = given.get("limits") or Limits()
+    clock, wall = given.get("clock", _MONOTONIC), given.get("wall", _WALL)
+    state = RunState(
+        run_id=given.get("run_id") or uuid.uuid4().hex,
+        limits=limits,
+        clock=clock,
+        wall=wall,
+        started=clock(),
+    )
+    conversation = given.get("conversation", ())
+    check_answer = given.get("check_answer")
+    instructions = given.get("instructions", "")
+    customer = given.get("customer")
     context = _Context(
-        goal,
-        model,
-        toolbox,
-        toolbox.specs(),
-        today or system_today(),
-        conversation,
-        check_answer,
-        on_text or no_text,
-        instructions,
-        hear,
-        customer,
-        language,
+        goal=goal,
+        model=model,
+        toolbox=toolbox,
+        specs=toolbox.specs(),
+        today=given.get("today") or system_today(),
+        conversation=conversation,
+        check_answer=check_answer,
+        on_text=given.get("on_text") or no_text,
+        instructions=instructions,
+        hear=given.get("hear"),
+        customer=customer,
+        language=given.get("language"),
     )
     try:
         yield RunStarted(
@@ -162,7 +180,7 @@ def run(
 ANSWER_AT_LIMIT = ("max_steps", "no_progress")  # stops worth one more tool-less call after
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Context:
     """What stays the same for every step of one run."""
 
@@ -255,18 +273,18 @@ def _consult(
     calls: list[ModelCall] = []
     asked = state.clock()
     request = ModelRequest(
-        context.goal,
-        context.today,
-        context.toolbox.specs(),  # asked every step: the offer may widen as the run goes
-        state.visible_history(),
-        state.deadline,
-        calls.append,
-        context.conversation,
-        final,
-        context.on_text,
-        context.instructions,
-        context.customer,
-        context.language,
+        goal=context.goal,
+        today=context.today,
+        tools=context.toolbox.specs(),
+        history=state.visible_history(),
+        deadline=state.deadline,
+        on_call=calls.append,
+        conversation=context.conversation,
+        final=final,
+        on_text=context.on_text,
+        instructions=context.instructions,
+        customer=context.customer,
+        language=context.language,
     )
     try:
         reply = context.model.decide(request)

@@ -160,7 +160,7 @@ class Exchange:
     answer: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelRequest:
     """Everything the model may look at to make one decision. The history is a tuple: immutable."""
 

@@ -62,7 +62,7 @@ class Proposed:
     kind: Literal["proposed"] = "proposed"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Changed:
     """A change committed to the store (`change_id`: its row in `order_changes`)."""
 
@@ -75,7 +75,7 @@ class Changed:
     kind: Literal["changed"] = "changed"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Refunded:
     """A refund recorded by `issue_refund`; `earlier`: the same refund existed already."""
 

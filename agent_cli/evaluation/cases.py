@@ -181,7 +181,7 @@ class DeskExpectations:
     heard: Intent | None = None  # a held-out corpus line's intent (evaluation/heard.py)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EvalCase:
     """One validated case; `verdicts` maps order codes to the verdict the answer must give."""
 

@@ -75,7 +75,7 @@ class Speaker(Protocol):
     ) -> tuple[str, Usage]: ...
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class SimulatedCustomer:
     """The case's persona, played by `model`, one message per call."""
 

@@ -179,12 +179,12 @@ class _Replayer:
             limits, max_steps=run.max_steps or limits.max_steps, grounding=run.grounding
         )
         return Runtime(
-            self.settings,
-            model,
-            self.tools,
-            limits,
-            run.today,
-            self.counter,
+            settings=self.settings,
+            model=model,
+            tools=self.tools,
+            limits=limits,
+            today=run.today,
+            refunds=self.counter,
             as_of=self.as_of,
             identity=self.identity,
         )

@@ -48,7 +48,7 @@ from agent_cli.tools.orders import AsOf
 REFERENCE_STEPS = 200  # a τ² task's gold actions, each write proposed and confirmed
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Contender:
     """One model under evaluation: how to build it, and its name in the tables."""
 
@@ -135,17 +135,13 @@ def run_jobs(
     *,
     concurrency: int,
     on_result: Callable[[CaseResult], None],
-    record_dir: Path | None = None,
-    log: Callable[[Event], None] | None = None,
-    cancel: threading.Event | None = None,
-    budget: EvalBudget | None = None,
-    store_url: str | None = None,
+    recording: Recording | None = None,
 ) -> None:
     """Run every job, handing each result to `on_result` (in this thread) as it finishes; each
-    run's events also go to `log` (the run log) and, with `record_dir`, to a trace file.
+    run's events also go where `recording` says (the run log, a trace file a run).
     Ctrl-C (or SIGTERM) stops the workers at their next event; the results that finished are
     handed over, then Interrupted is raised."""
-    recording = Recording(record_dir, log, cancel or threading.Event(), budget, store_url)
+    recording = recording or Recording()
     models = Models()
     try:
         if concurrency <= 1:
@@ -212,13 +208,13 @@ class Replays:
         return replayed
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Recording:
     """Where the runs of an eval go besides their results, and the signal to stop them."""
 
-    record_dir: Path | None
-    log: Callable[[Event], None] | None
-    cancel: threading.Event
+    record_dir: Path | None = None  # --record: a trace file a run
+    log: Callable[[Event], None] | None = None  # the run log
+    cancel: threading.Event = field(default_factory=threading.Event)
     budget: EvalBudget | None = None  # --max-cost: the eval's, shared by every case
     store_url: str | None = None  # --store-url: each case's store a schema on that server
     references: Replays = field(default_factory=Replays)
@@ -317,16 +313,16 @@ def _result(
     case = job.case
     spoke = customer.usage if isinstance(customer, SimulatedCustomer) else Usage()
     return CaseResult(
-        case.id,
-        job.contender.label,
-        job.repeat,
-        failures,
-        record,
-        trace,
-        case.question,
-        case.today,
-        spoke,
-        flaws,
+        case=case.id,
+        model=job.contender.label,
+        repeat=job.repeat,
+        failures=failures,
+        record=record,
+        trace=trace,
+        question=case.question,
+        today=case.today,
+        customer_usage=spoke,
+        flaws=flaws,
     )
 
 
@@ -354,7 +350,16 @@ def _runtime(job: Job, model: ReasoningModel, store: OrderStore) -> Runtime:
         limits = replace(limits, max_steps=REFERENCE_STEPS, grounding=False)
     instructions = job.contender.instructions
     return Runtime(
-        settings, model, tools, limits, today, counter, None, as_of, instructions, identity
+        settings=settings,
+        model=model,
+        tools=tools,
+        limits=limits,
+        today=today,
+        refunds=counter,
+        mcp=None,
+        as_of=as_of,
+        instructions=instructions,
+        identity=identity,
     )
 
 
@@ -382,7 +387,7 @@ def _customer(job: Job, models: Models) -> Customer:
     if not isinstance(model, Speaker):
         raise UsageError("the simulated customer needs a model served over HTTP")
     timeout = job.customer.settings.limits.timeout
-    return SimulatedCustomer(model, case.customer, timeout)
+    return SimulatedCustomer(model=model, persona=case.customer, timeout_s=timeout)
 
 
 def _drive(

@@ -35,7 +35,7 @@ from agent_cli.config.rules import RefundRule, RuleDecision
 from agent_cli.core.seams import ApprovalVerdict
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RefundFacts:
     """What a rule may look at: one proposed refund and the order, judged on `today`."""
 

@@ -19,7 +19,7 @@ from agent_cli.errors import InvalidProviderResponse, MalformedReply
 from agent_cli.providers.base import (
     REFUSES_TOOLS,
     HttpAdapter,
-    Turn,
+    ModelTurn,
     WireNames,
     as_decision,
     call_id,
@@ -89,14 +89,10 @@ class AnthropicMessages(HttpAdapter):
             "model": options.model,
             "max_tokens": options.max_output_tokens,
             "system": system_prompt(
-                request.today,
-                request.tools,
+                request,
                 options.mode,
-                instructions=request.instructions,
                 listed=step_tools(request) if options.mode == "json" else None,
                 claims=claims_offered(request),
-                customer=request.customer,
-                language=request.language,
             ),
             "messages": messages,
             "temperature": options.temperature,
@@ -195,7 +191,7 @@ def _call(use: dict[str, Any], thought: str, fallback_id: str, names: WireNames)
     return tool_call(name, args, thought=thought, ref=ref, problem=problem)
 
 
-def _turn_messages(turn: Turn, mode: Mode, names: WireNames) -> list[dict[str, Any]]:
+def _turn_messages(turn: ModelTurn, mode: Mode, names: WireNames) -> list[dict[str, Any]]:
     if (bad := turn.malformed) is not None:
         return [
             {"role": "assistant", "content": [{"type": "text", "text": bad.reply or "(empty)"}]},

@@ -29,7 +29,7 @@ from agent_cli.core.decisions import (
 )
 from agent_cli.core.seams import ModelCall, ModelReply, ModelRequest, TextDelta
 from agent_cli.errors import FeatureRejected, InvalidProviderResponse, MalformedReply
-from agent_cli.providers.http import Channel
+from agent_cli.providers.http import Channel, ReplyReading
 from agent_cli.providers.prompts import Mode, tool_specs
 from agent_cli.providers.streaming import JsonAnswer, StreamReader
 from agent_cli.text import JsonTextError, non_finite_in, read_json, valid_text
@@ -123,7 +123,7 @@ def as_decision(call: CallTool) -> CallTool | AskUser:
 
 
 @dataclass(frozen=True, slots=True)
-class Turn:
+class ModelTurn:
     """One model reply in the history and what followed it."""
 
     steps: tuple[Step, ...]
@@ -137,16 +137,16 @@ class Turn:
         return [(step.call, step) for step in self.steps if step.call is not None]
 
 
-def turns(history: tuple[Step, ...]) -> Iterator[Turn]:
+def turns(history: tuple[Step, ...]) -> Iterator[ModelTurn]:
     """Group the history by model reply: steps with the same number came from one reply."""
     group: list[Step] = []
     for step in history:
         if group and step.number != group[0].number:
-            yield Turn(tuple(group))
+            yield ModelTurn(tuple(group))
             group = []
         group.append(step)
     if group:
-        yield Turn(tuple(group))
+        yield ModelTurn(tuple(group))
 
 
 # What servers say when they refuse an optional part of a request: llama.cpp and
@@ -227,9 +227,11 @@ class HttpAdapter(ABC):
             body,
             deadline=request.deadline,
             on_call=request.on_call,
-            usage_of=counted,
-            features=features,
-            stream=self._readers(request) if self.streaming else None,
+            reading=ReplyReading(
+                usage_of=counted,
+                features=features,
+                stream=self._readers(request) if self.streaming else None,
+            ),
         )
         try:
             reply = self.parse(payload, request)
@@ -260,7 +262,7 @@ class HttpAdapter(ABC):
             self.speech_body(persona, said),
             deadline=deadline,
             on_call=on_call,
-            usage_of=self.usage_of,
+            reading=ReplyReading(usage_of=self.usage_of),
         )
         try:
             return valid_text(self.speech_of(payload)).strip(), self.usage_of(payload)

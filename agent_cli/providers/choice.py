@@ -18,7 +18,7 @@ from agent_cli.config import (
 from agent_cli.errors import ConfigError, InvalidApiKey, MissingApiKey
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderChoice:
     """The provider a run will use, resolved from settings and the environment."""
 
@@ -57,7 +57,7 @@ def key_problem(key: str) -> str | None:
     return None
 
 
-OFFLINE = ProviderChoice("offline", "offline")
+OFFLINE = ProviderChoice(name="offline", kind="offline")
 
 
 def choose_provider(settings: Settings, env: Mapping[str, str]) -> ProviderChoice:
@@ -72,7 +72,7 @@ def choose_provider(settings: Settings, env: Mapping[str, str]) -> ProviderChoic
         if name == "offline" and settings.provider.base_url is not None:
             return _server_at(settings.provider)
     if name == "offline":
-        return ProviderChoice("offline", "offline", automatic=automatic)
+        return ProviderChoice(name="offline", kind="offline", automatic=automatic)
     profiles = {**BUILTIN_PROFILES, **settings.profiles}
     profile = profiles.get(name)
     if profile is None:

@@ -9,7 +9,7 @@ from agent_cli.config import ProviderSettings
 from agent_cli.providers import server_memory
 from agent_cli.providers.anthropic import ANTHROPIC_VERSION, AnthropicMessages, AnthropicOptions
 from agent_cli.providers.choice import ProviderChoice
-from agent_cli.providers.http import Channel
+from agent_cli.providers.http import Channel, Endpoint
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
 from agent_cli.providers.retries import RetryPolicy
 
@@ -31,13 +31,15 @@ def channel_for(
         headers["authorization"] = f"Bearer {key}"
     retries = settings.max_retries if max_retries is None else max_retries
     return Channel(
-        base_url=choice.base_url,
-        headers=headers,
-        secret=key,
-        key_env=choice.api_key_env or None,
-        connect_timeout=settings.connect_timeout,
-        read_timeout=settings.read_timeout,
-        retry=RetryPolicy(max_retries=retries, max_retry_after=settings.max_retry_wait),
+        Endpoint(
+            base_url=choice.base_url,
+            headers=headers,
+            secret=key,
+            key_env=choice.api_key_env or None,
+            connect_timeout=settings.connect_timeout,
+            read_timeout=settings.read_timeout,
+            retry=RetryPolicy(max_retries=retries, max_retry_after=settings.max_retry_wait),
+        ),
         transport=transport,
     )
 

@@ -19,7 +19,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -64,37 +64,64 @@ class _Attempt:
 _MAX_WATCH_S = 7 * 86_400.0  # beyond any --timeout (86,400 s at most)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Endpoint:
+    """Where a channel connects and how: the provider's URL, the headers every request sends,
+    the API key (so no error message ever shows it) and the variable it came from (so an error
+    can name it), the timeouts and the retry policy."""
+
+    base_url: str
+    headers: Mapping[str, str]
+    secret: str | None
+    key_env: str | None
+    connect_timeout: float
+    read_timeout: float
+    retry: RetryPolicy
+
+
+def _no_usage(payload: dict[str, Any]) -> Usage:
+    return Usage()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplyReading:
+    """How a reply is read: `usage_of` counts its tokens; `features` names the optional parts
+    of the body, each with the pattern of an error message that refuses it; `stream` makes a
+    new reader of an event-stream response for each attempt."""
+
+    usage_of: Callable[[dict[str, Any]], Usage] = _no_usage
+    features: Mapping[str, re.Pattern[str]] = field(default_factory=dict)
+    stream: Callable[[], StreamReader] | None = None
+
+
 class Channel:
     """A connection to one provider endpoint, reused for every request of a run."""
 
     def __init__(
         self,
+        endpoint: Endpoint,
         *,
-        base_url: str,
-        headers: Mapping[str, str],
-        secret: str | None,
-        key_env: str | None,
-        connect_timeout: float,
-        read_timeout: float,
-        retry: RetryPolicy,
         transport: httpx.BaseTransport | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[], float] = lambda: random.uniform(0.75, 1.0),
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self._secret = secret
-        self._key_env = key_env
-        self._connect = connect_timeout
-        self._read = read_timeout
-        self._retry = retry
+        """`transport`, `clock`, `sleep` and `jitter`: a test's stand-ins for the network, the
+        time and the chance in a retry's wait."""
+        self.base_url = endpoint.base_url.rstrip("/")
+        self._secret = endpoint.secret
+        self._key_env = endpoint.key_env
+        self._connect = endpoint.connect_timeout
+        self._read = endpoint.read_timeout
+        self._retry = endpoint.retry
         self._clock = clock
         self._sleep = sleep
         self._jitter = jitter
         verify: ssl.SSLContext | bool = (
             _tls_context() if self.base_url.startswith("https") else False
         )
-        self._client = httpx.Client(headers=dict(headers), transport=transport, verify=verify)
+        headers = dict(endpoint.headers)
+        self._client = httpx.Client(headers=headers, transport=transport, verify=verify)
         self._sockets: list[socket.socket] = []  # every socket this client opened, for cut_off
         self._streamed: int | None = None  # events read in this attempt, once a stream began
         self._watchdog = Watchdog()  # one thread for all this channel's attempts
@@ -111,26 +138,24 @@ class Channel:
         *,
         deadline: float,
         on_call: Callable[[ModelCall], None],
-        usage_of: Callable[[dict[str, Any]], Usage] = lambda _: Usage(),
-        features: Mapping[str, re.Pattern[str]] | None = None,
-        stream: Callable[[], StreamReader] | None = None,
+        reading: ReplyReading = ReplyReading(),
     ) -> dict[str, Any]:
         """Send with retries; return the JSON object of a 2xx response or raise ProviderError.
-        `features` names the optional parts of `body`, each with the pattern of an error
-        message that refuses it: such a refusal raises FeatureRejected at once. With `stream`,
-        an event-stream response is read by a new reader per attempt, and the reply it
-        assembled is returned; a stream cut part-way is retried as a dropped connection is."""
+        `reading` says how the reply is read (see ReplyReading): a refusal of one of its `features`
+        raises FeatureRejected at once; with a `stream`, the reply a stream assembled is
+        returned, and a stream cut part-way is retried as a dropped connection is."""
         url = self.base_url + path
         for attempt in range(1, self._retry.max_retries + 2):
-            result = self._attempt(method, url, body, deadline, stream)
+            result = self._attempt(method, url, body, deadline, reading.stream)
             if result.status is not None and 200 <= result.status < 300:
                 payload = result.payload if result.payload is not None else self._json(result, url)
-                on_call(ModelCall(attempt, result.status, result.latency_ms, usage_of(payload)))
+                usage = reading.usage_of(payload)
+                on_call(ModelCall(attempt, result.status, result.latency_ms, usage))
                 return payload
             error = ApiError.parse(result.body, self._secret) if result.status else None
             if result.status is not None and error is not None:
                 check_features(
-                    features or {},
+                    reading.features,
                     error,
                     status=result.status,
                     latency_ms=result.latency_ms,

@@ -23,7 +23,7 @@ from agent_cli.providers.base import (
     REFUSES_FORMAT,
     REFUSES_TOOLS,
     HttpAdapter,
-    Turn,
+    ModelTurn,
     WireNames,
     as_decision,
     call_id,
@@ -56,7 +56,7 @@ from agent_cli.providers.streaming import StreamFailed, event_json
 from agent_cli.text import JsonTextError, read_json
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class OpenAIOptions:
     model: str
     mode: Mode = "tools"
@@ -126,15 +126,11 @@ class OpenAIChat(HttpAdapter):
         options = self._options
         with_schema = self._format in ("json_object", "none")  # else the server is given it
         prompt = system_prompt(
-            request.today,
-            request.tools,
+            request,
             options.mode,
             with_schema=with_schema,
-            instructions=request.instructions,
             listed=step_tools(request) if options.mode == "json" else None,
             claims=claims_offered(request),
-            customer=request.customer,
-            language=request.language,
         )
         messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
         messages += [
@@ -291,7 +287,7 @@ def _arguments(
     return args, None
 
 
-def _turn_messages(turn: Turn, mode: Mode, names: WireNames) -> list[dict[str, Any]]:
+def _turn_messages(turn: ModelTurn, mode: Mode, names: WireNames) -> list[dict[str, Any]]:
     if (bad := turn.malformed) is not None:
         return [
             {"role": "assistant", "content": bad.reply or "(empty reply)"},

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from datetime import date
 from typing import Any, Literal, get_args
 
 from agent_cli.core.decisions import ASK_USER_TOOL, CallTool, ClaimKind, Step
@@ -96,23 +95,22 @@ _IDENTIFIED = (
 
 
 def system_prompt(
-    today: date,
-    tools: tuple[ToolSpec, ...],
+    request: ModelRequest,
     mode: Mode,
     *,
     with_schema: bool = False,
-    instructions: str = "",
     listed: tuple[ToolSpec, ...] | None = None,
     claims: bool = False,
-    customer: str | None = None,
-    language: str | None = None,
 ) -> str:
-    """Who the agent is, the shop's own instructions (if any), then our rules, last, so no
-    instruction can set them aside; JSON mode adds the reply shapes and the tools, and the
-    decision schema itself when the server will not be given it as `response_format`. JSON
-    mode lists `listed` (default: `tools`): the tools this step may call, and, with `claims`
-    (the run has acted), how a final answer lists what it says was done."""
-    text = _INTRODUCTION.format(today=today.isoformat())
+    """Who the agent is (as of the request's day), the shop's own instructions (if any), the
+    customer identified and the channel's language, then our rules, last, so no instruction
+    can set them aside; JSON mode adds the reply shapes and the tools, and the decision schema
+    itself when the server will not be given it as `response_format`. JSON mode lists `listed`
+    (default: the request's tools): the tools this step may call, and, with `claims` (the run
+    has acted), how a final answer lists what it says was done."""
+    tools, instructions = request.tools, request.instructions
+    customer, language = request.customer, request.language
+    text = _INTRODUCTION.format(today=request.today.isoformat())
     if instructions:
         text += _SHOP.format(instructions=instructions.replace("</shop", "<\\/shop"))
         text += "\n"

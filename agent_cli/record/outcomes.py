@@ -57,7 +57,7 @@ class ToolRun:
     outcome: Outcome = OPAQUE  # what the call did (an old trace's: Opaque)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class RunRecord:
     """What a judge needs from one run's events (live or read back from a trace), or from a
     conversation's runs one after another: its tools, what it said and what it cost add up;
@@ -114,7 +114,7 @@ class RunRecord:
             self.cost += event.cost
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CaseResult:
     case: str
     model: str
@@ -141,7 +141,7 @@ class CaseResult:
         return self.record.run_id
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelSummary:
     model: str
     cases: int  # results, repeats included
@@ -201,7 +201,7 @@ class Difference:
         return f"#{self.number} {call}: recorded {_show(self.recorded)}, now {_show(self.now)}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RecordedRun:
     source: Path
     run_id: str

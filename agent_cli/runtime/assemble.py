@@ -10,7 +10,7 @@ from collections.abc import Callable, Generator
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from agent_cli.config import Settings
 from agent_cli.core.budget import Limits, Price, RefundCounter
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from agent_cli.tools.mcp_servers import McpServers
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Runtime:
     """A model, tools and limits, ready for any number of runs."""
 
@@ -152,7 +152,16 @@ def open_runtime(
     )
     limits = limits_for(settings, model.model)
     return Runtime(
-        settings, model, tools, limits, today, counter, servers, as_of, instructions, identity
+        settings=settings,
+        model=model,
+        tools=tools,
+        limits=limits,
+        today=today,
+        refunds=counter,
+        mcp=servers,
+        as_of=as_of,
+        instructions=instructions,
+        identity=identity,
     )
 
 
@@ -181,16 +190,22 @@ def limits_for(settings: Settings, model: str) -> Limits:
     )
 
 
+class ToolsOptions(TypedDict, total=False):
+    """What a toolbox may be built with besides its settings, store and refund count."""
+
+    mcp: McpServers | None  # the MCP servers started for the run, their tools added
+    as_of: AsOf | None  # the day lookups compute their facts as of
+    identity: CustomerSession | None  # the conversation's customer (default: a new session)
+    desk_clock: Callable[[], date] | None  # the day a return's window is judged on
+
+
 def build_tools(
     settings: Settings,
     store: Callable[[], OrderStore],
     counter: RefundCounter,
     *,
     dry_run: bool,
-    mcp: McpServers | None = None,
-    as_of: AsOf | None = None,
-    identity: CustomerSession | None = None,
-    desk_clock: Callable[[], date] | None = None,
+    **given: Unpack[ToolsOptions],
 ) -> ToolRegistry:
     """The order tools over the store `store()` opens, issue_refund when [refunds]
     enabled = true (side-effect free under --dry-run), and the tools of the MCP servers. No
@@ -198,7 +213,8 @@ def build_tools(
     told; `as_of` is only what lookups compute their facts as of. A return's window is judged
     on the system date too, unless `desk_clock` says otherwise (an eval's throwaway store,
     dated for its case's day)."""
-    session = identity or CustomerSession()
+    session = given.get("identity") or CustomerSession()
+    as_of, desk_clock, mcp = given.get("as_of"), given.get("desk_clock"), given.get("mcp")
     tools: list[RegisteredTool] = list(order_tools(store, policy_of(settings), as_of, session))
     tools += [*desk_tools(store, session), handover_tool(store, session, dry_run=dry_run)]
     tools += help_tools(store)
@@ -207,7 +223,13 @@ def build_tools(
     days = settings.policy.return_window_days
     window = settings.policy.refund_window_days if days is None else days
     writes = WriteDesk(
-        store, session, dry_run, operator_name(), queue_for, rules, window_days=window
+        open_store=store,
+        session=session,
+        dry_run=dry_run,
+        by=operator_name(),
+        queue_for=queue_for,
+        rules=rules,
+        window_days=window,
     )
     tools += write_tools(replace(writes, clock=desk_clock) if desk_clock else writes)
     refunds = settings.refunds
@@ -216,11 +238,11 @@ def build_tools(
 
         limits = RefundLimits(refunds.max_amount, refunds.max_per_run, refunds.max_per_session)
         desk = RefundDesk(
-            store,
-            policy_of(settings),
-            limits,
-            counter,
-            dry_run,
+            open_store=store,
+            policy=policy_of(settings),
+            limits=limits,
+            counter=counter,
+            dry_run=dry_run,
             queue_for=timedelta(hours=refunds.queue_hours) if refunds.queue_hours else None,
             proposer=operator_name(),
             rules=tuple(refunds.rules),

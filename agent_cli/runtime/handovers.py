@@ -80,7 +80,7 @@ def _their_words(
     return said
 
 
-def claim(store: OrderStore, number: int, *, by: str) -> tickets.Changed | None:
+def claim(store: OrderStore, number: int, *, by: str) -> tickets.TicketStep | None:
     """The ticket claimed by `by` (once: see store/tickets.py); its conversation, if one kept
     in the store that the desk holds again (handed back), is a person's from now."""
     done = tickets.claim(store, number, by=by)

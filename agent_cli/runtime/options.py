@@ -35,7 +35,7 @@ class ProviderOptions:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunOptions:
     """The options that shape a run, common to `agent ask` and `agent chat`."""
 

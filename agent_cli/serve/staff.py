@@ -204,7 +204,7 @@ def _number(request: Request) -> int:
     return int(given)
 
 
-def _stepped(changed: tickets.Changed | None, number: int) -> Response:
+def _stepped(changed: tickets.TicketStep | None, number: int) -> Response:
     if changed is None:
         raise ApiError(404, "not_found", f"no ticket #{number}")
     if not changed.changed:

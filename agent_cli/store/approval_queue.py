@@ -30,13 +30,13 @@ from agent_cli.store.approval_items import (
     read_item,
 )
 from agent_cli.store.desk_changes import Plan, Refused, ReturnWindow
-from agent_cli.store.desk_writes import Target, commit_locked
+from agent_cli.store.desk_writes import Agreed, Target, commit_locked
 from agent_cli.store.models import Order, RefundRefused, refund_key
 from agent_cli.store.sqlite import OrderStore
 
 
-@dataclass(frozen=True, slots=True)
-class Proposal:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefundProposal:
     """What a run queues: one refund exactly as it was proposed and judged."""
 
     order: Order
@@ -53,7 +53,7 @@ class Proposal:
         return refund_key(self.order.code, self.amount, self.reason)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WriteProposal:
     """What a run queues for a desk write: the call, the change in words, the version of the
     records it was planned on (the commit refuses when they changed meanwhile)."""
@@ -101,7 +101,7 @@ def judged_json(order: Order) -> str:
     return json.dumps({**fields, "delivered_at": delivered}, sort_keys=True)
 
 
-def queue(store: OrderStore, proposal: Proposal | WriteProposal) -> Approval:
+def queue(store: OrderStore, proposal: RefundProposal | WriteProposal) -> Approval:
     """Record the proposal as pending (unless the same one waits already); the item."""
     created = now_utc()
     if isinstance(proposal, WriteProposal):
@@ -225,9 +225,7 @@ def _commit_write(store: OrderStore, found: Approval, *, by: str) -> Decided:
     try:
         done = commit_locked(
             store,
-            found.tool,
-            write["version"],
-            write["args"],
+            Agreed(tool=found.tool, version=write["version"], args=write["args"]),
             target,
             by=by,
             run_id=found.run_id,

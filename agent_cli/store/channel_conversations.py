@@ -6,7 +6,6 @@ the channel is answered, a redelivery dropped."""
 from __future__ import annotations
 
 import json
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,15 +53,9 @@ def _bound(
         return str(rows[0][0]), str(rows[0][1])
     if rows:
         store.execute("UPDATE conversations SET external_id = NULL WHERE id = ?", (rows[0][0],))
-    made = secrets.token_hex(16)
+    made = stored.new_id()
     stored.insert_row(
-        store,
-        made,
-        channel=channel,
-        customer_id=None,
-        asserted_by=None,
-        external_id=external_id,
-        address=address,
+        store, made, {"channel": channel, "external_id": external_id, "address": address}
     )
     return made, "open"
 

@@ -14,7 +14,7 @@ import json
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Required, TypedDict, Unpack
 
 from agent_cli.errors import ConversationBusy, ConversationNotFound
 from agent_cli.store import outbox
@@ -122,34 +122,27 @@ def _message(row: Any) -> Message:
     )
 
 
+class Opening(TypedDict, total=False):
+    """What a new conversation opens with: its channel (always); the customer a caller vouched
+    for and who vouched; the channel's own id of it and where the channel reaches the
+    customer; the API token that opened it."""
+
+    channel: Required[str]
+    customer_id: str | None
+    asserted_by: str | None
+    external_id: str | None
+    address: dict[str, Any] | None
+    opened_by: str | None
+
+
 def create(
-    store: OrderStore,
-    *,
-    channel: str,
-    customer_id: str | None = None,
-    asserted_by: str | None = None,
-    external_id: str | None = None,
-    address: dict[str, Any] | None = None,
-    opened_by: str | None = None,
-    conversation_id: str | None = None,
+    store: OrderStore, *, conversation_id: str | None = None, **opening: Unpack[Opening]
 ) -> Conversation:
     """A new open conversation with an unguessable id (128 random bits, or `conversation_id`,
-    one `new_id` made); `external_id` and `address`: the channel's id of it and where the
-    channel reaches the customer; `opened_by`: the API token that opened it."""
-    conversation_id = conversation_id or new_id()
-    store.atomically(
-        lambda: insert_row(
-            store,
-            conversation_id,
-            channel=channel,
-            customer_id=customer_id,
-            asserted_by=asserted_by,
-            external_id=external_id,
-            address=address,
-            opened_by=opened_by,
-        )
-    )
-    return found(store, conversation_id)
+    one `new_id` made)."""
+    made = conversation_id or new_id()
+    store.atomically(lambda: insert_row(store, made, opening))
+    return found(store, made)
 
 
 def new_id() -> str:
@@ -157,31 +150,22 @@ def new_id() -> str:
     return secrets.token_hex(16)
 
 
-def insert_row(
-    store: OrderStore,
-    conversation_id: str,
-    *,
-    channel: str,
-    customer_id: str | None,
-    asserted_by: str | None,
-    external_id: str | None,
-    address: dict[str, Any] | None,
-    opened_by: str | None = None,
-) -> None:
+def insert_row(store: OrderStore, conversation_id: str, opening: Opening) -> None:
     at = now()
+    address = opening.get("address")
     store.execute(
         f"INSERT INTO conversations ({COLUMNS}) VALUES (?, ?, 'open', ?, ?, '{{}}', ?, ?, NULL,"
         " ?, ?, ?)",
         (
             conversation_id,
-            channel,
-            customer_id,
-            asserted_by,
+            opening["channel"],
+            opening.get("customer_id"),
+            opening.get("asserted_by"),
             at,
             at,
-            external_id,
+            opening.get("external_id"),
             None if address is None else json.dumps(address, ensure_ascii=False),
-            opened_by,
+            opening.get("opened_by"),
         ),
     )
 

@@ -116,7 +116,7 @@ class ReturnRequest:
     payment_method_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DeskOrder:
     """An order with what the desk holds about it beyond the seed's row."""
 

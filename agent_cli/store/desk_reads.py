@@ -252,16 +252,16 @@ def _desk_order(order: Any, row: Any, children: _Children) -> DeskOrder:
         for s in children.shipments[code]
     )
     return DeskOrder(
-        order,
-        row[1],
-        address,
-        tuple(children.items[code]),
-        shipments,
-        tuple(children.payments[code]),
-        date.fromisoformat(row[8]) if row[8] else None,
-        row[9],
-        _exchange(row[10]),
-        _returned(row[11]),
+        order=order,
+        customer_id=row[1],
+        address=address,
+        items=tuple(children.items[code]),
+        shipments=shipments,
+        payments=tuple(children.payments[code]),
+        placed_at=date.fromisoformat(row[8]) if row[8] else None,
+        cancel_reason=row[9],
+        exchange=_exchange(row[10]),
+        returned=_returned(row[11]),
     )
 
 

@@ -20,7 +20,7 @@ from agent_cli.store.desk_plans import plan
 from agent_cli.store.desk_store import DeskStore, desk_columns, json_text
 
 
-class Changed(Refused):
+class RecordsChanged(Refused):
     """The records changed between the proposal and the commit: nothing was written."""
 
 
@@ -84,13 +84,11 @@ def commit(
     window: ReturnWindow | None = None,
 ) -> Committed:
     """Write the proposed change once, if the records are still as it was planned on and every
-    precondition still holds; Refused (Changed) otherwise, with nothing written."""
+    precondition still holds; Refused (RecordsChanged) otherwise, with nothing written."""
     return store.atomically(
         lambda: commit_locked(
             store,
-            proposed.tool,
-            proposed.version,
-            args,
+            Agreed(tool=proposed.tool, version=proposed.version, args=args),
             target,
             by=by,
             run_id=run_id,
@@ -99,11 +97,19 @@ def commit(
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Agreed:
+    """A write as it was agreed to: the tool, the version of the records its plan was made
+    on, and its arguments."""
+
+    tool: str
+    version: str
+    args: dict[str, Any]
+
+
 def commit_locked(
     store: DeskStore,
-    tool: str,
-    version: str,
-    args: dict[str, Any],
+    agreed: Agreed,
     target: Target,
     *,
     by: str,
@@ -112,9 +118,10 @@ def commit_locked(
 ) -> Committed:
     """`commit`, in a transaction the caller holds (the approval queue closes its item in it).
     The plan is made again here, on the locked records: the ledger and the window too."""
+    tool, args = agreed.tool, agreed.args
     now = records(store, target, lock=True, window=window)
-    if now.version != version:
-        raise Changed(
+    if now.version != agreed.version:
+        raise RecordsChanged(
             "the records changed since this was proposed (another change was made meanwhile); "
             "nothing was changed: look again and propose it anew"
         )

@@ -224,14 +224,14 @@ def _desk_order(order: Order, row: tuple[str, int, tuple[str, ...], str, date, i
     if order.code == "A106":
         refunded = A106_REFUND
     return DeskOrder(
-        order,
-        who.id,
-        who.address,
-        tuple(_item(item) for item in items),
-        (_A101_SHIPMENT,) if order.code == "A101" else (),
-        _paid(method, order.total, placed, refunded=refunded),
-        placed,
-        "no longer needed" if order.status == "CANCELLED" else None,
+        order=order,
+        customer_id=who.id,
+        address=who.address,
+        items=tuple(_item(item) for item in items),
+        shipments=(_A101_SHIPMENT,) if order.code == "A101" else (),
+        payments=_paid(method, order.total, placed, refunded=refunded),
+        placed_at=placed,
+        cancel_reason="no longer needed" if order.status == "CANCELLED" else None,
     )
 
 

@@ -288,12 +288,12 @@ def _order(key: str, o: _Order, db: _Db) -> DeskOrder:
     _capped(sum(p.amount for p in payments), f"{where}.payment_history")
     a = o.address
     return DeskOrder(
-        Order(o.order_id, STATUS_IN[o.status], total, None, CURRENCY, name),
-        o.user_id,
-        Address(a.address1, a.address2, a.city, a.state, a.country, a.zip),
-        items,
-        tuple(Shipment(tuple(f.tracking_id), tuple(f.item_ids)) for f in o.fulfillments),
-        payments,
+        order=Order(o.order_id, STATUS_IN[o.status], total, None, CURRENCY, name),
+        customer_id=o.user_id,
+        address=Address(a.address1, a.address2, a.city, a.state, a.country, a.zip),
+        items=items,
+        shipments=tuple(Shipment(tuple(f.tracking_id), tuple(f.item_ids)) for f in o.fulfillments),
+        payments=payments,
         cancel_reason=o.cancel_reason,
         exchange=_exchange(o, where),
         returned=_returned(o, where),

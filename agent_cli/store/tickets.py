@@ -86,12 +86,14 @@ def listed(store: OrderStore, *, status: str | None = None) -> list[Ticket]:
 
 
 @dataclass(frozen=True, slots=True)
-class Changed:
+class TicketStep:
+    """What a step on a ticket (a claim, a close) left."""
+
     ticket: Ticket  # as it is now
     changed: bool  # False: it was not in a state this step applies to; nothing was done
 
 
-def claim(store: OrderStore, ticket: int, *, by: str) -> Changed | None:
+def claim(store: OrderStore, ticket: int, *, by: str) -> TicketStep | None:
     """An open ticket becomes `by`'s; None: no such ticket."""
     return _step(
         store,
@@ -102,7 +104,7 @@ def claim(store: OrderStore, ticket: int, *, by: str) -> Changed | None:
     )
 
 
-def close(store: OrderStore, ticket: int, *, by: str, note: str | None) -> Changed | None:
+def close(store: OrderStore, ticket: int, *, by: str, note: str | None) -> TicketStep | None:
     """An open or claimed ticket is closed, with the note; None: no such ticket."""
     return _step(
         store,
@@ -113,13 +115,15 @@ def close(store: OrderStore, ticket: int, *, by: str, note: str | None) -> Chang
     )
 
 
-def _step(store: OrderStore, ticket: int, sql: str, params: tuple[object, ...]) -> Changed | None:
+def _step(
+    store: OrderStore, ticket: int, sql: str, params: tuple[object, ...]
+) -> TicketStep | None:
     """One step in one transaction: the ticket held (PostgreSQL: its row locked), changed if
     its status allows, and read back as it is now; None when there is no such ticket."""
     if not 0 < ticket <= MAX_ID:
         return None
 
-    def work() -> Changed | None:
+    def work() -> TicketStep | None:
         held = f"SELECT status FROM tickets WHERE id = ?{store.FOR_UPDATE}"
         before = store.query(held, (ticket,))
         if not before:
@@ -127,6 +131,6 @@ def _step(store: OrderStore, ticket: int, sql: str, params: tuple[object, ...]) 
         store.execute(sql, params)
         now = get(store, ticket)
         assert now is not None  # held since the read above
-        return Changed(now, now.status != before[0][0])
+        return TicketStep(now, now.status != before[0][0])
 
     return store.atomically(work)

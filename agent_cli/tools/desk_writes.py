@@ -81,7 +81,7 @@ class ReturnArgs(PaymentArgs):
     item_ids: ItemIds
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WriteDesk:
     """The write tools' bodies, over one store opener and one conversation."""
 
@@ -142,13 +142,13 @@ class WriteDesk:
     def _ruled(self, planned: Plan, target: Target) -> ApprovalVerdict | None:
         """What the shop's rules decide of this write (None: a person decides)."""
         facts = RefundFacts(
-            planned.amount,
-            planned.currency,
-            planned.status,
-            target.customer_id,
-            planned.delivered_at,
-            "",
-            self.clock(),
+            amount=planned.amount,
+            currency=planned.currency,
+            status=planned.status,
+            customer=target.customer_id,
+            delivered_at=planned.delivered_at,
+            reason="",
+            today=self.clock(),
         )
         return policy_verdict(rule_for(list(self.rules), facts, planned.tool))
 
@@ -158,7 +158,14 @@ class WriteDesk:
         """Into the approval queue: a person decides later (`agent approvals`)."""
         assert self.queue_for is not None
         proposal = WriteProposal(
-            planned, values, target, run_id, question, self.by, self.queue_for, self.window_days
+            plan=planned,
+            args=values,
+            target=target,
+            run_id=run_id,
+            question=question,
+            proposed_by=self.by,
+            expires_in=self.queue_for,
+            window_days=self.window_days,
         )
         item = approval_queue.queue(self.open_store(), proposal)
         return Observation.of(
@@ -183,7 +190,14 @@ class WriteDesk:
         made = done.plan
         back = sum(p.amount for p in made.added if p.kind == "refund")
         return Observation.of(
-            Changed(done.change_id, made.tool, made.summary, target.order_code, back, made.currency)
+            Changed(
+                change_id=done.change_id,
+                tool=made.tool,
+                summary=made.summary,
+                order=target.order_code,
+                refund=back,
+                currency=made.currency,
+            )
         )
 
 

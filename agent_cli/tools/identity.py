@@ -28,7 +28,7 @@ TOO_MANY = (
 )
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class CustomerSession:
     """Who this conversation is with: a run (`ask`), a chat session or an eval case has one;
     found once, kept for the session. `staff`: an operator, bound by none of this."""

@@ -119,7 +119,7 @@ def closed(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "additionalProperties": False}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class McpTool:
     """One tool of an MCP server, as the registry sees it."""
 

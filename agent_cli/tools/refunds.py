@@ -86,7 +86,7 @@ class IssueRefundArgs(ToolArgs):
     ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RefundDesk:
     """Everything issue_refund needs, fixed for a runtime. The window is judged on `clock()`,
     the system date: `--today` and a date in the question shape what the model is told, never
@@ -172,14 +172,14 @@ class RefundDesk:
     ) -> Observation:
         """Into the approval queue: a person decides later (`agent approvals`)."""
         assert self.queue_for is not None
-        proposal = approval_queue.Proposal(
-            order,
-            amount,
-            args.reason.strip(),
-            run_id,
-            question,
-            self.proposer,
-            self.queue_for,
+        proposal = approval_queue.RefundProposal(
+            order=order,
+            amount=amount,
+            reason=args.reason.strip(),
+            run_id=run_id,
+            question=question,
+            proposed_by=self.proposer,
+            expires_in=self.queue_for,
         )
         item = approval_queue.queue(self.open_store(), proposal)
         what = f"{money(amount, order.currency)} on order {order.code}"
@@ -233,11 +233,11 @@ class RefundDesk:
         except RefundRefused as exc:
             return Observation.of(NotAllowed(str(exc)))
         refunded = Refunded(
-            recorded.refund.id,
-            proposed.code,
-            amount,
-            proposed.currency,
-            what,
+            refund_id=recorded.refund.id,
+            order=proposed.code,
+            amount=amount,
+            currency=proposed.currency,
+            what=what,
             earlier=not recorded.created,
         )
         if recorded.created:
@@ -264,15 +264,15 @@ def refund_facts(
     capped = any(rule.max_auto_per_day is not None for rule in rules)
     last_day = store.refunds_since(order, now - timedelta(days=1))[1] if capped else 0
     return RefundFacts(
-        amount,
-        order.currency,
-        order.status,
-        order.customer,
-        order.delivered_at,
-        reason.strip(),
-        today,
-        counts,
-        last_day,
+        amount=amount,
+        currency=order.currency,
+        status=order.status,
+        customer=order.customer,
+        delivered_at=order.delivered_at,
+        reason=reason.strip(),
+        today=today,
+        customer_refunds=counts,
+        refunded_last_day=last_day,
     )
 
 

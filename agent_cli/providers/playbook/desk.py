@@ -35,7 +35,7 @@ _HAND_OVER = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Words:
     moving: str
     moving_unnamed: str  # a shipment with no carrier on record (τ²'s orders)

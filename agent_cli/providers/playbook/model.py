@@ -108,7 +108,7 @@ def _not_understood(request: ModelRequest, heard: _Heard, intent: str) -> Decisi
     return decision
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Heard:
     """What the run so far holds: the calls made, the customer's replies and words, the orders
     named (or remembered from earlier chat turns), the lookups, the policy, the typos."""
@@ -140,7 +140,16 @@ class _Heard:
         codes = [code for code in codes if code not in typos.replaced or not replies]
         texts = "\n".join([*earlier, request.goal, *replies])
         japanese = speaks_japanese(request)
-        return cls(made, replies, codes, texts, japanese, lookups, policy, typos)
+        return cls(
+            made=made,
+            replies=replies,
+            codes=codes,
+            texts=texts,
+            japanese=japanese,
+            lookups=lookups,
+            policy=policy,
+            typos=typos,
+        )
 
 
 def _desk_step(request: ModelRequest, heard: _Heard, intent: str) -> Decision | None:
@@ -290,7 +299,7 @@ def _judge(code: str, fields: dict[str, str], policy: Policy, today: date) -> _F
     return _Fact(code, verdict, fields, days=days, policy=policy)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Language:
     """The sentences of one language, keyed by verdict; filled from the facts alone."""
 

@@ -17,7 +17,7 @@ from agent_cli.providers.playbook import catalogue
 from agent_cli.providers.playbook.reading import JA_VALUES, Record
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Shown:
     """One language's words for a proposed change."""
 

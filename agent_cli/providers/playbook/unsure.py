@@ -27,7 +27,7 @@ _WITH_ORDER: dict[str, tuple[Intent, ...]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Words:
     unsure: str
     not_in_help: str  # a help question the help centre has no article for

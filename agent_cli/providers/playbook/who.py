@@ -30,7 +30,7 @@ _STREETS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Who:
     email_please: str
     not_found: str

@@ -67,7 +67,7 @@ _METHODS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Words:
     confirm: str  # the proposal put to the customer
     plainly: str  # asked again, after words that may mean either

@@ -11,8 +11,8 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from agent_cli.cli.apps import app
-from agent_cli.cli.options import (
+from agent_cli.cli._apps import app
+from agent_cli.cli._options import (
     BaseUrlOption,
     ConcurrencyOption,
     ConfigOption,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from agent_cli.cli.completion import complete_provider
+from agent_cli.cli._completion import complete_provider
 
 ConfigOption = Annotated[Path | None, typer.Option(help="Read settings from this TOML file.")]
 ProviderOption = Annotated[

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from agent_cli._version import __version__
-from agent_cli.cli.boundary import EXIT_CODES_HELP, AgentGroup
+from agent_cli.cli._boundary import EXIT_CODES_HELP, AgentGroup
 
 
 def _plain_help() -> None:
