@@ -140,7 +140,12 @@ def _run(args: argparse.Namespace, env: dict[str, str], folder: Path) -> int:
     token = _made_token(env)
     servers = [_started(env, config) for _ in range(args.processes)]
     try:
-        return _measured(args, servers, token, env)
+        code = _measured(args, servers, token, env)
+        if model is not None:  # how often the servers connected to the model
+            stats = httpx.get(f"http://127.0.0.1:{port}/stats", timeout=10).json()
+            total = args.conversations * args.messages
+            print(f"  the model accepted {stats['connections']} connections for {total} messages")
+        return code
     finally:
         for process, _ in servers:
             if process.poll() is None:

@@ -24,6 +24,7 @@ from agent_cli.providers.choice import choose_provider, key_in_clear
 from agent_cli.providers.playbook import PlaybookModel
 from agent_cli.providers.scripted import load_script
 from agent_cli.runtime.drive import warn
+from agent_cli.runtime.model_pool import connected_with, pooled
 from agent_cli.runtime.options import RunOptions, parse_today
 from agent_cli.runtime.shop import in_force
 from agent_cli.runtime.stores import LazyStore
@@ -316,9 +317,12 @@ def choose_model(options: RunOptions, settings: Settings, stack: ExitStack) -> R
     key = choice.api_key(os.environ)
     from agent_cli.providers.connect import connect  # noqa: PLC0415 - httpx only when needed
 
-    model = connect(choice, settings.provider, key)
-    stack.callback(model.close)
-    return model
+    # Closed with the stack; in a serving process, kept for the next message (model_pool.py).
+    return pooled(
+        stack,
+        connected_with(choice, settings.provider, key),
+        lambda: connect(choice, settings.provider, key),
+    )
 
 
 def notices(options: RunOptions, settings: Settings, model: ReasoningModel) -> list[str]:

@@ -43,6 +43,7 @@ from agent_cli.runtime.converse import (
     start_conversation,
 )
 from agent_cli.runtime.drive import kept_log
+from agent_cli.runtime.model_pool import ModelPool, use_models
 from agent_cli.runtime.stores import StorePool, opened_store, use_pool
 from agent_cli.serve.channels import setup as channel_setup
 from agent_cli.serve.errors import ApiError, bad_request, from_agent_error
@@ -120,14 +121,17 @@ def _closing(
     kept: KeptLog | None, deliverer: Deliverer, url: str | None
 ) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
     """The app's lifespan: the outbox delivered while it serves (and once more at the stop, for
-    what the last turns said); on a team's PostgreSQL, its connections reused from request to
-    request (StorePool); the kept run log and the connections closed when the server stops."""
+    what the last turns said); the model's connections reused from message to message
+    (ModelPool), and on a team's PostgreSQL the store's too (StorePool); the kept run log and
+    the connections closed when the server stops."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         pool = StorePool(url) if url is not None else None
         if pool is not None:
             use_pool(pool)
+        models = ModelPool()
+        use_models(models)
         delivering = asyncio.create_task(deliverer.run())
         try:
             yield
@@ -136,6 +140,8 @@ def _closing(
             await delivering
             if kept is not None:
                 kept.close()
+            use_models(None)
+            models.close()
             if pool is not None:
                 use_pool(None)
                 pool.close()
