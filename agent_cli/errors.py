@@ -207,6 +207,10 @@ class ConversationNotFound(AgentError):
     """No conversation has the id (or the first characters) given."""
 
 
+class ConversationAmbiguous(ConversationNotFound):
+    """The first characters given start more than one conversation's id."""
+
+
 class ConversationClosed(AgentError):
     """A message to a conversation that is closed: nothing is answered in it any more."""
 

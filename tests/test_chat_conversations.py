@@ -275,3 +275,18 @@ def test_a_change_proposed_at_reply_is_kept_as_a_proposal_with_the_yes_after_it(
         ("customer", "message"),
     ]
     assert "B200" in messages[1][2] and messages[2][2] == "yes"
+
+
+def test_a_session_named_by_too_few_characters_says_so_and_where_to_look() -> None:
+    chat("Is A100 refundable?\n")  # the store made
+    store = OrderStore.open(Path(os.environ["AGENT_DB"]), create=False)
+    for last in ("1", "2"):
+        stored.create(store, channel="chat", conversation_id="abcdef" + last * 26)
+    store.close()
+    both = agent("chat", *TODAY, "--session", "abcdef", stdin="Hi\n")
+    assert both.exit_code == 2, both.output
+    assert "starts more than one conversation's id" in both.stderr
+    one = chat("Hi\n", "--session", "abcdef2")
+    assert "Continuing session abcdef22: 0 of 0 turns remembered" in one.stdout
+    unknown = agent("chat", *TODAY, "--session", "zzzz", stdin="Hi\n")
+    assert unknown.exit_code == 2 and "see agent conversations list" in unknown.stderr

@@ -16,7 +16,12 @@ from contextlib import contextmanager
 from agent_cli.commands.logs import opened_log
 from agent_cli.config import Settings
 from agent_cli.core.seams import Exchange
-from agent_cli.errors import ConversationNotFound, RunLogError, UsageError
+from agent_cli.errors import (
+    ConversationAmbiguous,
+    ConversationNotFound,
+    RunLogError,
+    UsageError,
+)
 from agent_cli.record.log_place import log_place
 from agent_cli.runtime.conversation import exchanges_of
 from agent_cli.runtime.stores import opened_store
@@ -99,6 +104,9 @@ class ChatConversation:
             raise UsageError(
                 f"Chat session {named!r} is no session; see agent conversations list"
             ) from None
+        except UsageError as missing:  # none or several of the log's: a chat is a conversation
+            hint = str(missing).replace("agent logs list --kind chat", "agent conversations list")
+            raise UsageError(hint) from None
         if last is None:
             return None
         session, turns = last
@@ -116,5 +124,7 @@ def _stored(store: OrderStore, named: str | None) -> stored.Conversation | None:
         return stored.newest(store, channel=CHANNEL)
     try:
         return stored.found(store, named)
+    except ConversationAmbiguous as several:  # --session's mistake, as an unknown one is
+        raise UsageError(str(several)) from None
     except ConversationNotFound:
-        return None
+        return None  # perhaps a session of the run log from before

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, Required, TypedDict, Unpack
 
-from agent_cli.errors import ConversationBusy, ConversationNotFound
+from agent_cli.errors import ConversationAmbiguous, ConversationBusy, ConversationNotFound
 from agent_cli.store import outbox
 from agent_cli.store.desk_schema import CONVERSATION_STATUSES
 from agent_cli.store.sqlite import OrderStore
@@ -189,7 +189,7 @@ def found(store: OrderStore, given: str) -> Conversation:
         if len(rows) == 1:
             return from_row(rows[0])
         if rows:
-            raise ConversationNotFound(
+            raise ConversationAmbiguous(
                 f"{given!r} starts more than one conversation's id; give more of it"
             )
     raise ConversationNotFound(
