@@ -290,3 +290,21 @@ def test_a_session_named_by_too_few_characters_says_so_and_where_to_look() -> No
     assert "Continuing session abcdef22: 0 of 0 turns remembered" in one.stdout
     unknown = agent("chat", *TODAY, "--session", "zzzz", stdin="Hi\n")
     assert unknown.exit_code == 2 and "see agent conversations list" in unknown.stderr
+
+
+def test_continue_takes_up_this_operators_chat_never_a_colleagues(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AGENT_OPERATOR", "mina")
+    chat("Is A100 refundable?\n")
+    monkeypatch.setenv("AGENT_OPERATOR", "ken")
+    chat("Is A101 refundable?\n")  # ken's is the newest of the store
+    monkeypatch.setenv("AGENT_OPERATOR", "mina")
+    (minas,) = [c for c in conversations() if shown(c["id"])[0][2] == "Is A100 refundable?"]
+    again = chat("Thanks\n", "--continue")
+    assert f"Continuing session {minas['id'][:8]}" in again.stdout
+    monkeypatch.setenv("AGENT_OPERATOR", "sora")  # nobody's chat is sora's
+    assert "No earlier session to continue" in chat("Hi\n", "--continue").stdout
+    (kens,) = [c for c in conversations() if shown(c["id"])[0][2] == "Is A101 refundable?"]
+    named = chat("Hi\n", "--session", kens["id"][:8])  # anyone's, by its id
+    assert f"Continuing session {kens['id'][:8]}" in named.stdout

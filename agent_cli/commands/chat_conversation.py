@@ -2,7 +2,10 @@
 operator types is a customer message, each answer a desk message, the customer identified and
 the change proposed are the conversation's memory, so `agent conversations list|show` see a
 chat session and `chat --continue` / `--session ID` take it up whole (who was identified
-included). A session's row is written at its first turn: a chat left at once leaves nothing.
+included). A session's row is written at its first turn (a chat left at once leaves nothing),
+opened by `operator:NAME` ($AGENT_OPERATOR, else the OS user): `--continue` takes up this
+operator's newest, so on a team's store it never lands in a colleague's live chat; `--session`
+takes any by its id. A customer's API token never reaches a chat (it was not opened by it).
 
 Sessions logged before conversations were kept in the store (the run log's chat turns) are
 taken up once: the conversation is made with the session's id and its answered turns.
@@ -23,6 +26,7 @@ from agent_cli.errors import (
     UsageError,
 )
 from agent_cli.record.log_place import log_place
+from agent_cli.runtime.assemble import operator_name
 from agent_cli.runtime.conversation import exchanges_of
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store import conversations as stored
@@ -36,6 +40,7 @@ class ChatConversation:
 
     def __init__(self, settings: Settings, *, dry_run: bool) -> None:
         self.settings = settings
+        self.operator = f"operator:{operator_name()}"  # whose chats --continue looks at
         self.id = stored.new_id()
         self._made = False  # the row exists (written at the first turn, or taken up)
         self._scratch = OrderStore.in_memory() if dry_run else None
@@ -56,7 +61,7 @@ class ChatConversation:
     def made(self, store: OrderStore) -> str:
         """The conversation's id, its row written if this is its first turn."""
         if not self._made:
-            stored.create(store, channel=CHANNEL, conversation_id=self.id)
+            stored.create(store, channel=CHANNEL, conversation_id=self.id, opened_by=self.operator)
             self._made = True
         return self.id
 
@@ -72,10 +77,11 @@ class ChatConversation:
             return exchanges_of(stored.messages(store, self.id))[0]
 
     def resume(self, named: str | None) -> bool:
-        """Take up the conversation `named` (its id or first characters), else the newest chat
-        left open; False when there is none (`named` never: a UsageError says so)."""
+        """Take up the conversation `named` (its id or first characters), else this operator's
+        newest chat left open; False when there is none (`named` never: a UsageError says
+        so)."""
         with self.store() as store:
-            found = _stored(store, named)
+            found = _stored(store, named, self.operator)
             if found is None:
                 found = self._logged(store, named)
             if found is None:
@@ -110,18 +116,20 @@ class ChatConversation:
         if last is None:
             return None
         session, turns = last
-        if (taken := stored.get(store, session)) is not None:
-            return taken  # taken up before (and closed since: --continue looks at open ones)
-        made = stored.create(store, channel=CHANNEL, conversation_id=session)
+        if stored.get(store, session) is not None:
+            return None  # a conversation already (another operator's, or closed): none from before
+        made = stored.create(
+            store, channel=CHANNEL, conversation_id=session, opened_by=self.operator
+        )
         for turn in turns:
             stored.add_message(store, made.id, "customer", "message", turn.question)
             stored.add_message(store, made.id, "desk", "answer", turn.answer)
         return made
 
 
-def _stored(store: OrderStore, named: str | None) -> stored.Conversation | None:
-    if named is None:
-        return stored.newest(store, channel=CHANNEL)
+def _stored(store: OrderStore, named: str | None, operator: str) -> stored.Conversation | None:
+    if named is None:  # this operator's own newest; another's only by its id
+        return stored.newest(store, channel=CHANNEL, opened_by=operator)
     try:
         return stored.found(store, named)
     except ConversationAmbiguous as several:  # --session's mistake, as an unknown one is

@@ -217,17 +217,17 @@ def listed(
     return [from_row(row) for row in rows]
 
 
-def newest(store: OrderStore, *, channel: str) -> Conversation | None:
-    """The channel's most recently active conversation that is not closed (of two active in
-    the same second, the one with the latest message)."""
+def newest(store: OrderStore, *, channel: str, opened_by: str) -> Conversation | None:
+    """The most recently active conversation of the channel that `opened_by` opened and is not
+    closed (of two active in the same second, the one with the latest message)."""
     latest = (
         "COALESCE((SELECT MAX(m.id) FROM conversation_messages m WHERE m.conversation_id = c.id),"
         " 0)"
     )
     rows = store.query(
-        f"SELECT {COLUMNS} FROM conversations c WHERE channel = ? AND status <> 'closed'"
-        f" ORDER BY updated_at DESC, {latest} DESC LIMIT 1",
-        (channel,),
+        f"SELECT {COLUMNS} FROM conversations c WHERE channel = ? AND opened_by = ?"
+        f" AND status <> 'closed' ORDER BY updated_at DESC, {latest} DESC LIMIT 1",
+        (channel, opened_by),
     )
     return from_row(rows[0]) if rows else None
 
