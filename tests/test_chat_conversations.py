@@ -27,9 +27,9 @@ from agent_cli.runtime.assemble import open_runtime
 from agent_cli.runtime.conversation import exchanges_of
 from agent_cli.runtime.options import RunOptions
 from agent_cli.store import conversations as stored
-from agent_cli.store.conversations import Message
 from agent_cli.store.sqlite import OrderStore
 
+from .test_conversations import _m
 from .test_logs import _started
 
 runner = CliRunner()
@@ -204,10 +204,6 @@ def test_an_interrupted_turn_leaves_a_notice_so_the_next_turn_does_not_read_it_a
         ("desk", "notice", INTERRUPTED),
     ]
     assert exchanges_of(messages) == ([], [])  # neither remembered nor read again
-
-
-def _m(number: int, role: str, kind: str, text: str) -> Message:
-    return Message(id=number, role=role, kind=kind, text=text, at="", message_key=None)  # type: ignore[arg-type]
 
 
 def test_a_failed_turn_is_left_out_of_what_the_model_reads_but_a_later_notice_is_kept() -> None:

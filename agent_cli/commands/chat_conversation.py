@@ -86,9 +86,7 @@ class ChatConversation:
                 found = self._logged(store, named)
             if found is None:
                 return False
-        if found.status == "closed" and named is None:
-            return False
-        if found.status == "closed":
+        if found.status == "closed":  # only by name: --continue looks at open ones
             raise UsageError(
                 f"Conversation {found.id[:8]} is closed: nothing more is answered in it; start "
                 "a new chat without --session"
