@@ -8,11 +8,12 @@ off. An automatic approval always states the amount below which it pays.
 from __future__ import annotations
 
 import difflib
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from agent_cli.config.currencies import ISO_4217
+from agent_cli.domain.write_tools import MOVES_NO_MONEY, RuleTool
 
 RuleDecision = Literal["auto", "ask", "queue", "deny"]
 OrderStatus = Literal["PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED"]
@@ -28,19 +29,6 @@ RuleStatus = Literal[
     "RETURN_REQUESTED",
     "EXCHANGE_REQUESTED",
 ]
-# The desk's seven writes, and the actions a rule may decide: the seed's refund and those.
-WriteTool = Literal[
-    "cancel_pending_order",
-    "modify_pending_order_address",
-    "modify_pending_order_payment",
-    "modify_pending_order_items",
-    "modify_user_address",
-    "return_delivered_order_items",
-    "exchange_delivered_order_items",
-]
-RuleTool = Literal["issue_refund", WriteTool]
-WRITE_TOOLS: tuple[str, ...] = get_args(WriteTool)  # the desk's writes (store/desk_changes.py)
-MOVES_NO_MONEY = frozenset({"modify_pending_order_address", "modify_user_address"})
 REFUND_ONLY = ("reasons", "max_refunds_before", "max_auto_per_day")  # what a write has none of
 MAX_AMOUNT = 2**63 - 1  # what the store holds (BIGINT)
 

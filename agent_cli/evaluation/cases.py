@@ -25,7 +25,7 @@ from pydantic import (
     field_validator,
 )
 
-from agent_cli.config.rules import WriteTool
+from agent_cli.domain.write_tools import DeskWrite
 from agent_cli.errors import CaseFileError, OrderFileError
 from agent_cli.evaluation.customer import Persona
 from agent_cli.evaluation.intents import Intent
@@ -123,7 +123,7 @@ class _CaseRecord(BaseModel):
     max_steps: int | None = Field(default=None, ge=1, le=100)
     replies: list[Annotated[str, StringConstraints(min_length=1)]] = Field(default_factory=list)
     intent: Intent | None = None
-    writes: list[WriteTool] | None = Field(default=None, max_length=20)
+    writes: list[DeskWrite] | None = Field(default=None, max_length=20)
     handover: bool | None = None
     cited: list[Annotated[str, StringConstraints(pattern=ARTICLE_ID)]] = Field(
         default_factory=list, max_length=20

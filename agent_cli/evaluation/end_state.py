@@ -19,8 +19,8 @@ from agent_cli.config import Settings
 from agent_cli.core.budget import RefundCounter
 from agent_cli.core.seams import ApprovalNeeded, Observation
 from agent_cli.core.tool_outcomes import Denied, Failed, Outcome, acted
+from agent_cli.domain.write_tools import WRITES
 from agent_cli.evaluation.cases import ReferenceWrite
-from agent_cli.record.desk_facts import WRITES
 from agent_cli.runtime.assemble import build_tools
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.identity import CustomerSession

@@ -21,11 +21,11 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer
 from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.core.tool_outcomes import Proposed
 from agent_cli.domain.intents import IDENTIFY
+from agent_cli.domain.write_tools import DESK_WRITES
 from agent_cli.evaluation.cases import EvalCase
 from agent_cli.record.outcomes import Failure, FailureKind, ToolRun
 from agent_cli.store import desk_reads
@@ -62,7 +62,7 @@ class ReferenceModel:
                 # after anything else the tool proposes it afresh, and it is asked again.
                 write, self._waiting = self._waiting, None
                 return write.model_copy()
-            if last.call.tool in WRITE_TOOLS and isinstance(last.outcome, Proposed):
+            if last.call.tool in DESK_WRITES and isinstance(last.outcome, Proposed):
                 self._waiting = last.call
                 summary = last.outcome.summary
                 return AskUser(question=f"Here is the change, exactly: {summary}. {_ASKED}")

@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.core.decisions import StatedClaim, Step
 from agent_cli.core.tool_outcomes import NotFound, Opaque, Read
+from agent_cli.domain.write_tools import DESK_WRITES
 from agent_cli.policy import claims
 from agent_cli.policy.verdicts import (
     CODE,
@@ -48,12 +48,12 @@ _UNCHECKED = re.compile(
 # The tools that read one order, and the argument naming it: the seed's lookup by code, the
 # desk's reads of an identified customer's order and its writes to one (a refused call is an
 # error: no grounds).
-ORDER_READS = {
+ORDER_READS: dict[str, str] = {
     LOOKUP_TOOL: "order_code",
     "get_order_details": "order_id",
     "track_order": "order_id",
     # the desk's writes read the order they propose (or make) a change to
-    **dict.fromkeys((w for w in WRITE_TOOLS if w != "modify_user_address"), "order_id"),
+    **dict.fromkeys((w for w in DESK_WRITES if w != "modify_user_address"), "order_id"),
 }
 
 

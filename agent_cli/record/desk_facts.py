@@ -8,22 +8,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.core.events import ApprovalDecided, Event, RunStarted, ToolObserved
 from agent_cli.core.tool_outcomes import Failed, Proposed
 from agent_cli.domain.intents import ACTING, INTENT_TOOLS, UNKNOWN, Intent, intents_shown
+from agent_cli.domain.write_tools import WRITES
 from agent_cli.language import intents
 from agent_cli.record.outcomes import ToolRun
 
-__all__ = ["ACTING", "INTENT_TOOLS", "WRITES", "Intent", "RunFacts", "intents_of"]
+__all__ = ["ACTING", "INTENT_TOOLS", "Intent", "RunFacts", "intents_of"]
 
 
 def intents_of(tools: Iterable[ToolRun]) -> set[Intent]:
     """Every intent whose tools the run called (a proposal or a refusal counts: it tried)."""
     return intents_shown(tool.tool for tool in tools)
-
-
-WRITES = frozenset((*WRITE_TOOLS, "issue_refund"))  # the desk's writes and the seed's refund
 
 
 @dataclass(slots=True)

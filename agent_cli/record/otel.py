@@ -31,7 +31,8 @@ from agent_cli.core.events import (
     RunStarted,
     ToolObserved,
 )
-from agent_cli.record.desk_facts import WRITES, RunFacts
+from agent_cli.domain.write_tools import WRITES
+from agent_cli.record.desk_facts import RunFacts
 from agent_cli.record.otel_export import tracer
 
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"

@@ -16,7 +16,7 @@ from datetime import date, datetime
 from typing import Any, TypeGuard
 
 from agent_cli.config.currencies import major_number
-from agent_cli.config.rules import WRITE_TOOLS
+from agent_cli.domain.write_tools import DESK_WRITES
 from agent_cli.store.models import ORDER_CODE_PATTERN, ORDER_ID_PATTERN, STATUSES, refund_key
 
 ITEM_STATUSES = ("pending", "approved", "denied", "expired", "failed")
@@ -96,7 +96,7 @@ def read_item(row: tuple[Any, ...]) -> Item:
     if not _is_int(item_id):
         return Unreadable(0, f"id {_shown(item_id)} is not a number")
     try:
-        if row[1] in WRITE_TOOLS:
+        if row[1] in DESK_WRITES:
             return _checked_write(Approval(row[0], row[1], row[2] or "", *row[3:]))
         return _checked(Approval(*row))
     except _Bad as exc:

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.domain.intents import BY_NAME, CATALOG, HAND_OVER, IDENTIFY
+from agent_cli.domain.write_tools import DESK_WRITES
 from agent_cli.language import intents
 from agent_cli.tools.help_center import HELP
 
@@ -30,7 +30,7 @@ RECALL_AT = 0.05  # an intent this likely in any message keeps its tools offered
 
 SEED = ("lookup_order", "refund_policy", "issue_refund")
 CUSTOMER = (*IDENTIFY, "get_user_details", "get_order_details", "track_order", HAND_OVER)
-DESK = (*CUSTOMER, *CATALOG, *WRITE_TOOLS, *HELP)
+DESK = (*CUSTOMER, *CATALOG, *DESK_WRITES, *HELP)
 ALWAYS = (*SEED, *IDENTIFY, HAND_OVER)  # the narrow profile's floor
 
 

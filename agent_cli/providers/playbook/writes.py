@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import assert_never
 
-from agent_cli.config.rules import WRITE_TOOLS
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelRequest
 from agent_cli.core.tool_outcomes import (
@@ -29,6 +28,7 @@ from agent_cli.core.tool_outcomes import (
     Simulated,
     Transferred,
 )
+from agent_cli.domain.write_tools import DESK_WRITES
 from agent_cli.policy.consent import ambiguous, explicit_yes, refused
 from agent_cli.providers.playbook import catalogue, rules_ja
 from agent_cli.providers.playbook import shown as playbook_shown
@@ -151,7 +151,7 @@ def change(
     not offered."""
     offered = {spec.name for spec in request.tools}
     no_order = not codes and intent != "user_address"  # asked for as any question's is
-    if not offered & set(WRITE_TOOLS) or no_order:
+    if not offered & set(DESK_WRITES) or no_order:
         return None
     words, who_words = said
     user = identify(request, made, texts, who_words)
