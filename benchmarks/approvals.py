@@ -20,8 +20,8 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
+from agent_cli.domain.orders import Order
 from agent_cli.store import approval_queue
-from agent_cli.store.models import Order
 from agent_cli.store.sqlite import OrderStore
 
 

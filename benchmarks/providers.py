@@ -278,7 +278,7 @@ def bounded_history() -> None:
     """(e) 20 lookups of orders with 5,000-character notes: request bytes per step without the
     bounds (no observation cap, no elision) and with the defaults (2,000 chars, 4,000 tokens)."""
     from agent_cli.core.budget import Limits
-    from agent_cli.store.models import Order
+    from agent_cli.domain.orders import Order
 
     note = "Customer note. " * 334  # 5,010 characters
     STORE.import_orders([Order(f"N{n:03d}", "PENDING", 100, note=note) for n in range(1, 21)])

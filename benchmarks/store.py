@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agent_cli.domain.orders import Order, RefundRefused
 from agent_cli.store.configured import open_configured
-from agent_cli.store.models import Order, RefundRefused
 from agent_cli.store.sqlite import OrderStore
 from tests import postgres
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from agent_cli.domain.orders import refund_key
 from agent_cli.store.approval_items import MAX_ID, Approval, Unreadable, read_item
-from agent_cli.store.models import refund_key
 
 JUDGED = '{"currency": "JPY", "delivered_at": "2026-10-01", "status": "DELIVERED", "total": 250000}'
 GOOD: dict[str, Any] = {

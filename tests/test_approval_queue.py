@@ -226,8 +226,8 @@ def many_pending(count: int) -> list[str]:
     """`count` refunds waiting in the test's store, each on its own order: their item numbers."""
     from datetime import UTC, date, datetime, timedelta
 
+    from agent_cli.domain.orders import Order, refund_key
     from agent_cli.store.approval_queue import judged_json
-    from agent_cli.store.models import Order, refund_key
     from agent_cli.store.sqlite import OrderStore
 
     delivered = date.today() - timedelta(days=3)
@@ -360,8 +360,8 @@ def test_a_sigterm_just_after_a_commit_waits_for_its_line(monkeypatch: pytest.Mo
 
 
 def test_every_decision_names_who_made_it_and_when(tmp_path: Path) -> None:
+    from agent_cli.domain.orders import Order
     from agent_cli.store.approval_queue import judged_json
-    from agent_cli.store.models import Order
 
     many_pending(3)
     _expire = sqlite3.connect(os.environ["AGENT_DB"])
@@ -385,7 +385,7 @@ def test_every_decision_names_who_made_it_and_when(tmp_path: Path) -> None:
 
 
 def test_a_refund_recorded_meanwhile_under_the_same_key_fails_the_item(tmp_path: Path) -> None:
-    from agent_cli.store.models import refund_key
+    from agent_cli.domain.orders import refund_key
     from agent_cli.store.sqlite import OrderStore
 
     many_pending(1)

@@ -58,7 +58,7 @@ ALLOWED: dict[str, set[str]] = {
         *("serve", "evaluation", "runtime", "ui", "providers", "tools"),
         *("record", "store", "policy", "language", "config", "domain", "core", "base"),
     },
-    "cli": {"commands", "runtime", "store", "config", "core", "base"},
+    "cli": {"commands", "runtime", "store", "config", "domain", "core", "base"},
     "api": {"runtime", "config", "core", "base"},
     "main": {"cli"},
 }

@@ -14,10 +14,10 @@ from agent_cli.core.decisions import AskUser
 from agent_cli.core.events import ApprovalRequested, Event, RunFinished, ToolObserved
 from agent_cli.core.loop import run
 from agent_cli.core.seams import ApprovalNeeded, ApprovalVerdict, Observation
+from agent_cli.domain.writes import Refused
 from agent_cli.errors import Interrupted
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.store import desk_reads
-from agent_cli.store.desk_changes import Refused
 from agent_cli.store.desk_writes import RecordsChanged, Target, commit, propose
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.store.tau2 import tau2_json
@@ -478,7 +478,7 @@ def test_a_write_remembers_its_order_for_a_hand_over(either_store: OrderStore) -
 
 
 def test_an_order_with_no_customer_has_nothing_to_change(either_store: OrderStore) -> None:
-    from agent_cli.store.models import Order
+    from agent_cli.domain.orders import Order
 
     either_store.import_orders([Order("N900", "PENDING", 5000)])
     seen = staff_call(

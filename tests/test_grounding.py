@@ -380,7 +380,7 @@ def test_the_opening_json_mode_imposes_reads_back_as_the_verdict_it_states(
 def test_the_amount_is_read_from_the_line_a_lookup_writes() -> None:
     from datetime import date
 
-    from agent_cli.store.models import Order
+    from agent_cli.domain.orders import Order
 
     order = Order(
         "A100", "DELIVERED", 250000, date(2026, 10, 1), "JPY", note="total=1 currency=USD"

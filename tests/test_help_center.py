@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from agent_cli.cli import app
 from agent_cli.core.decisions import CallTool, Step
+from agent_cli.domain.records import Article
 from agent_cli.policy.grounding import ground_answer
 from agent_cli.store import help_articles
-from agent_cli.store.desk import Article
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import ToolRegistry
 from agent_cli.tools.help_center import help_tools

@@ -12,9 +12,9 @@ import pytest
 
 from agent_cli.core.seams import ApprovalNeeded, Observation
 from agent_cli.core.tool_outcomes import Changed
-from agent_cli.store import ledger
+from agent_cli.domain import ledger
+from agent_cli.domain.orders import RefundRefused
 from agent_cli.store.desk_writes import Target, commit, propose
-from agent_cli.store.models import RefundRefused
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import ToolRegistry
 from agent_cli.tools.desk_writes import WriteDesk, write_tools
@@ -151,7 +151,7 @@ def test_the_approver_sees_the_orders_age(either_store: OrderStore) -> None:
 def test_a_refund_made_between_a_returns_proposal_and_its_commit_stops_the_return(
     either_store: OrderStore,
 ) -> None:
-    from agent_cli.store.desk_changes import Refused, ReturnWindow
+    from agent_cli.domain.writes import Refused, ReturnWindow
 
     window = ReturnWindow(30, delivered(either_store, "A106") + timedelta(days=3))
     planned = propose(either_store, "return_delivered_order_items", RETURN_A106, HARUKI, window)
@@ -176,7 +176,7 @@ def _delivered_only(order: Any, refunded: int) -> None:
 def test_concurrent_approvers_of_a_refund_and_a_return_send_money_back_once(
     opener: Opener,  # noqa: F811 - the fixture imported above
 ) -> None:
-    from agent_cli.store.desk_changes import Refused, ReturnWindow
+    from agent_cli.domain.writes import Refused, ReturnWindow
 
     first = opener()
     window = ReturnWindow(30, delivered(first, "A106") + timedelta(days=3))

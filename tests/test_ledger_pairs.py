@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from agent_cli.store import desk_reads, ledger
-from agent_cli.store.desk_changes import Refused, ReturnWindow
+from agent_cli.domain import ledger
+from agent_cli.domain.orders import Order, RefundRefused
+from agent_cli.domain.writes import Refused, ReturnWindow
+from agent_cli.store import desk_reads
 from agent_cli.store.desk_writes import Target, commit, propose
-from agent_cli.store.models import Order, RefundRefused
 from agent_cli.store.sqlite import OrderStore
 
 from .test_desk_queue import Opener, opener  # noqa: F401 - the fixture: a connection each

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
-from agent_cli.config.currencies import ISO_4217, exponent, major, major_number, money, to_minor
 from agent_cli.config.rules import RefundRule
+from agent_cli.domain.currencies import ISO_4217, exponent, major, major_number, money, to_minor
 from agent_cli.policy.refund_rules import RefundFacts, rule_for
 from agent_cli.store.sqlite import OrderStore
 
@@ -131,7 +131,7 @@ def test_files_and_json_hold_major_units() -> None:
 
 def test_a_cap_per_currency_holds_decimals_and_leaves_no_currency_uncapped() -> None:
     from agent_cli.config import load_settings
-    from agent_cli.store.models import Order
+    from agent_cli.domain.orders import Order
     from agent_cli.tools import Denied
     from agent_cli.tools.orders import RefundPolicy
     from agent_cli.tools.refunds import cap_in, check_rules

@@ -77,7 +77,7 @@ def test_after_a_partial_refund_the_lookup_says_what_is_left(tmp_path: Path) -> 
 
 
 def test_after_a_full_refund_nothing_is_left() -> None:
-    from agent_cli.store.models import Order
+    from agent_cli.domain.orders import Order
     from agent_cli.tools.orders import format_order
 
     order = Order("A104", "REFUNDED", 32_000)

@@ -11,11 +11,11 @@ from agent_cli.core.budget import Limits
 from agent_cli.core.decisions import CallTool, FinalAnswer
 from agent_cli.core.events import ModelDecided, QuestionAsked, RunFinished, ToolObserved
 from agent_cli.core.loop import run
+from agent_cli.domain.orders import Order
 from agent_cli.errors import NeedsInput
 from agent_cli.policy.verdicts import is_japanese
 from agent_cli.providers.playbook import unsure as playbook_unsure
 from agent_cli.providers.playbook.model import PlaybookModel, find_order_codes
-from agent_cli.store.models import Order
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.orders import RefundPolicy
 

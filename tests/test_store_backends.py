@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
+from agent_cli.domain.orders import Order, RefundRefused
 from agent_cli.errors import StoreError
 from agent_cli.store import approval_queue
-from agent_cli.store.models import Order, RefundRefused
 from agent_cli.store.samples import SAMPLE_ORDERS
 from agent_cli.store.sqlite import OrderStore
 

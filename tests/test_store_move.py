@@ -16,10 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
+from agent_cli.domain.records import Article
 from agent_cli.errors import OrderFileError, StoreError
 from agent_cli.store import approval_queue, copy_store, tickets
 from agent_cli.store.copy_store import TABLES, StoreNotEmpty, held_rows, move_store
-from agent_cli.store.desk import Article
 from agent_cli.store.desk_store import save_desk
 from agent_cli.store.desk_writes import Target, commit, propose
 from agent_cli.store.help_articles import save_articles, search

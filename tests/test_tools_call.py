@@ -365,7 +365,7 @@ def test_a_product_and_an_item_record() -> None:
 def test_a_lookup_record_and_what_code_computed_of_it() -> None:
     from datetime import date
 
-    from agent_cli.store.models import Order
+    from agent_cli.domain.orders import Order
     from agent_cli.tools.records import lookup_data
 
     order = Order("C300", "DELIVERED", 12_900, date(2026, 9, 28), "USD", "Alex Morgan")

@@ -51,7 +51,7 @@ def _starting(choices: tuple[str, ...], incomplete: str) -> list[str]:
 
 
 def complete_order_status(incomplete: str) -> list[str]:
-    from agent_cli.store.models import STATUSES
+    from agent_cli.domain.orders import STATUSES
 
     return _starting(STATUSES, incomplete)
 

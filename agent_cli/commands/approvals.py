@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.config import Settings, load_settings
-from agent_cli.config.currencies import to_minor
 from agent_cli.core import interrupts
 from agent_cli.core.events import QueueDecided
 from agent_cli.dates import system_today
+from agent_cli.domain import ledger
+from agent_cli.domain.currencies import to_minor
+from agent_cli.domain.orders import Order
 from agent_cli.errors import AgentError, Interrupted, StoreError, Terminated, UsageError
 from agent_cli.policy.refund_rules import rule_for, unmet
 from agent_cli.record.log_place import log_place
@@ -25,10 +27,9 @@ from agent_cli.runtime.drive import warn
 from agent_cli.runtime.queue_decisions import decide_item, recheck_for
 from agent_cli.runtime.shop import in_force
 from agent_cli.runtime.stores import opened_store
-from agent_cli.store import approval_queue, ledger
+from agent_cli.store import approval_queue
 from agent_cli.store.approval_items import ITEM_STATUSES, Approval, Unreadable, item_json
 from agent_cli.store.approval_queue import Decided
-from agent_cli.store.models import Order
 from agent_cli.store.order_files import normalise_code
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import clean_text, print_json_lines

@@ -8,10 +8,10 @@ import re
 from pathlib import Path
 
 from agent_cli.config import load_settings
+from agent_cli.domain.records import Article
 from agent_cli.errors import ArticleFileError, ArticleNotFound
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store import help_articles
-from agent_cli.store.desk import Article
 from agent_cli.store.help_articles import ARTICLE_ID
 from agent_cli.text import print_json_lines, read_text_file
 from agent_cli.ui import make_console

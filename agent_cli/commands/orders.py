@@ -6,14 +6,14 @@ import dataclasses
 from pathlib import Path
 
 from agent_cli.config import load_settings
-from agent_cli.config.currencies import major_number
+from agent_cli.domain.currencies import major_number
+from agent_cli.domain.orders import STATUSES, Order
+from agent_cli.domain.records import DeskData
 from agent_cli.errors import OrderNotFound, UsageError
 from agent_cli.runtime.drive import warn
 from agent_cli.runtime.options import parse_today
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store.configured import configured_path
-from agent_cli.store.desk import DeskData
-from agent_cli.store.models import STATUSES, Order
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import print_json_lines
 from agent_cli.ui import (

@@ -23,11 +23,12 @@ from pydantic import (
     model_validator,
 )
 
-from agent_cli.config.currencies import to_minor
-from agent_cli.config.rules import OrderStatus, RefundRule, currency_code
+from agent_cli.config.rules import RefundRule, currency_code
 from agent_cli.config.sections import HttpUrl
 from agent_cli.config.sections import Section as _Section
 from agent_cli.config.serve import ServeSettings
+from agent_cli.domain.currencies import to_minor
+from agent_cli.domain.orders import OrderStatus
 from agent_cli.errors import ConfigError
 from agent_cli.files import FileRefused, read_file_bytes
 from agent_cli.validation_text import describe_settings_error, near_miss

@@ -12,23 +12,11 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from agent_cli.config.currencies import ISO_4217
+from agent_cli.domain.currencies import ISO_4217
+from agent_cli.domain.orders import RuleStatus
 from agent_cli.domain.write_tools import MOVES_NO_MONEY, RuleTool
 
 RuleDecision = Literal["auto", "ask", "queue", "deny"]
-OrderStatus = Literal["PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED"]
-# An order's statuses, the seed's and the desk's: what a rule may judge, and what the store's
-# check allows (store/models.py's STATUSES is this list).
-RuleStatus = Literal[
-    "PENDING",
-    "SHIPPING",
-    "DELIVERED",
-    "CANCELLED",
-    "REFUNDED",
-    "PENDING_ITEM_MODIFIED",
-    "RETURN_REQUESTED",
-    "EXCHANGE_REQUESTED",
-]
 REFUND_ONLY = ("reasons", "max_refunds_before", "max_auto_per_day")  # what a write has none of
 MAX_AMOUNT = 2**63 - 1  # what the store holds (BIGINT)
 

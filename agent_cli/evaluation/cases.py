@@ -25,14 +25,14 @@ from pydantic import (
     field_validator,
 )
 
+from agent_cli.domain.orders import ORDER_CODE_PATTERN, Order
+from agent_cli.domain.records import DeskData
 from agent_cli.domain.write_tools import DeskWrite
 from agent_cli.errors import CaseFileError, OrderFileError
 from agent_cli.evaluation.customer import Persona
 from agent_cli.evaluation.intents import Intent
 from agent_cli.policy.verdicts import RefundVerdict
-from agent_cli.store.desk import DeskData
 from agent_cli.store.help_articles import ARTICLE_ID
-from agent_cli.store.models import ORDER_CODE_PATTERN, Order
 from agent_cli.store.order_files import OrderRecord
 from agent_cli.store.tau2 import parse_tau2, read_tau2
 from agent_cli.text import read_text_file

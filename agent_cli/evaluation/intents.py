@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from agent_cli.core.tool_outcomes import Changed, Transferred
+from agent_cli.domain.records import DeskOrder
 from agent_cli.record.desk_facts import ACTING, INTENT_TOOLS, Intent, intents_of
 from agent_cli.record.outcomes import ToolRun
 from agent_cli.store import desk_reads
-from agent_cli.store.desk import DeskOrder
 from agent_cli.store.sqlite import OrderStore
 
 __all__ = [  # the intent table is record/desk_facts.py's, re-exported for the judge and cases

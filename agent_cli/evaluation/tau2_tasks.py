@@ -24,10 +24,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from agent_cli.domain.records import DeskData
 from agent_cli.errors import CaseFileError
 from agent_cli.evaluation.cases import MAX_FILE_BYTES, DeskExpectations, EvalCase, ReferenceWrite
 from agent_cli.evaluation.customer import Persona
-from agent_cli.store.desk import DeskData
 from agent_cli.text import read_json_file
 from agent_cli.tools.offered import DESK, SEED
 from agent_cli.validation_text import describe_fields_error

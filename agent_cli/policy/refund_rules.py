@@ -30,9 +30,9 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import date
 
-from agent_cli.config.currencies import money, to_minor
 from agent_cli.config.rules import RefundRule, RuleDecision
 from agent_cli.core.seams import ApprovalVerdict
+from agent_cli.domain.currencies import money, to_minor
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from agent_cli.core.decisions import ASK_USER_TOOL, Decision, Usage
 from agent_cli.core.events import Event, QuestionAsked, RunFinished, RunStarted, ToolObserved
 from agent_cli.core.tool_outcomes import OPAQUE, Outcome, Replied
-from agent_cli.store.models import Order
+from agent_cli.domain.orders import Order
 
 FailureKind = Literal[
     "verdict",  # the answer states another verdict

@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Any, TypeGuard
 
-from agent_cli.config.currencies import major_number
+from agent_cli.domain.currencies import major_number
+from agent_cli.domain.orders import ORDER_CODE_PATTERN, ORDER_ID_PATTERN, STATUSES, refund_key
 from agent_cli.domain.write_tools import DESK_WRITES
-from agent_cli.store.models import ORDER_CODE_PATTERN, ORDER_ID_PATTERN, STATUSES, refund_key
 
 ITEM_STATUSES = ("pending", "approved", "denied", "expired", "failed")
 MAX_ID = 2**63 - 1  # an id the store can hold: SQLite's INTEGER, PostgreSQL's BIGINT
@@ -34,7 +34,7 @@ class Approval:
     """One item of the queue. `status` is as stored; `state` also says `expired`."""
 
     id: int
-    tool: str  # issue_refund, or one of the desk's writes (store/desk_changes.py)
+    tool: str  # issue_refund, or one of the desk's writes (domain/writes.py)
     order_code: str  # a write to a customer's own record (their address) has none: ""
     amount: int
     reason: str  # a refund's reason; a write's change in words

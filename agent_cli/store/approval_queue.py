@@ -19,8 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from agent_cli.config.currencies import money
 from agent_cli.dates import system_today
+from agent_cli.domain.currencies import money
+from agent_cli.domain.orders import Order, RefundRefused, refund_key
+from agent_cli.domain.writes import Plan, Refused, ReturnWindow
 from agent_cli.store.approval_items import (
     ITEM_COLUMNS,
     MAX_ID,
@@ -29,9 +31,7 @@ from agent_cli.store.approval_items import (
     Unreadable,
     read_item,
 )
-from agent_cli.store.desk_changes import Plan, Refused, ReturnWindow
 from agent_cli.store.desk_writes import Agreed, Target, commit_locked
-from agent_cli.store.models import Order, RefundRefused, refund_key
 from agent_cli.store.sqlite import OrderStore
 
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from agent_cli.config.currencies import money
+from agent_cli.domain.currencies import money
+from agent_cli.domain.records import Article
 from agent_cli.errors import (
     OrderFileError,
     StoreBusy,
@@ -28,7 +29,6 @@ from agent_cli.errors import (
     StoreReadOnly,
 )
 from agent_cli.store.approval_items import ITEM_COLUMNS, MAX_ID, Unreadable, read_item
-from agent_cli.store.desk import Article
 from agent_cli.store.help_articles import listed, write_articles
 from agent_cli.store.sqlite import OrderStore
 

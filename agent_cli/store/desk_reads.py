@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
-from agent_cli.store.desk import (
+from agent_cli.domain.records import (
     Address,
     Customer,
     DeskData,

@@ -12,7 +12,7 @@ file exported reads in the order it was imported).
 
 from __future__ import annotations
 
-from agent_cli.store.models import STATUSES
+from agent_cli.domain.orders import STATUSES
 
 # The order statuses a check constraint allows, as SQL (the seed's five and the desk's three).
 STATUS_CHECK = f"CHECK (status IN ({', '.join(repr(s) for s in STATUSES)}))"

@@ -8,7 +8,8 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeVar
 
-from agent_cli.store.desk import (
+from agent_cli.domain.orders import Order, Refund, refund_key
+from agent_cli.domain.records import (
     Address,
     Customer,
     DeskData,
@@ -17,7 +18,6 @@ from agent_cli.store.desk import (
     Shipment,
 )
 from agent_cli.store.desk_schema import DESK_TABLES
-from agent_cli.store.models import Order, Refund, refund_key
 
 Progress = Callable[[int], None]  # told how many records were written since it was last told
 T = TypeVar("T")

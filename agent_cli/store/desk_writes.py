@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from agent_cli.store import desk_reads, ledger
-from agent_cli.store.desk import Customer, DeskOrder
-from agent_cli.store.desk_changes import Plan, Records, Refused, ReturnWindow
-from agent_cli.store.desk_plans import plan
+from agent_cli.domain import ledger
+from agent_cli.domain.item_writes import plan
+from agent_cli.domain.records import Customer, DeskOrder
+from agent_cli.domain.writes import Plan, Records, Refused, ReturnWindow
+from agent_cli.store import desk_reads
 from agent_cli.store.desk_store import DeskStore, desk_columns, json_text
 
 

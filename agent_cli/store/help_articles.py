@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from agent_cli.store.desk import Article
+from agent_cli.domain.records import Article
 from agent_cli.store.desk_store import DeskStore
 
 ARTICLE_ID = r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$"  # a file name's stem: shipping-times

@@ -23,10 +23,10 @@ from pydantic import (
     ValidationError,
 )
 
-from agent_cli.config.currencies import major_number, to_minor
 from agent_cli.core.decisions import describe_validation_error
+from agent_cli.domain.currencies import major_number, to_minor
+from agent_cli.domain.orders import ORDER_CODE_PATTERN, ORDER_ID_PATTERN, Order
 from agent_cli.errors import OrderFileError, UsageError
-from agent_cli.store.models import ORDER_CODE_PATTERN, ORDER_ID_PATTERN, Order
 from agent_cli.text import plain_note, plain_value, read_text_file
 
 COLUMNS = ("code", "status", "total", "delivered_at", "currency", "customer", "note")

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import psycopg
 
+from agent_cli.domain.orders import Order
 from agent_cli.errors import StoreBusy, StoreError, StoreFull, StoreReadOnly
 from agent_cli.store.desk_schema import (
     ARTICLES_TABLE,
@@ -43,7 +44,6 @@ from agent_cli.store.desk_schema import (
     shop_rules_table,
     tickets_table,
 )
-from agent_cli.store.models import Order
 from agent_cli.store.sqlite import (
     UPSERT_ORDERS,
     OrderStore,

@@ -3,7 +3,7 @@ written for the sample shop (it ships from Yokohama with Yamato Transport, in ye
 
 from __future__ import annotations
 
-from agent_cli.store.desk import Article
+from agent_cli.domain.records import Article
 
 SAMPLE_ARTICLES = (
     Article(

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date, datetime, timedelta
 
-from agent_cli.store.desk import (
+from agent_cli.domain.orders import Order, Refund
+from agent_cli.domain.records import (
     Address,
     Customer,
     DeskData,
@@ -25,7 +26,6 @@ from agent_cli.store.desk import (
     ShipmentEvent,
     Variant,
 )
-from agent_cli.store.models import Order, Refund
 from agent_cli.store.sample_help import SAMPLE_ARTICLES
 
 SAMPLE_DAY = date(2026, 10, 13)  # the day the samples' dates are written for (A100: 12 days)

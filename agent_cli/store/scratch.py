@@ -9,8 +9,8 @@ import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
+from agent_cli.domain.orders import Order
 from agent_cli.errors import UsageError
-from agent_cli.store.models import Order
 from agent_cli.store.sqlite import OrderStore, Seed
 
 PREFIX = "agent_eval_"

@@ -15,15 +15,10 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agent_cli.config.currencies import money
 from agent_cli.dates import system_today
-from agent_cli.errors import StoreError
-from agent_cli.store import desk_schema as ddl  # the tables' text, shared with PostgreSQL
-from agent_cli.store import ledger, memory_copies
-from agent_cli.store.desk import DeskData
-from agent_cli.store.desk_store import write_desk
-from agent_cli.store.help_articles import write_articles
-from agent_cli.store.models import (
+from agent_cli.domain import ledger
+from agent_cli.domain.currencies import money
+from agent_cli.domain.orders import (
     STATUSES,
     ImportResult,
     Order,
@@ -31,6 +26,12 @@ from agent_cli.store.models import (
     RefundRecorded,
     RefundRefused,
 )
+from agent_cli.domain.records import DeskData
+from agent_cli.errors import StoreError
+from agent_cli.store import desk_schema as ddl  # the tables' text, shared with PostgreSQL
+from agent_cli.store import memory_copies
+from agent_cli.store.desk_store import write_desk
+from agent_cli.store.help_articles import write_articles
 from agent_cli.store.samples import SAMPLE_SHOP, sample_shop
 from agent_cli.store.schema import migrate, schema_version
 from agent_cli.store.sqlite_errors import busy_as_error, unwritable
@@ -295,7 +296,7 @@ class OrderStore:
         return [Refund(*row) for row in rows]
 
     def refunded_total(self, code: str) -> int:
-        """What has gone back of the order, by any path (its ledger: `store/ledger.py`)."""
+        """What has gone back of the order, by any path (its ledger: `domain/ledger.py`)."""
         return ledger.refunded(self, code)
 
     def refunds_since(self, order: Order, since: datetime) -> tuple[int, int]:

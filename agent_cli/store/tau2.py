@@ -18,9 +18,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from agent_cli.config.currencies import major_number, money, to_minor
-from agent_cli.errors import OrderFileError
-from agent_cli.store.desk import (
+from agent_cli.domain.currencies import major_number, money, to_minor
+from agent_cli.domain.orders import Order
+from agent_cli.domain.records import (
     Address,
     Customer,
     DeskData,
@@ -34,7 +34,7 @@ from agent_cli.store.desk import (
     Shipment,
     Variant,
 )
-from agent_cli.store.models import Order
+from agent_cli.errors import OrderFileError
 from agent_cli.text import plain_value, read_json_file
 
 CURRENCY = "USD"  # τ²-bench's prices are dollars

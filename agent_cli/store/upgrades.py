@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from agent_cli.config.currencies import exponent
+from agent_cli.domain.currencies import exponent
 
 
 class _Writable(Protocol):

@@ -24,12 +24,12 @@ from typing import Any
 
 from pydantic import Field
 
-from agent_cli.config.currencies import major
 from agent_cli.core.seams import ApprovalNeeded, Observation
 from agent_cli.core.tool_outcomes import Read
+from agent_cli.domain.currencies import major
 from agent_cli.domain.intents import IDENTIFY  # what the others come after
+from agent_cli.domain.records import Customer, DeskOrder, Variant
 from agent_cli.store import desk_reads
-from agent_cli.store.desk import Customer, DeskOrder, Variant
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolArgs, ToolFailure, records
 from agent_cli.tools.identity import CustomerSession

@@ -2,7 +2,7 @@
 happens only after three things, all in code (desk.md, rules 1-3):
 
 1. **It is allowed**: the order and the payment method are the identified customer's, and every
-   precondition holds (`store/desk_changes.py`); else `ERROR:` naming the rule, nothing changed.
+   precondition holds (`domain/writes.py`); else `ERROR:` naming the rule, nothing changed.
 2. **The customer said yes**: in a conversation the first call changes nothing; it proposes the
    exact change in words. The customer's next message is read in code (`policy/consent.py`):
    an explicit yes lets the same call, made again, go on; anything else drops the proposal.
@@ -26,12 +26,12 @@ from agent_cli.core.seams import ApprovalNeeded, ApprovalVerdict, Observation
 from agent_cli.core.tool_outcomes import Changed, Denied, Proposed, Queued, Simulated
 from agent_cli.dates import system_today
 from agent_cli.domain.intents import IDENTIFY
+from agent_cli.domain.records import CANCEL_REASONS
+from agent_cli.domain.writes import WRITE_STATUSES, Plan, Refused, ReturnWindow, Unchanged
 from agent_cli.policy.consent import call_key, shown_digest
 from agent_cli.policy.refund_rules import RefundFacts, policy_verdict, rule_for
 from agent_cli.store import approval_queue, desk_reads
 from agent_cli.store.approval_queue import WriteProposal
-from agent_cli.store.desk import CANCEL_REASONS
-from agent_cli.store.desk_changes import WRITE_STATUSES, Plan, Refused, ReturnWindow, Unchanged
 from agent_cli.store.desk_writes import Target, commit, propose
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import plain_value

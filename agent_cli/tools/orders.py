@@ -14,12 +14,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
-from agent_cli.config.currencies import major
 from agent_cli.core.seams import Observation
 from agent_cli.core.tool_outcomes import NotFound, Read
+from agent_cli.domain.currencies import major
+from agent_cli.domain.orders import ORDER_ID_PATTERN, Order
 from agent_cli.policy.verdicts import computed_line, nearest_codes
 from agent_cli.store import desk_reads
-from agent_cli.store.models import ORDER_ID_PATTERN, Order
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolArgs
 from agent_cli.tools.identity import CustomerSession

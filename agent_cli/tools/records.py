@@ -8,9 +8,9 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from agent_cli.config.currencies import major_number
-from agent_cli.store.desk import Address, Customer, DeskOrder, Product, Variant
-from agent_cli.store.models import Order
+from agent_cli.domain.currencies import major_number
+from agent_cli.domain.orders import Order
+from agent_cli.domain.records import Address, Customer, DeskOrder, Product, Variant
 
 Record = dict[str, Any]
 

@@ -23,19 +23,20 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from agent_cli.config.currencies import money, to_minor
 from agent_cli.config.rules import RefundRule
 from agent_cli.core.budget import RefundCounter
 from agent_cli.core.seams import ApprovalNeeded, Observation
 from agent_cli.core.tool_outcomes import Denied as NotAllowed
 from agent_cli.core.tool_outcomes import Proposed, Queued, Refunded, Simulated
 from agent_cli.dates import system_today
+from agent_cli.domain import ledger, orders
+from agent_cli.domain.currencies import money, to_minor
+from agent_cli.domain.orders import ORDER_CODE_PATTERN, Order, RefundRefused
 from agent_cli.policy.consent import call_key, shown_digest
 from agent_cli.policy.refund_rules import RefundFacts, mixed_word, policy_verdict, rule_for
-from agent_cli.store import approval_queue, desk_reads, ledger, models
+from agent_cli.store import approval_queue, desk_reads
 from agent_cli.store.approval_items import Approval
 from agent_cli.store.approval_queue import Recheck, judged_json
-from agent_cli.store.models import ORDER_CODE_PATTERN, Order, RefundRefused
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import plain_note
 from agent_cli.tools import Denied, Tool, ToolArgs
@@ -372,7 +373,7 @@ def changes(before: Order, now: Order) -> str:
 def refund_key(args: IssueRefundArgs, amount: int) -> str:
     """The same order, amount (in minor units) and reason make the same refund: it is
     recorded once."""
-    return models.refund_key(args.order_code, amount, args.reason)
+    return orders.refund_key(args.order_code, amount, args.reason)
 
 
 def minor_amount(args: IssueRefundArgs, order: Order) -> int:

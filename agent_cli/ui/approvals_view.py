@@ -9,7 +9,7 @@ from datetime import datetime
 from rich.console import Console
 from rich.text import Text
 
-from agent_cli.config.currencies import money
+from agent_cli.domain.currencies import money
 from agent_cli.store.approval_items import Approval, Item, Unreadable
 from agent_cli.text import clean_text
 from agent_cli.ui.tables import print_rows, whole_table

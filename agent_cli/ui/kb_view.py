@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from agent_cli.store.desk import Article
+from agent_cli.domain.records import Article
 from agent_cli.store.help_articles import Hit
 from agent_cli.ui.console import clean_text
 from agent_cli.ui.tables import print_rows, whole_table

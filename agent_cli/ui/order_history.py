@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from agent_cli.config.currencies import money
-from agent_cli.store.desk import DeskOrder, OrderChange
+from agent_cli.domain.currencies import money
+from agent_cli.domain.records import DeskOrder, OrderChange
 from agent_cli.ui.console import clean_text
 
 

@@ -14,11 +14,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agent_cli.config.currencies import major, money
 from agent_cli.core.seams import ToolSpec
+from agent_cli.domain.currencies import major, money
+from agent_cli.domain.orders import Order, Refund
 from agent_cli.record.replay import RunSummary
 from agent_cli.record.runlog import LoggedRun
-from agent_cli.store.models import Order, Refund
 from agent_cli.ui.console import clean_text
 
 NARROW = 60  # columns: below this, a table's cells would be cut to a few characters

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from agent_cli.config.currencies import exponent, major, to_minor
 from agent_cli.core.decisions import Step
+from agent_cli.domain.currencies import exponent, major, to_minor
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,16 +1,27 @@
-"""The store's records: orders, refunds, import results, and the order statuses and code form."""
+"""The seed's records: orders, refunds, import results, and the order statuses and code form."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
 from datetime import date
-from typing import get_args
+from typing import Literal, get_args
 
-from agent_cli.config.rules import RuleStatus
-
+OrderStatus = Literal["PENDING", "SHIPPING", "DELIVERED", "CANCELLED", "REFUNDED"]
+# An order's statuses, the seed's and the desk's: what a rule may judge, and what the store's
+# check allows (STATUSES below).
+RuleStatus = Literal[
+    "PENDING",
+    "SHIPPING",
+    "DELIVERED",
+    "CANCELLED",
+    "REFUNDED",
+    "PENDING_ITEM_MODIFIED",
+    "RETURN_REQUESTED",
+    "EXCHANGE_REQUESTED",
+]
 # The seed's five and the desk's three (τ²-bench's "pending (item modified)", "return
-# requested", "exchange requested"), named once in config/rules.py.
+# requested", "exchange requested"), named once above.
 STATUSES: tuple[str, ...] = get_args(RuleStatus)
 ORDER_CODE_PATTERN = r"^[A-Za-z0-9]{1,16}$"  # ASCII letters and digits: no look-alikes
 ORDER_ID_PATTERN = r"^#?[A-Za-z0-9]{1,16}$"  # and τ²-bench's ids, `#W2611340`, to look one up

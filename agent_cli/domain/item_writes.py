@@ -9,10 +9,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from agent_cli.config.currencies import money
-from agent_cli.store import ledger
-from agent_cli.store.desk import DeskOrder, ExchangeRequest, OrderItem, Payment, ReturnRequest
-from agent_cli.store.desk_changes import (
+from agent_cli.domain import ledger
+from agent_cli.domain.currencies import money
+from agent_cli.domain.records import DeskOrder, ExchangeRequest, OrderItem, Payment, ReturnRequest
+from agent_cli.domain.writes import (
     DELIVERED_ONLY,
     PENDING_ONLY,
     Plan,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_cli.store.desk import DeskOrder
+from agent_cli.domain.records import DeskOrder
 
 
 class LedgerStore(Protocol):

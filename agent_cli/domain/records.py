@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
-from agent_cli.store.models import Order, Refund
+from agent_cli.domain.orders import Order, Refund
 
 PaymentSource = Literal["credit_card", "paypal", "gift_card"]
 PaymentKind = Literal["payment", "refund"]

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from agent_cli.config.currencies import money
-from agent_cli.store.desk import (
+from agent_cli.domain.currencies import money
+from agent_cli.domain.records import (
     CANCEL_REASONS,
     Address,
     Customer,
