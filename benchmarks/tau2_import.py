@@ -22,10 +22,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_cli.store.desk_reads import load_desk
-from agent_cli.store.desk_store import save_desk
+from agent_cli.store.bulk_writes import save_desk
+from agent_cli.store.formats.tau2 import read_tau2, tau2_json
+from agent_cli.store.record_reads import load_desk
 from agent_cli.store.sqlite import OrderStore
-from agent_cli.store.tau2 import read_tau2, tau2_json
 from tests import postgres
 
 STATUSES = ("pending", "processed", "delivered", "cancelled")

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from agent_cli.core.seams import ApprovalNeeded, Observation
-from agent_cli.store import desk_reads, desk_store
+from agent_cli.store import bulk_writes, record_reads
+from agent_cli.store.formats.tau2 import parse_tau2, tau2_json
 from agent_cli.store.sqlite import OrderStore
-from agent_cli.store.tau2 import parse_tau2, tau2_json
 from agent_cli.tools import ToolRegistry
 from agent_cli.tools.desk_writes import WriteDesk, write_tools
 from agent_cli.tools.identity import CustomerSession
@@ -28,7 +28,7 @@ TASKS = {task["id"]: task for task in GOLD["tasks"]}
 
 
 def _loaded(store: OrderStore, db: dict[str, Any] | None = None) -> OrderStore:
-    desk_store.save_desk(store, parse_tau2(copy.deepcopy(db or GOLD["db"]), "gold"), replace=True)
+    bulk_writes.save_desk(store, parse_tau2(copy.deepcopy(db or GOLD["db"]), "gold"), replace=True)
     return store
 
 
@@ -48,7 +48,7 @@ def apply(store: OrderStore, name: str, args: dict[str, Any]) -> Observation:
 
 
 def exported(store: OrderStore) -> dict[str, Any]:
-    return _cents(tau2_json(desk_reads.load_desk(store)))
+    return _cents(tau2_json(record_reads.load_desk(store)))
 
 
 def _cents(value: Any) -> Any:

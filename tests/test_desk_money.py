@@ -14,7 +14,7 @@ import pytest
 
 from agent_cli.config.rules import RefundRule
 from agent_cli.core.seams import ApprovalNeeded
-from agent_cli.store import desk_reads
+from agent_cli.store import record_reads
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import ToolRegistry
 from agent_cli.tools.desk_writes import WriteDesk, write_tools
@@ -129,7 +129,7 @@ def test_a_same_price_swap_records_a_refund_of_nothing_as_tau2_does(
             "payment_method_id": "credit_card_1007"}  # fmt: skip
     seen = apply(either_store, "modify_pending_order_items", args)
     assert "the same price, nothing to pay" in seen.text
-    order = desk_reads.desk_order(either_store, "B200")
+    order = record_reads.desk_order(either_store, "B200")
     assert order is not None and (order.payments[-1].kind, order.payments[-1].amount) == (
         "refund",
         0,

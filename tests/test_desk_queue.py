@@ -17,12 +17,12 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
-from agent_cli.store import approval_queue, desk_reads
+from agent_cli.store import approval_queue, record_reads
 from agent_cli.store.approval_items import Approval
 from agent_cli.store.approval_queue import Decided, WriteProposal
-from agent_cli.store.desk_writes import Target, propose
 from agent_cli.store.samples import SAMPLE_SHOP
 from agent_cli.store.sqlite import OrderStore
+from agent_cli.store.write_commits import Target, propose
 
 Opener = Callable[[], OrderStore]
 B200 = Target("kaito_yamamoto_1007", "B200")
@@ -78,7 +78,7 @@ def approve(store: OrderStore, item: int, by: str = "lead") -> Decided:
 def status(opener: Opener) -> str:
     store = opener()
     try:
-        order = desk_reads.desk_order(store, "B200")
+        order = record_reads.desk_order(store, "B200")
         assert order is not None
         return order.order.status
     finally:
@@ -100,7 +100,7 @@ def test_a_queued_write_is_committed_once_by_a_person_later(opener: Opener) -> N
     again = approve(store, item.id)
     assert not again.changed  # closed: nothing more
     assert status(opener) == "CANCELLED"
-    (change,) = desk_reads.changes(store, order="B200")
+    (change,) = record_reads.changes(store, order="B200")
     assert change.made_by == "lead" and change.run_id == "run-1"
     store.close()
 
@@ -109,7 +109,7 @@ def test_a_write_whose_records_changed_since_it_was_queued_fails(opener: Opener)
     store = opener()
     item = queued(store, CANCEL)
     tool, args = MOVE
-    from agent_cli.store.desk_writes import commit
+    from agent_cli.store.write_commits import commit
 
     commit(store, propose(store, tool, args, B200), args, B200, by="x", run_id="r")
     decided = approve(store, item.id)
@@ -127,10 +127,10 @@ def test_denied_and_expired_writes_change_nothing(opener: Opener) -> None:
     decided = approve(store, expired.id)
     assert isinstance(decided.item, Approval) and decided.item.status == "expired"
     assert approve(store, denied.id).changed is False
-    order = desk_reads.desk_order(store, "B200")
+    order = record_reads.desk_order(store, "B200")
     assert order is not None and order.order.status == "PENDING"
     assert order.address is not None and order.address.city != "Osaka"
-    assert desk_reads.changes(store, order="B200") == []
+    assert record_reads.changes(store, order="B200") == []
     store.close()
 
 
@@ -165,8 +165,8 @@ def test_two_approvers_of_one_write_commit_it_once(opener: Opener) -> None:
     decided = _at_once(opener, [item.id, item.id])
     assert sorted(d.changed for d in decided) == [False, True]
     check = opener()
-    assert len(desk_reads.changes(check, order="B200")) == 1
-    order = desk_reads.desk_order(check, "B200")
+    assert len(record_reads.changes(check, order="B200")) == 1
+    order = record_reads.desk_order(check, "B200")
     assert order is not None and [p.kind for p in order.payments] == ["payment", "refund"]
     check.close()
 
@@ -179,7 +179,7 @@ def test_two_conflicting_writes_approved_at_once_commit_one(opener: Opener) -> N
     states = sorted(d.item.status for d in decided if isinstance(d.item, Approval))
     assert states == ["approved", "failed"]
     check = opener()
-    assert len(desk_reads.changes(check, order="B200")) == 1
+    assert len(record_reads.changes(check, order="B200")) == 1
     check.close()
 
 
@@ -278,12 +278,12 @@ def test_a_dropped_connection_mid_write_leaves_no_half_change(
     import psycopg
 
     from agent_cli.errors import StoreError
-    from agent_cli.store import desk_writes
+    from agent_cli.store import write_commits
     from agent_cli.store.postgres import PostgresStore
 
     url = pg_server.database()
     store = PostgresStore.connect(url, seed=SAMPLE_SHOP)
-    history = desk_writes._history
+    history = write_commits._history
 
     def dropped(*args: Any, **kwargs: Any) -> int:
         with psycopg.connect(url, autocommit=True) as admin:
@@ -293,16 +293,18 @@ def test_a_dropped_connection_mid_write_leaves_no_half_change(
             )
         return history(*args, **kwargs)
 
-    monkeypatch.setattr(desk_writes, "_history", dropped)
+    monkeypatch.setattr(write_commits, "_history", dropped)
     tool, args = CANCEL
     with pytest.raises(StoreError, match=r"check that the server is up"):
-        desk_writes.commit(store, propose(store, tool, args, B200), args, B200, by="x", run_id="r")
+        write_commits.commit(
+            store, propose(store, tool, args, B200), args, B200, by="x", run_id="r"
+        )
     store.close()
     again = PostgresStore.connect(url)
     try:
-        order = desk_reads.desk_order(again, "B200")
+        order = record_reads.desk_order(again, "B200")
         assert order is not None and order.order.status == "PENDING" and len(order.payments) == 1
-        assert desk_reads.changes(again, order="B200") == []
+        assert record_reads.changes(again, order="B200") == []
     finally:
         again.close()
 
@@ -361,10 +363,10 @@ def test_a_held_order_makes_a_second_commit_wait_and_then_refuse(
     """The first commit holds the order (SQLite: the write lock; PostgreSQL: the order's row)
     while the second starts: the second reads the records only after the first is done, finds
     them changed, and writes nothing. Correct code passes however the threads are timed."""
-    from agent_cli.store import desk_writes
+    from agent_cli.store import write_commits
 
     first_in, second_started = threading.Event(), threading.Event()
-    real_write = desk_writes.write
+    real_write = write_commits.write
 
     def slow_first(store: Any, planned: Any) -> None:
         if not first_in.is_set():
@@ -373,7 +375,7 @@ def test_a_held_order_makes_a_second_commit_wait_and_then_refuse(
             time.sleep(1.0)  # let the second reach its read (it must wait for the lock)
         real_write(store, planned)
 
-    monkeypatch.setattr(desk_writes, "write", slow_first)
+    monkeypatch.setattr(write_commits, "write", slow_first)
     setup = opener()
     proposals = [(CANCEL, propose(setup, *CANCEL, B200)), (MOVE, propose(setup, *MOVE, B200))]
     setup.close()
@@ -386,7 +388,7 @@ def test_a_held_order_makes_a_second_commit_wait_and_then_refuse(
             second_started.set()
         (_, args), planned = proposals[n]
         try:
-            results[n] = desk_writes.commit(store, planned, args, B200, by=f"c{n}", run_id="r")
+            results[n] = write_commits.commit(store, planned, args, B200, by=f"c{n}", run_id="r")
         except Exception as exc:
             results[n] = exc
         finally:
@@ -397,10 +399,10 @@ def test_a_held_order_makes_a_second_commit_wait_and_then_refuse(
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
-    assert isinstance(results[0], desk_writes.Committed), results
-    assert isinstance(results[1], desk_writes.RecordsChanged), results
+    assert isinstance(results[0], write_commits.Committed), results
+    assert isinstance(results[1], write_commits.RecordsChanged), results
     check = opener()
-    assert len(desk_reads.changes(check, order="B200")) == 1
+    assert len(record_reads.changes(check, order="B200")) == 1
     check.close()
 
 

@@ -17,10 +17,10 @@ from agent_cli.core.seams import ApprovalNeeded, ApprovalVerdict, Observation
 from agent_cli.domain.writes import Refused
 from agent_cli.errors import Interrupted
 from agent_cli.providers.scripted import ScriptedModel
-from agent_cli.store import desk_reads
-from agent_cli.store.desk_writes import RecordsChanged, Target, commit, propose
+from agent_cli.store import record_reads
+from agent_cli.store.formats.tau2 import tau2_json
 from agent_cli.store.sqlite import OrderStore
-from agent_cli.store.tau2 import tau2_json
+from agent_cli.store.write_commits import RecordsChanged, Target, commit, propose
 from agent_cli.tools import ToolRegistry
 from agent_cli.tools.desk import desk_tools
 from agent_cli.tools.desk_writes import WriteDesk, write_tools
@@ -46,7 +46,7 @@ def staff_call(store: OrderStore, name: str, **args: Any) -> Observation:
 def snapshot(store: OrderStore) -> Any:
     """Everything a write could touch: the desk's records, the seed's rows, the history."""
     return (
-        tau2_json(desk_reads.load_desk(store)),
+        tau2_json(record_reads.load_desk(store)),
         store.query("SELECT code, status, total FROM orders ORDER BY code"),
         store.query("SELECT * FROM payments ORDER BY order_code, position"),
         store.query("SELECT * FROM order_changes"),
@@ -61,7 +61,7 @@ def test_cancel_refunds_what_was_paid_and_records_the_change(either_store: Order
         "CHANGED: change #1: cancel B200 (1 item; reason: ordered by mistake)"
     )
     assert "refund 5,400 JPY to credit_card_1007 in 5-7 business days" in seen.text
-    order = desk_reads.desk_order(either_store, "B200")
+    order = record_reads.desk_order(either_store, "B200")
     assert order is not None and order.order.status == "CANCELLED"
     assert order.cancel_reason == "ordered by mistake"
     assert [(p.kind, p.amount, p.payment_method_id) for p in order.payments] == [
@@ -94,7 +94,7 @@ def test_items_swapped_take_the_new_variant_s_price_and_refund_the_difference(
     )
     assert "Ceramic Mug 1002002 (5,400 JPY) -> 1002001 (5,000 JPY)" in seen.text
     assert "refund 400 JPY to credit_card_1007" in seen.text
-    order = desk_reads.desk_order(either_store, "B200")
+    order = record_reads.desk_order(either_store, "B200")
     assert order is not None and order.order.status == "PENDING_ITEM_MODIFIED"
     assert order.order.total == 5000
     assert [(i.item_id, i.price) for i in order.items] == [("1002001", 5000)]
@@ -106,12 +106,12 @@ def test_addresses_change_on_the_order_or_the_customer(either_store: OrderStore)
     assert (
         seen.text.startswith("CHANGED:") and "ship B200 to 2-1 Chiyoda, Room 5, Tokyo" in seen.text
     )
-    order = desk_reads.desk_order(either_store, "B200")
+    order = record_reads.desk_order(either_store, "B200")
     assert order is not None and order.address is not None and order.address.zip == "100-0001"
-    customer = desk_reads.customer(either_store, "kaito_yamamoto_1007")
+    customer = record_reads.customer(either_store, "kaito_yamamoto_1007")
     assert customer is not None and customer.address.zip != "100-0001"  # the order's only
     staff_call(either_store, "modify_user_address", user_id="kaito_yamamoto_1007", **TODAY_ARGS)
-    customer = desk_reads.customer(either_store, "kaito_yamamoto_1007")
+    customer = record_reads.customer(either_store, "kaito_yamamoto_1007")
     assert customer is not None and customer.address.city == "Tokyo"
 
 
@@ -126,7 +126,7 @@ def test_a_return_and_an_exchange_are_requests_on_a_delivered_order(
         payment_method_id="gift_card_1006",
     )
     assert "10,900 JPY back to gift_card_1006 once they arrive" in seen.text
-    returned = desk_reads.desk_order(either_store, "A105")
+    returned = record_reads.desk_order(either_store, "A105")
     assert returned is not None and returned.order.status == "RETURN_REQUESTED"
     assert returned.returned is not None and returned.returned.items == ("1009001",)
     seen = staff_call(
@@ -138,7 +138,7 @@ def test_a_return_and_an_exchange_are_requests_on_a_delivered_order(
         payment_method_id="credit_card_1001",
     )
     assert "the customer pays 800 JPY more with credit_card_1001" in seen.text
-    exchanged = desk_reads.desk_order(either_store, "A100")
+    exchanged = record_reads.desk_order(either_store, "A100")
     assert exchanged is not None and exchanged.order.status == "EXCHANGE_REQUESTED"
     assert exchanged.exchange is not None and exchanged.exchange.price_difference == 800
     assert [i.item_id for i in exchanged.items] == ["1001001", "1002001", "1002001"]  # as bought
@@ -195,7 +195,7 @@ def test_each_rule_refuses_in_words_and_changes_nothing(
 ) -> None:
     name, args = called
     if rule is None:  # the same address again: nothing to change
-        customer = desk_reads.customer(store_for_refusals, args["user_id"])
+        customer = record_reads.customer(store_for_refusals, args["user_id"])
         assert customer is not None
         a = customer.address
         args = {**args, "address1": a.address1, "address2": a.address2, "city": a.city,
@@ -225,7 +225,7 @@ def test_two_commits_of_one_proposal_change_the_store_once(either_store: OrderSt
     commit(either_store, first, args, target, by="a", run_id="r1")
     with pytest.raises(RecordsChanged, match="changed since this was proposed"):
         commit(either_store, second, args, target, by="b", run_id="r2")
-    order = desk_reads.desk_order(either_store, "B200")
+    order = record_reads.desk_order(either_store, "B200")
     assert order is not None and len(order.payments) == 2  # one refund
     assert len(either_store.query("SELECT id FROM order_changes")) == 1
 
@@ -239,7 +239,7 @@ def test_two_conflicting_proposals_commit_the_first_only(either_store: OrderStor
     commit(either_store, moving, move, target, by="a", run_id="r1")
     with pytest.raises(Refused):
         commit(either_store, cancelling, cancel, target, by="b", run_id="r2")
-    order = desk_reads.desk_order(either_store, "B200")
+    order = record_reads.desk_order(either_store, "B200")
     assert order is not None and order.order.status == "PENDING"
 
 
@@ -521,9 +521,9 @@ def test_a_change_made_meanwhile_makes_the_approved_commit_refuse(either_store: 
         pass
     last = [e for e in seen if isinstance(e, ToolObserved)][-1]
     assert last.is_error and last.observation.startswith("DENIED: the records changed since")
-    order = desk_reads.desk_order(either_store, "B200")
+    order = record_reads.desk_order(either_store, "B200")
     assert order is not None and order.order.status == "PENDING"
-    (change,) = desk_reads.changes(either_store, order="B200")  # the address change only
+    (change,) = record_reads.changes(either_store, order="B200")  # the address change only
     assert change.tool == "modify_pending_order_address" and change.made_at.endswith("+00:00")
 
 

@@ -23,7 +23,7 @@ from agent_cli.cli import app
 from agent_cli.errors import CaseFileError
 from agent_cli.evaluation.customer import STOP
 from agent_cli.evaluation.tau2_tasks import load_tau2
-from agent_cli.store.tau2 import read_tau2
+from agent_cli.store.formats.tau2 import read_tau2
 
 from .fakellm import FakeLLM, openai_calls, openai_text
 from .test_providers import KEY

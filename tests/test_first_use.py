@@ -99,17 +99,17 @@ def test_a_dry_run_on_a_fresh_machine_writes_no_database(
 
 
 def test_orders_init_makes_the_sample_shop_with_its_desk_data(tmp_path: Path) -> None:
-    from agent_cli.store import desk_reads
+    from agent_cli.store import record_reads
     from agent_cli.store.sqlite import OrderStore
 
     path = tmp_path / "shop.db"
     made = runner.invoke(app, ["orders", "init", "--sample"], env={"AGENT_DB": str(path)})
     assert made.exit_code == 0, made.output
     store = OrderStore.open(path, create=False)
-    a101 = desk_reads.desk_order(store, "A101")
+    a101 = record_reads.desk_order(store, "A101")
     assert a101 is not None and a101.shipments[0].carrier == "Yamato Transport"
-    assert desk_reads.customer_by_email(store, "haruki.sato@example.com") == "haruki_sato_1001"
-    assert desk_reads.customer_orders(store, "haruki_sato_1001") == ["A100", "A106"]
+    assert record_reads.customer_by_email(store, "haruki.sato@example.com") == "haruki_sato_1001"
+    assert record_reads.customer_orders(store, "haruki_sato_1001") == ["A100", "A106"]
     assert store.refunded_total("A106") == 20_000
 
 

@@ -14,8 +14,8 @@ from agent_cli.core.seams import ApprovalNeeded, Observation
 from agent_cli.core.tool_outcomes import Changed
 from agent_cli.domain import ledger
 from agent_cli.domain.orders import RefundRefused
-from agent_cli.store.desk_writes import Target, commit, propose
 from agent_cli.store.sqlite import OrderStore
+from agent_cli.store.write_commits import Target, commit, propose
 from agent_cli.tools import ToolRegistry
 from agent_cli.tools.desk_writes import WriteDesk, write_tools
 from agent_cli.tools.identity import CustomerSession

@@ -17,9 +17,9 @@ import pytest
 from agent_cli.domain import ledger
 from agent_cli.domain.orders import Order, RefundRefused
 from agent_cli.domain.writes import Refused, ReturnWindow
-from agent_cli.store import desk_reads
-from agent_cli.store.desk_writes import Target, commit, propose
+from agent_cli.store import record_reads
 from agent_cli.store.sqlite import OrderStore
+from agent_cli.store.write_commits import Target, commit, propose
 
 from .test_desk_queue import Opener, opener  # noqa: F401 - the fixture: a connection each
 
@@ -113,7 +113,7 @@ FAILED = (Refused, RefundRefused)
 def _state(store: OrderStore, code: str) -> tuple[str, int, int, int]:
     """The order's status, what went back by any path, what was paid, and its history's
     length: what a second write would have to change to have been made."""
-    order = desk_reads.desk_order(store, code)
+    order = record_reads.desk_order(store, code)
     assert order is not None
     book = ledger.read(store, code, order.order.total)
     changes = store.query("SELECT COUNT(*) FROM order_changes WHERE order_code = ?", (code,))

@@ -22,7 +22,7 @@ from agent_cli.providers.playbook.writes import customer_said
 from agent_cli.runtime.answerers import refuse
 from agent_cli.runtime.assemble import Runtime, build_tools, limits_for
 from agent_cli.runtime.drive import drive
-from agent_cli.store import desk_reads
+from agent_cli.store import record_reads
 from agent_cli.store.samples import SAMPLE_DAY
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.identity import CustomerSession
@@ -93,7 +93,7 @@ class Desk:
         ]
 
     def order(self, code: str) -> Any:
-        found = desk_reads.desk_order(self.store, code)
+        found = record_reads.desk_order(self.store, code)
         assert found is not None
         return found
 
@@ -209,7 +209,7 @@ def test_the_default_address_of_the_account() -> None:
     new = "1-1 Marunouchi, Chiyoda-ku, Tokyo 100-0005, Japan"
     answer = desk.say(f"Please change my default address to {new}. alex.morgan@example.com", "y")
     assert "modify_user_address" in desk.tools() and answer.startswith("Done (change #1)")
-    customer = desk_reads.customer(desk.store, "alex_morgan_2001")
+    customer = record_reads.customer(desk.store, "alex_morgan_2001")
     assert customer is not None and customer.address.zip == "100-0005"
 
 

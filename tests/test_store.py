@@ -13,7 +13,7 @@ import pytest
 from agent_cli.domain.orders import Order
 from agent_cli.errors import OrderFileError, StoreError, UsageError
 from agent_cli.store import help_articles
-from agent_cli.store.order_files import normalise_code, read_orders
+from agent_cli.store.formats.order_files import normalise_code, read_orders
 from agent_cli.store.samples import SAMPLE_ORDERS
 from agent_cli.store.sqlite import OrderStore
 

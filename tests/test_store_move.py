@@ -19,13 +19,13 @@ from agent_cli.cli import app
 from agent_cli.domain.records import Article
 from agent_cli.errors import OrderFileError, StoreError
 from agent_cli.store import approval_queue, copy_store, tickets
+from agent_cli.store.bulk_writes import save_desk
 from agent_cli.store.copy_store import TABLES, StoreNotEmpty, held_rows, move_store
-from agent_cli.store.desk_store import save_desk
-from agent_cli.store.desk_writes import Target, commit, propose
+from agent_cli.store.formats.tau2 import read_tau2
 from agent_cli.store.help_articles import save_articles, search
 from agent_cli.store.samples import SAMPLE_SHOP
 from agent_cli.store.sqlite import OrderStore
-from agent_cli.store.tau2 import read_tau2
+from agent_cli.store.write_commits import Target, commit, propose
 
 runner = CliRunner()
 Opener = Callable[[], OrderStore]

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from agent_cli.cli import app
 from agent_cli.errors import OrderFileError
-from agent_cli.store import desk_reads, desk_store
+from agent_cli.store import bulk_writes, record_reads
+from agent_cli.store.formats.tau2 import parse_tau2, read_tau2, tau2_json
 from agent_cli.store.sqlite import OrderStore
-from agent_cli.store.tau2 import parse_tau2, read_tau2, tau2_json
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tau2-retail-small.json"  # from τ²-bench's db.json
 runner = CliRunner()
@@ -29,16 +29,16 @@ def fixture() -> dict[str, Any]:
 
 
 def test_imported_and_exported_untouched_is_the_same_data(either_store: OrderStore) -> None:
-    desk_store.save_desk(either_store, read_tau2(FIXTURE), replace=True)
-    assert tau2_json(desk_reads.load_desk(either_store)) == fixture()
+    bulk_writes.save_desk(either_store, read_tau2(FIXTURE), replace=True)
+    assert tau2_json(record_reads.load_desk(either_store)) == fixture()
 
 
 def test_a_second_import_replaces_records_by_id_and_keeps_the_rest(
     either_store: OrderStore,
 ) -> None:
-    desk_store.save_desk(either_store, read_tau2(FIXTURE))
-    desk_store.save_desk(either_store, read_tau2(FIXTURE))  # the same ids again: no duplicates
-    exported = tau2_json(desk_reads.load_desk(either_store))
+    bulk_writes.save_desk(either_store, read_tau2(FIXTURE))
+    bulk_writes.save_desk(either_store, read_tau2(FIXTURE))  # the same ids again: no duplicates
+    exported = tau2_json(record_reads.load_desk(either_store))
     for part, records in fixture().items():
         assert {k: exported[part][k] for k in records} == records
     assert "A100" in exported["orders"] and "haruki_sato_1001" in exported["users"]  # kept
@@ -46,25 +46,25 @@ def test_a_second_import_replaces_records_by_id_and_keeps_the_rest(
 
 
 def test_the_records_read_back_as_the_desk_needs_them(either_store: OrderStore) -> None:
-    desk_store.save_desk(either_store, read_tau2(FIXTURE), replace=True)
+    bulk_writes.save_desk(either_store, read_tau2(FIXTURE), replace=True)
     user = fixture()["users"]["anya_garcia_3271"]
-    found = desk_reads.customer_by_email(either_store, user["email"].upper())
+    found = record_reads.customer_by_email(either_store, user["email"].upper())
     assert found == "anya_garcia_3271"
     name, zip_code = user["name"], user["address"]["zip"]
     assert (
-        desk_reads.customer_by_name_zip(
+        record_reads.customer_by_name_zip(
             either_store, name["first_name"].lower(), name["last_name"], zip_code
         )
         == found
     )
-    assert desk_reads.customer_by_name_zip(either_store, "Anya", "Garcia", "00000") is None
-    customer = desk_reads.customer(either_store, found)
+    assert record_reads.customer_by_name_zip(either_store, "Anya", "Garcia", "00000") is None
+    customer = record_reads.customer(either_store, found)
     assert customer is not None and customer.address.zip == zip_code
     gift = [m for m in customer.payment_methods if m.source == "gift_card"]
     assert gift and gift[0].balance == round(user["payment_methods"][gift[0].id]["balance"] * 100)
-    assert desk_reads.customer_orders(either_store, found) == user["orders"]
+    assert record_reads.customer_orders(either_store, found) == user["orders"]
     code = user["orders"][0]
-    order = desk_reads.desk_order(either_store, code)
+    order = record_reads.desk_order(either_store, code)
     raw = fixture()["orders"][code]
     assert order is not None and order.code == code and order.code.startswith("#W")
     assert [i.item_id for i in order.items] == [i["item_id"] for i in raw["items"]]
@@ -75,22 +75,22 @@ def test_the_records_read_back_as_the_desk_needs_them(either_store: OrderStore) 
 
 
 def test_products_and_items_read_back(either_store: OrderStore) -> None:
-    desk_store.save_desk(either_store, read_tau2(FIXTURE), replace=True)
+    bulk_writes.save_desk(either_store, read_tau2(FIXTURE), replace=True)
     products = fixture()["products"]
-    types = desk_reads.product_types(either_store)
+    types = record_reads.product_types(either_store)
     assert types == {p["name"]: pid for pid, p in products.items()}
     assert list(types) == sorted(types)
     pid, raw = next(iter(products.items()))
-    product = desk_reads.product(either_store, pid)
+    product = record_reads.product(either_store, pid)
     assert product is not None and [v.item_id for v in product.variants] == list(raw["variants"])
     item_id, variant = next(iter(raw["variants"].items()))
-    found = desk_reads.variant(either_store, item_id)
+    found = record_reads.variant(either_store, item_id)
     assert found is not None and found[0] == pid
     assert found[1].options == variant["options"] and found[1].price == round(
         variant["price"] * 100
     )
-    assert desk_reads.product(either_store, "nope") is None
-    assert desk_reads.variant(either_store, "nope") is None
+    assert record_reads.product(either_store, "nope") is None
+    assert record_reads.variant(either_store, "nope") is None
 
 
 def _malformed(change: Any) -> dict[str, Any]:
@@ -284,7 +284,7 @@ def test_a_tau2_order_is_shown_and_looked_up_by_its_id(either_store: OrderStore)
     from agent_cli.tools import ToolRegistry
     from agent_cli.tools.orders import RefundPolicy, order_tools
 
-    desk_store.save_desk(either_store, read_tau2(FIXTURE))
+    bulk_writes.save_desk(either_store, read_tau2(FIXTURE))
     code = next(iter(fixture()["orders"]))
     tools = ToolRegistry(order_tools(lambda: either_store, RefundPolicy()))
     for written in (code, code.lstrip("#"), code.lower()):  # as a customer may write it
@@ -433,8 +433,8 @@ def test_the_shipped_retail_store_exports_back_as_it_came(either_store: OrderSto
     from importlib import resources
 
     shipped = Path(str(resources.files("agent_cli.evaluation") / "tau2_retail" / "db.json"))
-    desk_store.save_desk(either_store, read_tau2(shipped), replace=True)
-    exported = tau2_json(desk_reads.load_desk(either_store))
+    bulk_writes.save_desk(either_store, read_tau2(shipped), replace=True)
+    exported = tau2_json(record_reads.load_desk(either_store))
     original = json.loads(shipped.read_text("utf-8"))
     assert exported == original
     order = either_store.get(next(iter(original["orders"])))
@@ -462,5 +462,5 @@ def test_a_cancel_reason_in_the_file_is_kept(either_store: OrderStore, tmp_path:
     first.update(status="cancelled", cancel_reason="no longer needed")
     path = tmp_path / "db.json"
     path.write_text(json.dumps(data))
-    desk_store.save_desk(either_store, read_tau2(path), replace=True)
-    assert tau2_json(desk_reads.load_desk(either_store)) == data
+    bulk_writes.save_desk(either_store, read_tau2(path), replace=True)
+    assert tau2_json(record_reads.load_desk(either_store)) == data

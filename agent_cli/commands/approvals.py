@@ -30,7 +30,7 @@ from agent_cli.runtime.stores import opened_store
 from agent_cli.store import approval_queue
 from agent_cli.store.approval_items import ITEM_STATUSES, Approval, Unreadable, item_json
 from agent_cli.store.approval_queue import Decided
-from agent_cli.store.order_files import normalise_code
+from agent_cli.store.formats.order_files import normalise_code
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.text import clean_text, print_json_lines
 from agent_cli.tools import Denied

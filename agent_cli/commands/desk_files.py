@@ -15,9 +15,9 @@ from agent_cli.config import load_settings
 from agent_cli.errors import AgentError, UsageError
 from agent_cli.runtime.drive import warn
 from agent_cli.runtime.stores import opened_store
-from agent_cli.store.desk_reads import UnreadableRecord, load_desk
-from agent_cli.store.desk_store import save_desk
-from agent_cli.store.tau2 import read_tau2, tau2_json
+from agent_cli.store.bulk_writes import save_desk
+from agent_cli.store.formats.tau2 import read_tau2, tau2_json
+from agent_cli.store.record_reads import UnreadableRecord, load_desk
 from agent_cli.ui.console import progress_bar
 
 

@@ -34,8 +34,8 @@ from agent_cli.runtime.assemble import choose_model
 from agent_cli.runtime.drive import run_recorder, warn
 from agent_cli.runtime.options import ProviderOptions, RunOptions
 from agent_cli.store.configured import configured_path
+from agent_cli.store.formats.tau2 import read_tau2
 from agent_cli.store.samples import SAMPLE_DAY
-from agent_cli.store.tau2 import read_tau2
 from agent_cli.ui.console import make_console
 from agent_cli.ui.eval_view import EvalView, show_cases, show_check, show_check_summary
 

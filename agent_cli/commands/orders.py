@@ -58,10 +58,10 @@ def list_orders(
 
 
 def show_order_command(code: str, *, json_output: bool, config: Path | None) -> None:
-    from agent_cli.store.order_files import normalise_code
+    from agent_cli.store.formats.order_files import normalise_code
 
     code = normalise_code(code)
-    from agent_cli.store import approval_queue, desk_reads
+    from agent_cli.store import approval_queue, record_reads
     from agent_cli.store.approval_items import item_json
     from agent_cli.ui.approvals_view import show_approvals
     from agent_cli.ui.order_history import show_history
@@ -70,8 +70,8 @@ def show_order_command(code: str, *, json_output: bool, config: Path | None) -> 
         order = store.get(code)
         refunds = store.refunds(code)
         waiting = approval_queue.listed(store, order=code)
-        desk = desk_reads.desk_order(store, code) if order is not None else None
-        changes = desk_reads.changes(store, order=code)
+        desk = record_reads.desk_order(store, code) if order is not None else None
+        changes = record_reads.changes(store, order=code)
     if order is None:
         raise OrderNotFound(f"No order with code {code}; see 'agent orders list'")
     now = approval_queue.now_utc()
@@ -143,7 +143,7 @@ def _init_server(url: str, shop: DeskData | None) -> None:
 def _add_samples_if_empty(store: OrderStore, shop: DeskData, where: str) -> None:
     """`orders init --sample` on a store with no orders fills it: nothing is lost. One that
     holds orders is left alone."""
-    from agent_cli.store.desk_store import save_desk
+    from agent_cli.store.bulk_writes import save_desk
 
     if store.count():
         raise UsageError(
@@ -156,7 +156,7 @@ def _add_samples_if_empty(store: OrderStore, shop: DeskData, where: str) -> None
 
 
 def import_orders(file: Path, *, config: Path | None) -> None:
-    from agent_cli.store.order_files import read_orders
+    from agent_cli.store.formats.order_files import read_orders
 
     orders = read_orders(file)
     with opened_store(load_settings(config)) as store:

@@ -4,7 +4,7 @@ records as they are and written nowhere.
 
 A plan checks every precondition and says the exact change in words (this module: the records
 planned on, the rules the writes share, the writes on a whole order or a customer;
-`desk_plans.py`: those naming items, and `plan`); `desk_writes.py` commits it, planning again
+`desk_plans.py`: those naming items, and `plan`); `write_commits.py` commits it, planning again
 inside the transaction on the records as they are then. Where τ²'s code is
 looser than its own policy, or wrong, the policy wins (docs/desk-writes.md):
 

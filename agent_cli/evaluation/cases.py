@@ -32,9 +32,9 @@ from agent_cli.errors import CaseFileError, OrderFileError
 from agent_cli.evaluation.customer import Persona
 from agent_cli.evaluation.intents import Intent
 from agent_cli.policy.verdicts import RefundVerdict
+from agent_cli.store.formats.order_files import OrderRecord
+from agent_cli.store.formats.tau2 import parse_tau2, read_tau2
 from agent_cli.store.help_articles import ARTICLE_ID
-from agent_cli.store.order_files import OrderRecord
-from agent_cli.store.tau2 import parse_tau2, read_tau2
 from agent_cli.text import read_text_file
 from agent_cli.validation_text import describe_fields_error
 

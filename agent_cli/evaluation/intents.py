@@ -11,7 +11,7 @@ from agent_cli.core.tool_outcomes import Changed, Transferred
 from agent_cli.domain.records import DeskOrder
 from agent_cli.record.desk_facts import ACTING, INTENT_TOOLS, Intent, intents_of
 from agent_cli.record.outcomes import ToolRun
-from agent_cli.store import desk_reads
+from agent_cli.store import record_reads
 from agent_cli.store.sqlite import OrderStore
 
 __all__ = [  # the intent table is record/desk_facts.py's, re-exported for the judge and cases
@@ -51,7 +51,7 @@ def ticket_opened(tools: Iterable[ToolRun]) -> bool:
 def order_state(store: OrderStore, codes: Iterable[str]) -> dict[str, dict[str, object] | None]:
     """What each order holds after a run, as a case's `orders_after` names it (None: no such
     order in the store)."""
-    return {code: _state(desk_reads.desk_order(store, code)) for code in codes}
+    return {code: _state(record_reads.desk_order(store, code)) for code in codes}
 
 
 def _state(order: DeskOrder | None) -> dict[str, object] | None:

@@ -28,7 +28,7 @@ from agent_cli.domain.intents import IDENTIFY
 from agent_cli.domain.write_tools import DESK_WRITES
 from agent_cli.evaluation.cases import EvalCase
 from agent_cli.record.outcomes import Failure, FailureKind, ToolRun
-from agent_cli.store import desk_reads
+from agent_cli.store import record_reads
 from agent_cli.store.sqlite import OrderStore
 
 LABEL = "reference/gold"
@@ -125,9 +125,9 @@ def _email(case: EvalCase, store: OrderStore) -> str | None:
     for write in case.reference or ():
         owner = write.args.get("user_id")
         if owner is None and isinstance(code := write.args.get("order_id"), str):
-            order = desk_reads.order_named(store, code)
+            order = record_reads.order_named(store, code)
             owner = order.customer_id if order else None
-        if isinstance(owner, str) and (customer := desk_reads.customer(store, owner)):
+        if isinstance(owner, str) and (customer := record_reads.customer(store, owner)):
             return customer.email
     return None
 

@@ -42,7 +42,7 @@ from agent_cli.runtime.assemble import Runtime, build_tools, limits_for
 from agent_cli.runtime.drive import drive
 from agent_cli.runtime.memory import Memory
 from agent_cli.runtime.stores import LazyStore
-from agent_cli.store.order_files import OrderRecord
+from agent_cli.store.formats.order_files import OrderRecord
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.identity import CustomerSession
 from agent_cli.tools.orders import AsOf

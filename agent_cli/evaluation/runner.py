@@ -38,7 +38,7 @@ from agent_cli.record.tracing import TraceWriter, open_trace_file
 from agent_cli.runtime.answerers import refuse
 from agent_cli.runtime.assemble import Runtime, build_tools, choose_model, limits_for
 from agent_cli.runtime.options import RunOptions
-from agent_cli.store.order_files import order_record
+from agent_cli.store.formats.order_files import order_record
 from agent_cli.store.samples import SAMPLE_DAY, SAMPLE_SHOP
 from agent_cli.store.scratch import scratch_store
 from agent_cli.store.sqlite import OrderStore

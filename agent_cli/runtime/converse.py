@@ -31,7 +31,7 @@ from agent_cli.runtime.conversation import Hooks, Turn, take_turn
 from agent_cli.runtime.options import RunOptions, check_question
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store import conversations as stored
-from agent_cli.store import desk_reads
+from agent_cli.store import record_reads
 from agent_cli.store.conversations import Conversation as Stored
 from agent_cli.store.conversations import Message
 
@@ -138,7 +138,7 @@ def start_conversation(
     of the store's customers (UsageError otherwise); `opened_by`: the API token opening it."""
     channel = _channel(channel)
     with opened_store(setup.settings) as store:
-        if customer is not None and desk_reads.customer(store, customer) is None:
+        if customer is not None and record_reads.customer(store, customer) is None:
             raise UsageError(f"No customer {customer!r} in the store; give a customer's id")
         return stored.create(
             store,

@@ -12,7 +12,7 @@ from agent_cli.errors import ConversationClosed, ConversationNotFound
 from agent_cli.language.intent_model import EMAIL
 from agent_cli.policy.verdicts import find_order_codes
 from agent_cli.store import conversations as stored
-from agent_cli.store import desk_reads, tickets
+from agent_cli.store import record_reads, tickets
 from agent_cli.store.conversations import Conversation
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.store.tickets import Ticket
@@ -37,7 +37,7 @@ def requester(
     their record when they were identified; else what they said about themselves (an email, a
     name, an order code in their messages: `known_from` says which); and their channel."""
     channel = conversation.channel if conversation is not None else None
-    found = desk_reads.customer(store, ticket.customer_id) if ticket.customer_id else None
+    found = record_reads.customer(store, ticket.customer_id) if ticket.customer_id else None
     if found is not None:
         return {
             "name": found.name,
@@ -72,9 +72,9 @@ def _their_words(
     if (
         said["email"]
         and not said["name"]
-        and (who := desk_reads.customer_by_email(store, said["email"]))
+        and (who := record_reads.customer_by_email(store, said["email"]))
     ):
-        record = desk_reads.customer(store, who)
+        record = record_reads.customer(store, who)
         said["name"] = record.name if record is not None else None
     said["known_from"] = "their words" if any(said.values()) else None
     return said

@@ -31,8 +31,8 @@ from agent_cli.store.approval_items import (
     Unreadable,
     read_item,
 )
-from agent_cli.store.desk_writes import Agreed, Target, commit_locked
 from agent_cli.store.sqlite import OrderStore
+from agent_cli.store.write_commits import Agreed, Target, commit_locked
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -18,8 +18,8 @@ from typing import Any, Literal, Required, TypedDict, Unpack
 
 from agent_cli.errors import ConversationAmbiguous, ConversationBusy, ConversationNotFound
 from agent_cli.store import outbox
-from agent_cli.store.desk_schema import CONVERSATION_STATUSES
 from agent_cli.store.sqlite import OrderStore
+from agent_cli.store.tables import CONVERSATION_STATUSES
 
 ConversationStatus = Literal[
     "open", "awaiting_customer", "awaiting_approval", "handed_over", "closed"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from agent_cli.domain.records import Article
-from agent_cli.store.desk_store import DeskStore
+from agent_cli.store.bulk_writes import DeskStore
 
 ARTICLE_ID = r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$"  # a file name's stem: shipping-times
 MAX_TERMS = 24

@@ -23,7 +23,14 @@ import psycopg
 
 from agent_cli.domain.orders import Order
 from agent_cli.errors import StoreBusy, StoreError, StoreFull, StoreReadOnly
-from agent_cli.store.desk_schema import (
+from agent_cli.store.sqlite import (
+    UPSERT_ORDERS,
+    OrderStore,
+    Seed,
+    busy_wait_seconds,
+    order_row,
+)
+from agent_cli.store.tables import (
     ARTICLES_TABLE,
     CONVERSATION_ADDRESS,
     CONVERSATION_INDEXES,
@@ -43,13 +50,6 @@ from agent_cli.store.desk_schema import (
     refunds_table,
     shop_rules_table,
     tickets_table,
-)
-from agent_cli.store.sqlite import (
-    UPSERT_ORDERS,
-    OrderStore,
-    Seed,
-    busy_wait_seconds,
-    order_row,
 )
 from agent_cli.store.upgrades import amounts_to_minor_units
 from agent_cli.text import mask_secrets

@@ -28,9 +28,9 @@ from agent_cli.domain.orders import (
 )
 from agent_cli.domain.records import DeskData
 from agent_cli.errors import StoreError
-from agent_cli.store import desk_schema as ddl  # the tables' text, shared with PostgreSQL
 from agent_cli.store import memory_copies
-from agent_cli.store.desk_store import write_desk
+from agent_cli.store import tables as ddl  # the tables' text, shared with PostgreSQL
+from agent_cli.store.bulk_writes import write_desk
 from agent_cli.store.help_articles import write_articles
 from agent_cli.store.samples import SAMPLE_SHOP, sample_shop
 from agent_cli.store.schema import migrate, schema_version
@@ -91,7 +91,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         ddl.tickets_table("INTEGER PRIMARY KEY"),
         "CREATE INDEX tickets_by_status ON tickets (status)",
     ),
-    # The desk's writes: each committed change (desk_writes.py), and the approval queue
+    # The desk's writes: each committed change (write_commits.py), and the approval queue
     # holding them too (the table again: SQLite cannot alter a check or a NOT NULL).
     (
         ddl.order_changes_table("INTEGER PRIMARY KEY"),

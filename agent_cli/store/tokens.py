@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from agent_cli.errors import UsageError
 from agent_cli.store.conversations import now
-from agent_cli.store.desk_schema import TOKEN_SCOPES
 from agent_cli.store.sqlite import OrderStore
+from agent_cli.store.tables import TOKEN_SCOPES
 
 Scope = Literal["customer", "identify", "staff"]
 SCOPES: tuple[str, ...] = TOKEN_SCOPES

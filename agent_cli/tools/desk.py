@@ -29,7 +29,7 @@ from agent_cli.core.tool_outcomes import Read
 from agent_cli.domain.currencies import major
 from agent_cli.domain.intents import IDENTIFY  # what the others come after
 from agent_cli.domain.records import Customer, DeskOrder, Variant
-from agent_cli.store import desk_reads
+from agent_cli.store import record_reads
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolArgs, ToolFailure, records
 from agent_cli.tools.identity import CustomerSession
@@ -244,7 +244,7 @@ class _Reads:
 
     def find_by_email(self, args: EmailArgs) -> Observation:
         self.session.may_identify()
-        found = desk_reads.customer_by_email(self.open_store(), args.email)
+        found = record_reads.customer_by_email(self.open_store(), args.email)
         user = self.session.identified(
             found,
             "no customer with that email; ask the customer to check it, or for their first "
@@ -255,7 +255,7 @@ class _Reads:
     def find_by_name_zip(self, args: NameZipArgs) -> Observation:
         self.session.may_identify()
         store = self.open_store()
-        found = desk_reads.customer_by_name_zip(store, args.first_name, args.last_name, args.zip)
+        found = record_reads.customer_by_name_zip(store, args.first_name, args.last_name, args.zip)
         user = self.session.identified(
             found,
             "no customer with that name and zip code; ask the customer to check them, or for "
@@ -266,10 +266,10 @@ class _Reads:
     def user_details(self, args: UserArgs) -> Observation:
         self.session.check(args.user_id, f"user {args.user_id}")
         store = self.open_store()
-        customer = desk_reads.customer(store, args.user_id)
+        customer = record_reads.customer(store, args.user_id)
         if customer is None:
             raise ToolFailure(f"no user {args.user_id}")
-        orders = desk_reads.customer_orders(store, args.user_id)
+        orders = record_reads.customer_orders(store, args.user_id)
         text = _customer_record(customer, orders)
         return Observation(text, record=records.customer_data(customer, orders))
 
@@ -278,7 +278,7 @@ class _Reads:
         is refused alike; after it, an order that does not exist and another customer's read
         the same, so no one learns which orders exist."""
         store = self.open_store()
-        found = desk_reads.order_named(store, args.order_id)
+        found = record_reads.order_named(store, args.order_id)
         self.session.check(found.customer_id if found else None, f"order {args.order_id}")
         if found is None:  # staff only: a customer was refused just above
             raise ToolFailure(f"no order {args.order_id}; check the order id (e.g. #W0000000)")
@@ -299,7 +299,7 @@ class _Reads:
         return Observation(_tracking_record(found), outcome=shown, record=data)
 
     def product_details(self, args: ProductArgs) -> Observation:
-        product = desk_reads.product(self.open_store(), args.product_id)
+        product = record_reads.product(self.open_store(), args.product_id)
         if product is None:
             raise ToolFailure(
                 f"no product {args.product_id}; list_all_product_types names them (an item id "
@@ -310,14 +310,14 @@ class _Reads:
         return Observation(text, record=records.product_data(product))
 
     def item_details(self, args: ItemArgs) -> Observation:
-        found = desk_reads.variant(self.open_store(), args.item_id)
+        found = record_reads.variant(self.open_store(), args.item_id)
         if found is None:
             raise ToolFailure(f"no item {args.item_id} (a product id is not an item id)")
         text = _variant_record(found[1], found[0])
         return Observation(text, record=records.variant_data(found[1], found[0]))
 
     def product_types(self, _: NoArgs) -> str:
-        return json.dumps(desk_reads.product_types(self.open_store()), ensure_ascii=False)
+        return json.dumps(record_reads.product_types(self.open_store()), ensure_ascii=False)
 
 
 def desk_tools(open_store: Callable[[], OrderStore], session: CustomerSession) -> list[Tool[Any]]:
@@ -335,7 +335,7 @@ def _reporting(execute: Callable[[Any], Result]) -> Callable[[Any], Result]:
     def run(args: Any) -> Result:
         try:
             return execute(args)
-        except desk_reads.UnreadableRecord as exc:
+        except record_reads.UnreadableRecord as exc:
             raise ToolFailure(f"{exc}; tell the customer it cannot be shown now") from None
 
     return run

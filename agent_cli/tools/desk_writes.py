@@ -9,7 +9,7 @@ happens only after three things, all in code (desk.md, rules 1-3):
    An operator's own call (`agent tools call`) is staff: the operator is the one consenting.
 3. **The shop approved**: the one approval path every write takes (`ApprovalNeeded`): a person
    at the terminal, else nobody (denied). The commit plans again in one transaction on the
-   records as they are then and writes once (`store/desk_writes.py`).
+   records as they are then and writes once (`store/write_commits.py`).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from agent_cli.domain.records import CANCEL_REASONS
 from agent_cli.domain.writes import WRITE_STATUSES, Plan, Refused, ReturnWindow, Unchanged
 from agent_cli.policy.consent import call_key, shown_digest
 from agent_cli.policy.refund_rules import RefundFacts, policy_verdict, rule_for
-from agent_cli.store import approval_queue, desk_reads
+from agent_cli.store import approval_queue, record_reads
 from agent_cli.store.approval_queue import WriteProposal
-from agent_cli.store.desk_writes import Target, commit, propose
 from agent_cli.store.sqlite import OrderStore
+from agent_cli.store.write_commits import Target, commit, propose
 from agent_cli.text import plain_value
 from agent_cli.tools import NothingToChange, Tool, ToolArgs, ToolFailure
 from agent_cli.tools.identity import CustomerSession
@@ -106,7 +106,7 @@ class WriteDesk:
             return Target(args.user_id)
         order_id: str = getattr(args, "order_id")  # noqa: B009 (every other call names one)
         store = self.open_store()
-        found = desk_reads.order_named(store, order_id)
+        found = record_reads.order_named(store, order_id)
         owner = found.customer_id if found else None
         self.session.check(owner, f"order {order_id}")
         if found is None or owner is None:

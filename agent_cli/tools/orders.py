@@ -19,7 +19,7 @@ from agent_cli.core.tool_outcomes import NotFound, Read
 from agent_cli.domain.currencies import major
 from agent_cli.domain.orders import ORDER_ID_PATTERN, Order
 from agent_cli.policy.verdicts import computed_line, nearest_codes
-from agent_cli.store import desk_reads
+from agent_cli.store import record_reads
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolArgs
 from agent_cli.tools.identity import CustomerSession
@@ -127,7 +127,7 @@ def _visible_codes(store: OrderStore, session: CustomerSession | None) -> list[s
         return None
     if session.customer_id is None:
         return []
-    return desk_reads.customer_orders(store, session.customer_id)
+    return record_reads.customer_orders(store, session.customer_id)
 
 
 def _all(store: OrderStore) -> list[str]:

@@ -34,7 +34,7 @@ from agent_cli.domain.currencies import money, to_minor
 from agent_cli.domain.orders import ORDER_CODE_PATTERN, Order, RefundRefused
 from agent_cli.policy.consent import call_key, shown_digest
 from agent_cli.policy.refund_rules import RefundFacts, mixed_word, policy_verdict, rule_for
-from agent_cli.store import approval_queue, desk_reads
+from agent_cli.store import approval_queue, record_reads
 from agent_cli.store.approval_items import Approval
 from agent_cli.store.approval_queue import Recheck, judged_json
 from agent_cli.store.sqlite import OrderStore
@@ -164,7 +164,7 @@ class RefundDesk:
         mine = (
             customer is not None
             and order is not None
-            and order.code in desk_reads.customer_orders(store, customer)
+            and order.code in record_reads.customer_orders(store, customer)
         )
         session.check(customer if mine else None, f"order {code}")
 

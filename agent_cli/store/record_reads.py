@@ -27,7 +27,7 @@ from agent_cli.domain.records import (
     ShipmentEvent,
     Variant,
 )
-from agent_cli.store.desk_store import DeskStore
+from agent_cli.store.bulk_writes import DeskStore
 
 _CUSTOMER = (
     "SELECT id, first_name, last_name, email, address1, address2, city, state, country, zip"

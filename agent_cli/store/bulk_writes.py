@@ -1,5 +1,5 @@
 """The desk's data written into the order store, on either backend: whole (an import, the
-sample shop), all or nothing (desk_reads.py reads it back). Every statement is the store's (`?`
+sample shop), all or nothing (record_reads.py reads it back). Every statement is the store's (`?`
 placeholders, `execute`/`query`), so SQLite and PostgreSQL run the same code."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from agent_cli.domain.records import (
     Product,
     Shipment,
 )
-from agent_cli.store.desk_schema import DESK_TABLES
+from agent_cli.store.tables import DESK_TABLES
 
 Progress = Callable[[int], None]  # told how many records were written since it was last told
 T = TypeVar("T")

@@ -266,7 +266,7 @@ ARTICLES_TABLE = """CREATE TABLE articles (
 
 
 def order_changes_table(id_column: str) -> str:
-    """What the desk's writes changed, one row per committed write (desk_writes.py): an
+    """What the desk's writes changed, one row per committed write (write_commits.py): an
     order's history beside its payments, and what `agent logs show` and `orders show` tell."""
     return f"""CREATE TABLE order_changes (
             id {id_column},

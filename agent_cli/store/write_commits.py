@@ -17,8 +17,8 @@ from agent_cli.domain import ledger
 from agent_cli.domain.item_writes import plan
 from agent_cli.domain.records import Customer, DeskOrder
 from agent_cli.domain.writes import Plan, Records, Refused, ReturnWindow
-from agent_cli.store import desk_reads
-from agent_cli.store.desk_store import DeskStore, desk_columns, json_text
+from agent_cli.store import record_reads
+from agent_cli.store.bulk_writes import DeskStore, desk_columns, json_text
 
 
 class RecordsChanged(Refused):
@@ -42,17 +42,17 @@ def records(
     if target.order_code is not None:
         store.query(f"SELECT code FROM orders WHERE code = ?{held}", (target.order_code,))
     store.query(f"SELECT id FROM customers WHERE id = ?{held}", (target.customer_id,))
-    customer = desk_reads.customer(store, target.customer_id)
+    customer = record_reads.customer(store, target.customer_id)
     if customer is None:
         raise Refused(f"no customer {target.customer_id}")
     if target.order_code is None:
         return Records(customer, window=window)
-    order = desk_reads.desk_order(store, target.order_code)
+    order = record_reads.desk_order(store, target.order_code)
     if order is None or order.customer_id != customer.id:
         raise Refused(f"no order {target.order_code} of {customer.id}")
     products = []
     for product_id in dict.fromkeys(item.product_id for item in order.items):
-        if (found := desk_reads.product(store, product_id)) is not None:
+        if (found := record_reads.product(store, product_id)) is not None:
             products.append(found)
     return Records(customer, order, tuple(products), ledger.recorded(store, order.code), window)
 
