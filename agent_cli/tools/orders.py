@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, assert_never
 
 from pydantic import AfterValidator, Field
 
@@ -18,6 +18,7 @@ from agent_cli.core.seams import Observation
 from agent_cli.core.tool_outcomes import NotFound, Read
 from agent_cli.domain.currencies import major
 from agent_cli.domain.orders import ORDER_ID_PATTERN, Order
+from agent_cli.domain.refunds import eligibility
 from agent_cli.policy.verdicts import computed_line, nearest_codes
 from agent_cli.store import record_reads
 from agent_cli.store.sqlite import OrderStore
@@ -66,20 +67,34 @@ class AsOf:
 def _refund_rule(
     order: Order, policy: RefundPolicy, today: date, refunded: int
 ) -> tuple[Literal["yes", "no", "unknown"], str]:
-    if order.status not in policy.refundable_statuses:
-        allowed = " or ".join(policy.refundable_statuses)
-        return "no", f"status {order.status}; only {allowed} orders qualify"
-    if refunded >= order.total:
-        return "no", "already refunded in full"
-    if order.delivered_at is None:
-        return "no", "no delivery date"
-    days = (today - order.delivered_at).days
+    """The order's eligibility (domain/refunds.py), and why, in the lookup's words."""
+    rule = eligibility(
+        order.status,
+        order.delivered_at,
+        today,
+        statuses=policy.refundable_statuses,
+        window_days=policy.window_days,
+        left=order.total - refunded,
+    )
     window = f"window {policy.window_days} days"
-    if days < 0:
-        return "unknown", f"delivered {order.delivered_at.isoformat()}, after {today.isoformat()}"
-    if days > policy.window_days:
-        return "no", f"delivered {days} days ago; {window}"
-    return "yes", f"delivered {days} day{'s' if days != 1 else ''} ago; {window}"
+    match rule.kind:
+        case "wrong_status":
+            allowed = " or ".join(policy.refundable_statuses)
+            why = f"status {order.status}; only {allowed} orders qualify"
+        case "refunded_in_full":
+            why = "already refunded in full"
+        case "no_date":
+            why = "no delivery date"
+        case "future":
+            delivered = order.delivered_at.isoformat() if order.delivered_at else "?"
+            why = f"delivered {delivered}, after {today.isoformat()}"
+        case "expired":
+            why = f"delivered {rule.days} days ago; {window}"
+        case "refundable":
+            why = f"delivered {rule.days} day{'s' if rule.days != 1 else ''} ago; {window}"
+        case _ as unreachable:
+            assert_never(unreachable)
+    return rule.answer, why
 
 
 class LookupOrderArgs(ToolArgs):

@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated, Any, assert_never
 
 from pydantic import AfterValidator, Field
 
@@ -32,6 +32,7 @@ from agent_cli.dates import system_today
 from agent_cli.domain import ledger, orders
 from agent_cli.domain.currencies import money, to_minor
 from agent_cli.domain.orders import ORDER_CODE_PATTERN, Order, RefundRefused
+from agent_cli.domain.refunds import Eligibility, eligibility
 from agent_cli.policy.consent import call_key, shown_digest
 from agent_cli.policy.refund_rules import RefundFacts, mixed_word, policy_verdict, rule_for
 from agent_cli.store import approval_queue, record_reads
@@ -332,26 +333,41 @@ def check_rules(
             f"{money(amount, currency)} is above the cap of {money(cap, currency)} per "
             "refund; a larger refund needs a supervisor, outside this tool"
         )
-    if order.status not in policy.refundable_statuses:
-        allowed = " or ".join(policy.refundable_statuses)
-        raise Denied(f"order {order.code} is {order.status}; only {allowed} orders qualify")
-    _check_window(order, policy, today)
+    rule = eligibility(
+        order.status,
+        order.delivered_at,
+        today,
+        statuses=policy.refundable_statuses,
+        window_days=policy.window_days,
+        left=order.total - refunded,
+    )
+    if rule.kind != "refundable":
+        raise Denied(_refused(order, rule, policy, today))
     remaining = order.total - refunded
-    if remaining <= 0:
-        raise Denied(f"order {order.code} is already refunded in full")
     if amount > remaining:
         raise Denied(f"only {money(remaining, currency)} of order {order.code} is still refundable")
 
 
-def _check_window(order: Order, policy: RefundPolicy, today: date) -> None:
-    if order.delivered_at is None:
-        raise Denied(f"order {order.code} has no delivery date")
-    days = (today - order.delivered_at).days
-    if not 0 <= days <= policy.window_days:
-        raise Denied(
-            f"order {order.code} was delivered {order.delivered_at.isoformat()}, "
-            f"{days} days before {today}, outside the {policy.window_days}-day window"
-        )
+def _refused(order: Order, rule: Eligibility, policy: RefundPolicy, today: date) -> str:
+    """Why the order may not be refunded, as the refused call says it."""
+    match rule.kind:
+        case "wrong_status":
+            allowed = " or ".join(policy.refundable_statuses)
+            return f"order {order.code} is {order.status}; only {allowed} orders qualify"
+        case "refunded_in_full":
+            return f"order {order.code} is already refunded in full"
+        case "no_date":
+            return f"order {order.code} has no delivery date"
+        case "future" | "expired":
+            delivered = order.delivered_at.isoformat() if order.delivered_at else "?"
+            return (
+                f"order {order.code} was delivered {delivered}, {rule.days} days before "
+                f"{today}, outside the {policy.window_days}-day window"
+            )
+        case "refundable":
+            raise ValueError(f"order {order.code} is refundable: nothing refused it")
+        case _ as unreachable:
+            assert_never(unreachable)
 
 
 def _shown(order: Order) -> tuple[object, ...]:

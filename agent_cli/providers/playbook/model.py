@@ -17,6 +17,7 @@ from decimal import Decimal
 from agent_cli.core.decisions import ASK_USER_TOOL, AskUser, CallTool, Decision, FinalAnswer, Step
 from agent_cli.core.seams import ModelReply, ModelRequest
 from agent_cli.core.tool_outcomes import NotFound
+from agent_cli.domain.refunds import eligibility
 from agent_cli.language import intents
 from agent_cli.policy.consent import explicit_yes
 from agent_cli.policy.language import language_of, speaks_japanese
@@ -283,20 +284,22 @@ def _assess(code: str, lookup: Step | None, policy_step: Step | None, today: dat
 
 
 def _judge(code: str, fields: dict[str, str], policy: Policy, today: date) -> _Fact:
-    if fields.get("status") not in policy.statuses:
-        return _Fact(code, "wrong_status", fields, policy=policy)
+    """The verdict on the facts the lookup gave (domain/refunds.py's rules, as the tools'):
+    what was refunded is not among them, so a partial refund does not change it."""
     try:
-        delivered = date.fromisoformat(fields.get("delivered_at", ""))
+        delivered: date | None = date.fromisoformat(fields.get("delivered_at", ""))
     except ValueError:
-        return _Fact(code, "no_date", fields, policy=policy)
-    days = (today - delivered).days
-    if days < 0:
-        verdict = "future"
-    elif days <= policy.window_days:
-        verdict = "refundable"
-    else:
-        verdict = "expired"
-    return _Fact(code, verdict, fields, days=days, policy=policy)
+        delivered = None
+    rule = eligibility(
+        fields.get("status", ""),
+        delivered,
+        today,
+        statuses=policy.statuses,
+        window_days=policy.window_days,
+    )
+    if rule.days is None:
+        return _Fact(code, rule.kind, fields, policy=policy)
+    return _Fact(code, rule.kind, fields, days=rule.days, policy=policy)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
