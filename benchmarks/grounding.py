@@ -105,7 +105,7 @@ def main() -> None:
 
 def claims_figures(runs: int) -> None:
     from tests.claims_corpus import FACTS, HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, HELD_OUT_5
-    from tests.test_claims import CLAIMS, done, history
+    from tests.unit.policy.test_claims import CLAIMS, done, history
 
     judged = _judged(CLAIMS)
     for _kind, sentence, status in FACTS:
@@ -134,7 +134,7 @@ def claims_figures(runs: int) -> None:
 def _judged(sentences: Any) -> list[tuple[bool, bool]]:
     """Each sentence after a run that made nothing of its kind, and after one that made it:
     (should be refused, was refused)."""
-    from tests.test_claims import _order, done, history, waiting
+    from tests.unit.policy.test_claims import _order, done, history, waiting
 
     judged = []
     for kind, sentence in sentences:

@@ -4,8 +4,8 @@
 
 Run it after changing `agent_cli/language/corpus/` or the model's settings: the package ships
 the model of its own corpus (`agent_cli/language/trained/`), so no user waits for training, and
-tests/test_intent_model.py fails while the shipped model is not the corpus's. Prints the
-held-out scores of the model it wrote.
+tests/unit/language/test_intent_model.py fails while the shipped model is not the corpus's.
+Prints the held-out scores of the model it wrote.
 """
 
 from __future__ import annotations

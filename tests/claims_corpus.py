@@ -1,8 +1,8 @@
 """A labelled corpus of what answers say was done (issue 48, point 3): each sentence with the
 act it claims (None: no claim: an offer, a condition, a question, a negation, what waits, a
 fact of the store, policy), in English and Japanese, in the forms customers and models write.
-Each is judged twice (tests/test_claims.py, benchmarks/grounding.py): after a run that did
-nothing of the kind (a claim must be refused) and after one that did it (it must pass).
+Each is judged twice (tests/unit/policy/test_claims.py, benchmarks/grounding.py): after a run
+that did nothing of the kind (a claim must be refused) and after one that did it (it must pass).
 
 Kinds: cancel, refund, address, account_address, payment, items, return, exchange, handover,
 done (a completion word standing for whatever the conversation is about)."""

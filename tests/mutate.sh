@@ -47,7 +47,7 @@ if [ ${#tests[@]} -eq 0 ]; then  # the test files that name a module, by dotted 
         base=$(basename "${module%.py}")
         parent=${dotted%.*}
         while IFS= read -r found; do tests+=("$found"); done < <(
-            grep -lE "${dotted//./\\.}\b|from ${parent//./\\.} import [^#]*\b$base\b" tests/test_*.py || true
+            grep -lE "${dotted//./\\.}\b|from ${parent//./\\.} import [^#]*\b$base\b" $(find tests -name "test_*.py") || true
         )
     done
     if [ ${#tests[@]} -gt 0 ]; then

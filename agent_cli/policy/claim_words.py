@@ -253,7 +253,7 @@ NOT_EN = re.compile(
 )
 # A clause NOT_EN can match holds a "?", starts with one of NOT_FIRST or holds one of NOT_GATE
 # (each alternative's rarest word; "i'd" is the words "i" and "d"): most clauses hold none, and
-# are not searched (tests/test_claims.py fuzzes that the gate misses no match).
+# are not searched (tests/unit/policy/test_claims.py fuzzes that the gate misses no match).
 NOT_FIRST = frozenset(
     ("once", "when", "as", "after", "before", "should", "would", "could", "can", "shall", "do",
      "does", "did", "is", "are", "may", "might", "let")
@@ -413,5 +413,5 @@ def cued_en(clause_words: list[str]) -> frozenset[str]:
 
 def cued_ja(lower: str) -> frozenset[str]:
     """The kinds whose cue words a Japanese clause holds, in one pass (no cue starts inside
-    another, so none hides another: tests/test_claims.py checks it)."""
+    another, so none hides another: tests/unit/policy/test_claims.py checks it)."""
     return frozenset().union(*(_JA_KINDS[found] for found in _JA_CUE.findall(lower)))

@@ -1,0 +1,1 @@
+"""The project itself: the architecture's arrows and sizes, the packaging, the README's promises."""
