@@ -558,7 +558,11 @@ def test_a_subscriber_hears_the_turns_events_and_a_stop_ends_its_stream(tmp_path
             turn = http.post(
                 f"/v1/conversations/{conversation}/messages", json={"id": "m1", "text": "hello"}
             ).json()
-            _wait_for(lambda: "event: run_finished" in frames)
+            # The desk's message is written as the turn ends, after run_finished went out, and
+            # reaches the stream at its next look at the store: wait for both before the stop.
+            _wait_for(
+                lambda: "event: run_finished" in frames and frames.count("event: message") > 1
+            )
             server.send_signal(signal.SIGTERM)
             assert ended.wait(60)  # the stream ended
             listener.join(60)
