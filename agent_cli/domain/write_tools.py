@@ -1,5 +1,5 @@
 """The desk's writes by name, said once: the seven the desk proposes to a customer and makes after
-their yes (domain/writes.py carries them out), and the seed's refund, which the approval
+their yes (domain/writes/ plans them), and the seed's refund, which the approval
 decides alone. The shop's rules (config/rules.py) name them, the tool offer opens them, the
 grounding check, the eval judge, the run log and the approval queue tell a write from a read by
 these lists."""

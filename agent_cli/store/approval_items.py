@@ -34,7 +34,7 @@ class Approval:
     """One item of the queue. `status` is as stored; `state` also says `expired`."""
 
     id: int
-    tool: str  # issue_refund, or one of the desk's writes (domain/writes.py)
+    tool: str  # issue_refund, or one of the desk's writes (domain/writes/)
     order_code: str  # a write to a customer's own record (their address) has none: ""
     amount: int
     reason: str  # a refund's reason; a write's change in words

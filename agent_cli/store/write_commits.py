@@ -14,9 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent_cli.domain import ledger
-from agent_cli.domain.item_writes import plan
 from agent_cli.domain.records import Customer, DeskOrder
-from agent_cli.domain.writes import Plan, Records, Refused, ReturnWindow
+from agent_cli.domain.writes import Plan, Records, Refused, ReturnWindow, plan
 from agent_cli.store import record_reads
 from agent_cli.store.bulk_writes import DeskStore, desk_columns, json_text
 

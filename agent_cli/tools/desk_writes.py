@@ -2,7 +2,7 @@
 happens only after three things, all in code (desk.md, rules 1-3):
 
 1. **It is allowed**: the order and the payment method are the identified customer's, and every
-   precondition holds (`domain/writes.py`); else `ERROR:` naming the rule, nothing changed.
+   precondition holds (`domain/writes/`); else `ERROR:` naming the rule, nothing changed.
 2. **The customer said yes**: in a conversation the first call changes nothing; it proposes the
    exact change in words. The customer's next message is read in code (`policy/consent.py`):
    an explicit yes lets the same call, made again, go on; anything else drops the proposal.

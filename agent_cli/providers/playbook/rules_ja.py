@@ -1,7 +1,7 @@
 """The desk's own refusals, said in Japanese to a Japanese customer (issue 49, point 6): the
-write tools refuse in English, for the model and the operator (domain/writes.py,
-domain/item_writes.py); the playbook reads the common ones back from those sentences, which are
-ours and fixed, and says them in the customer's language. One it does not know stays as the
+write tools refuse in English, for the model and the operator (domain/writes/); the playbook
+reads the common ones back from those sentences, which are ours and fixed, and says them in the
+customer's language. One it does not know stays as the
 tool wrote it."""
 
 from __future__ import annotations

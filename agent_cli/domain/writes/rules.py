@@ -1,23 +1,8 @@
-"""The desk's seven writes, planned: τ²-bench retail's write tools (its `tools.py`: the same
-names, arguments, statuses, payment and refund entries and gift-card balances), computed on the
-records as they are and written nowhere.
-
-A plan checks every precondition and says the exact change in words (this module: the records
-planned on, the rules the writes share, the writes on a whole order or a customer;
-`desk_plans.py`: those naming items, and `plan`); `write_commits.py` commits it, planning again
-inside the transaction on the records as they are then. Where τ²'s code is
-looser than its own policy, or wrong, the policy wins (docs/desk-writes.md):
-
-- several items changed in one call each take their own new variant's price and options
-  (τ² gives every item the last one's: its issue #318);
-- an order whose items were changed cannot be changed again (address, payment, items) nor
-  cancelled; τ²'s address and payment tools allow it;
-- an item is never exchanged or swapped for itself (τ² refuses it only for a pending order);
-- a cancelled order refunds what each method paid, net of what it got back (τ² refunds every
-  entry of the history, a refund entry included, so a cancel after a payment change paid back
-  twice);
-- a gift card pays only an order of its own currency (τ²'s data are all dollars).
-"""
+"""What the desk's writes share: the records a plan reads (`Records`: the order, the customer,
+the products, their `version`), the plan it makes (`Plan`: the change in words and in records),
+how a write is refused (`Refused`, `Unchanged`: the rule broken and what to do instead), the
+statuses each write applies to, and the payment methods' rules (a method of the customer's, a
+gift card's balance and currency)."""
 
 from __future__ import annotations
 
@@ -25,19 +10,9 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from agent_cli.domain.currencies import money
-from agent_cli.domain.records import (
-    CANCEL_REASONS,
-    Address,
-    Customer,
-    DeskOrder,
-    OrderItem,
-    Payment,
-    PaymentMethod,
-    Product,
-)
+from agent_cli.domain.records import Customer, DeskOrder, OrderItem, Payment, PaymentMethod, Product
 
 SHOWN_STATUS = {  # as a customer reads it, τ²'s words
     "PENDING": "pending",
@@ -196,44 +171,7 @@ def with_balance(customer: Customer, method_id: str, change: int) -> Customer:
     return dataclasses.replace(customer, payment_methods=methods)
 
 
-def cancel(args: dict[str, Any], records: Records) -> Plan:
-    order = order_of(records)
-    status_is(order, "PENDING", PENDING_ONLY)
-    reason = args["reason"]
-    if reason not in CANCEL_REASONS:
-        allowed = " or ".join(repr(r) for r in CANCEL_REASONS)
-        raise Refused(f"the reason must be {allowed}; ask the customer which one")
-    currency = order.order.currency
-    net: dict[str, int] = {}
-    for payment in order.payments:  # what each method paid, net of what it got back
-        sign = 1 if payment.kind == "payment" else -1
-        net[payment.payment_method_id] = (
-            net.get(payment.payment_method_id, 0) + sign * payment.amount
-        )
-    refunds = tuple(
-        Payment("refund", amount, method) for method, amount in net.items() if amount > 0
-    )
-    customer = records.customer
-    for refund in refunds:
-        customer = with_balance(customer, refund.payment_method_id, refund.amount)
-    after = dataclasses.replace(
-        order,
-        order=dataclasses.replace(order.order, status="CANCELLED"),
-        payments=(*order.payments, *refunds),
-        cancel_reason=reason,
-    )
-    back = (
-        "; ".join(_refund_words(records.customer, r, currency) for r in refunds)
-        or "nothing to refund"
-    )
-    summary = f"cancel {order.code} ({counted(order.items)}; reason: {reason}): {back}"
-    total = sum(r.amount for r in refunds)
-    return Plan(
-        "cancel_pending_order", summary, records.version, customer, after, refunds, total, currency
-    )
-
-
-def _refund_words(customer: Customer, refund: Payment, currency: str) -> str:
+def refund_words(customer: Customer, refund: Payment, currency: str) -> str:
     to = refund.payment_method_id
     gift = any(m.id == to and m.source == "gift_card" for m in customer.payment_methods)
     when = "at once" if gift else "in 5-7 business days"
@@ -242,75 +180,3 @@ def _refund_words(customer: Customer, refund: Payment, currency: str) -> str:
 
 def counted(items: tuple[OrderItem, ...] | list[str]) -> str:
     return f"{len(items)} item" + ("" if len(items) == 1 else "s")
-
-
-def _address(args: dict[str, Any]) -> Address:
-    return Address(
-        args["address1"],
-        args["address2"],
-        args["city"],
-        args["state"],
-        args["country"],
-        args["zip"],
-    )
-
-
-def order_address(args: dict[str, Any], records: Records) -> Plan:
-    order = order_of(records)
-    status_is(order, "PENDING", PENDING_ONLY)
-    new = _address(args)
-    if new == order.address:
-        raise Unchanged(f"order {order.code} ships to that address already; nothing to change")
-    after = dataclasses.replace(order, address=new)
-    summary = f"ship {order.code} to {new} instead of {order.address}"
-    return Plan("modify_pending_order_address", summary, records.version, records.customer, after)
-
-
-def user_address(args: dict[str, Any], records: Records) -> Plan:
-    customer = records.customer
-    new = _address(args)
-    if new == customer.address:
-        raise Unchanged(f"{customer.id}'s address is that already; nothing to change")
-    after = dataclasses.replace(customer, address=new)
-    summary = (
-        f"change {customer.id}'s default address to {new} (was {customer.address}); "
-        "orders placed already keep theirs"
-    )
-    return Plan("modify_user_address", summary, records.version, after, None)
-
-
-def payment(args: dict[str, Any], records: Records) -> Plan:
-    order = order_of(records)
-    status_is(order, "PENDING", PENDING_ONLY)
-    new = method_of(records.customer, args["payment_method_id"])
-    if len(order.payments) != 1 or order.payments[0].kind != "payment":
-        raise Refused(
-            f"order {order.code}'s payment was changed already (its history has "
-            f"{len(order.payments)} entries); a person can help: transfer_to_human_agents"
-        )
-    paid = order.payments[0]
-    if paid.payment_method_id == new.id:
-        raise Unchanged(f"order {order.code} is paid with {new.id} already; nothing to change")
-    currency = order.order.currency
-    covers(new, paid.amount, currency)
-    added = (
-        Payment("payment", paid.amount, new.id),
-        Payment("refund", paid.amount, paid.payment_method_id),
-    )
-    customer = with_balance(records.customer, new.id, -paid.amount)
-    customer = with_balance(customer, paid.payment_method_id, paid.amount)
-    after = dataclasses.replace(order, payments=(*order.payments, *added))
-    summary = (
-        f"pay {order.code} ({money(paid.amount, currency)}) with {new.id} instead of "
-        f"{paid.payment_method_id}: {_refund_words(records.customer, added[1], currency)}"
-    )
-    return Plan(
-        "modify_pending_order_payment",
-        summary,
-        records.version,
-        customer,
-        after,
-        added,
-        paid.amount,
-        currency,
-    )
