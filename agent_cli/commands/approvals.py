@@ -194,7 +194,7 @@ def explain(code: str, amount: str, reason: str, *, json_output: bool, config: P
     """`agent approvals explain CODE AMOUNT`: what would happen to this refund: denied by a
     check in code (status, window, cap, what is left), else which refund rule decides and why
     each rule before it does not apply; nothing is run or written."""
-    said = _amount_said(amount)
+    amount_given = _amount_given(amount)
     local = load_settings(config)
     with opened_store(local) as store:
         settings, _ = in_force(local, lambda: store)  # the shop's rules on a team's store
@@ -203,7 +203,7 @@ def explain(code: str, amount: str, reason: str, *, json_output: bool, config: P
         if order is None:
             raise ApprovalNotFound(f"No order with code {code.upper()}; see 'agent orders list'")
         try:
-            amount_minor = to_minor(said, order.currency)
+            amount_minor = to_minor(amount_given, order.currency)
         except ValueError as exc:
             raise UsageError(f"AMOUNT {exc}") from None
         in_code = _denied_in_code(store, order, amount_minor, settings)
@@ -228,15 +228,15 @@ def explain(code: str, amount: str, reason: str, *, json_output: bool, config: P
     _print_explained(checked, ruling.rule, ruling.decision, ruling.why, in_code)
 
 
-def _amount_said(amount: str) -> Decimal:
+def _amount_given(amount: str) -> Decimal:
     """AMOUNT as typed (`5000`, `12.50`), above 0; UsageError otherwise."""
     try:
-        said = Decimal(amount.strip().replace(",", ""))
+        amount_given = Decimal(amount.strip().replace(",", ""))
     except ArithmeticError:
         raise UsageError(f"AMOUNT {amount!r} is not an amount: write it as 5000 or 12.50") from None
-    if not said.is_finite() or said <= 0:
+    if not amount_given.is_finite() or amount_given <= 0:
         raise UsageError(f"AMOUNT {amount} is no refund: give an amount above 0")
-    return said
+    return amount_given
 
 
 def _denied_in_code(store: OrderStore, order: Order, amount: int, settings: Settings) -> str | None:

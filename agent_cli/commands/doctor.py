@@ -103,8 +103,10 @@ def _rules_checks(settings: Settings) -> Iterator[Check]:
         for rule in refunds.rules
         if rule.decision == "auto"
     ]
-    said = f"approve automatically: {'; '.join(autos)}" if autos else "none approves automatically"
-    yield Check(True, "refund rules", f"{len(refunds.rules)} rule(s); {said}")
+    automatic = (
+        f"approve automatically: {'; '.join(autos)}" if autos else "none approves automatically"
+    )
+    yield Check(True, "refund rules", f"{len(refunds.rules)} rule(s); {automatic}")
     for auto, deny in hidden_by(list(refunds.rules)):
         yield Check(
             False,
@@ -181,11 +183,11 @@ def _serve_check(settings: Settings) -> Check:
     finally:
         store.close()
     hint = "" if live else " (agent tokens create NAME to let a caller in)"
-    said = f"installed; {live} live token(s){hint}, {held} conversation(s); {_channels(settings)}"
+    detail = f"installed; {live} live token(s){hint}, {held} conversation(s); {_channels(settings)}"
     waiting, lost = owed.get("pending", 0), owed.get("failed", 0)
     if waiting or lost:
-        said += f"; outbox: {waiting} waiting, {lost} given up (agent conversations show ID)"
-    return Check(None if lost else True, "agent serve", said)  # a warning, never a failure
+        detail += f"; outbox: {waiting} waiting, {lost} given up (agent conversations show ID)"
+    return Check(None if lost else True, "agent serve", detail)  # a warning, never a failure
 
 
 def _otel_check() -> Check:

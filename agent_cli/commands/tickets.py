@@ -51,17 +51,17 @@ def show_ticket_command(number: int, *, json_output: bool, config: Path | None) 
     with opened_store(load_settings(config)) as store:
         ticket = _found(tickets.get(store, number), number)
         conversation = handovers.conversation_of(store, ticket)
-        said = conversations.messages(store, conversation.id) if conversation else []
+        messages = conversations.messages(store, conversation.id) if conversation else []
         requester = handovers.requester(store, ticket, conversation)
     if json_output:
-        transcript = [{"role": m.role, "text": m.text, "at": m.at} for m in said]
+        transcript = [{"role": m.role, "text": m.text, "at": m.at} for m in messages]
         shown = {**ticket_json(ticket), **requester}
         shown["conversation"] = conversation.id if conversation else None
         print_json_lines([{**shown, "transcript": transcript}])
         return
     show_ticket(make_console(), ticket, requester)
     if conversation is not None:
-        show_conversation_record(make_console(), conversation, said, conversation.proposal)
+        show_conversation_record(make_console(), conversation, messages, conversation.proposal)
 
 
 def claim_ticket(number: int, *, by: str | None, config: Path | None) -> None:
@@ -85,11 +85,11 @@ def close_ticket(
     """Close the ticket; its stored conversation, if any, goes back to the desk (or is closed
     too, with `close_conversation`)."""
     who = (by or "").strip() or operator_name()
-    said = " ".join(note.split()) if note else None
-    if said is not None and len(said) > 2_000:
-        raise UsageError(f"--note is {len(said):,} characters; at most 2,000")
+    cleaned = " ".join(note.split()) if note else None
+    if cleaned is not None and len(cleaned) > 2_000:
+        raise UsageError(f"--note is {len(cleaned):,} characters; at most 2,000")
     with opened_store(load_settings(config)) as store:
-        done = tickets.close(store, number, by=who, note=said)
+        done = tickets.close(store, number, by=who, note=cleaned)
         ticket = _found(done.ticket if done else None, number)
         if done is None or not done.changed:
             raise TicketUnchanged(f"Ticket #{number} is {_state(ticket)}; nothing was changed")
@@ -101,14 +101,14 @@ def close_ticket(
 
 def reply_to_ticket(number: int, text: str, *, config: Path | None) -> None:
     """A person's words in the ticket's conversation, for the customer."""
-    said = text.strip()
-    if not said or len(said) > handovers.MAX_REPLY_CHARS:
+    reply = text.strip()
+    if not reply or len(reply) > handovers.MAX_REPLY_CHARS:
         raise UsageError(f"the reply must be 1 to {handovers.MAX_REPLY_CHARS:,} characters")
     with opened_store(load_settings(config)) as store:
         ticket = _found(tickets.get(store, number), number)
         if ticket.status == "closed":
             raise TicketUnchanged(f"Ticket #{number} is {_state(ticket)}; nothing was sent")
-        conversation = handovers.reply(store, ticket, said)
+        conversation = handovers.reply(store, ticket, reply)
     print(f"#{number}: reply added to conversation {conversation.id[:8]}")
 
 

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from agent_cli.domain.tool_catalogue import of_kind
+
 Intent = Literal[
     "refund",  # is it refundable? (the seed's question; a refund asked for)
     "status",  # where is my order, when will it arrive
@@ -29,9 +31,9 @@ Intent = Literal[
 ]
 UNKNOWN = "unknown"  # the intent model's answer when no intent is likely enough
 
-IDENTIFY = ("find_user_id_by_email", "find_user_id_by_name_zip")
-HAND_OVER = "transfer_to_human_agents"
-HELP_TOOLS = ("search_help", "get_article")
+IDENTIFY = of_kind("identify")
+(HAND_OVER,) = of_kind("hand_over")
+HELP_TOOLS = of_kind("help")
 
 
 @dataclass(frozen=True, slots=True)

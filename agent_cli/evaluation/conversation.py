@@ -29,8 +29,8 @@ class Customer(Protocol):
         """The first message; None: the customer says nothing (their model failed)."""
         ...
 
-    def answer(self, agent_said: str) -> str | None:
-        """The customer's next message after the agent said `agent_said`; None: nothing more
+    def answer(self, agent_words: str) -> str | None:
+        """The customer's next message after the agent said `agent_words`; None: nothing more
         (they are done, or have no answer)."""
         ...
 
@@ -49,7 +49,7 @@ class ScriptedCustomer:
     def opening(self) -> str:
         return self.first
 
-    def answer(self, agent_said: str) -> str | None:
+    def answer(self, agent_words: str) -> str | None:
         return next(self.rest, None)
 
 
@@ -61,14 +61,14 @@ class _Limit:
     left: int
     over: bool = False
 
-    def answer(self, agent_said: str) -> str | None:
-        said = self.customer.answer(agent_said)
-        if said is not None and self.left <= 0:
+    def answer(self, agent_words: str) -> str | None:
+        reply = self.customer.answer(agent_words)
+        if reply is not None and self.left <= 0:
             self.over = True  # they would go on: the limit stops them
             return None
-        if said is not None:
+        if reply is not None:
             self.left -= 1
-        return said
+        return reply
 
 
 def converse(

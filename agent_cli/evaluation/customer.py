@@ -68,7 +68,7 @@ class Speaker(Protocol):
     def speak(
         self,
         persona: str,
-        said: Sequence[tuple[str, str]],
+        history: Sequence[tuple[str, str]],
         *,
         deadline: float,
         on_call: Callable[[ModelCall], None],
@@ -82,7 +82,7 @@ class SimulatedCustomer:
     model: Speaker
     persona: Persona
     timeout_s: float
-    said: list[tuple[str, str]] = field(default_factory=list)  # as the customer model sees it
+    history: list[tuple[str, str]] = field(default_factory=list)  # as the customer model sees it
     usage: Usage = field(default_factory=Usage)
     ended: str = ""  # "stop", "transfer", "out_of_scope", or why the model failed
     failed: str | None = None
@@ -96,11 +96,11 @@ class SimulatedCustomer:
         done (a stop, transfer or out-of-scope token) or their model failed."""
         if self.ended:
             return None
-        self.said.append(("user", agent_said))
+        self.history.append(("user", agent_said))
         try:
             text, used = self.model.speak(
                 self.persona.prompt(),
-                self.said,
+                self.history,
                 deadline=time.monotonic() + self.timeout_s,
                 on_call=lambda call: None,
             )
@@ -108,7 +108,7 @@ class SimulatedCustomer:
             self.ended, self.failed = "error", f"the simulated customer's model failed: {exc}"
             return None
         self.usage += used
-        self.said.append(("assistant", text))
+        self.history.append(("assistant", text))
         for token, why in ((STOP, "stop"), (TRANSFER, "transfer"), (OUT_OF_SCOPE, "out_of_scope")):
             if token in text:
                 self.ended = why

@@ -153,15 +153,15 @@ def replay(
     problems, flaws = [], []
     for number, write in enumerate(writes, start=1):
         outcome = _made(tools.invoke(write.tool, write.args))
-        said = f"reference step {number} ({write.tool}): {outcome.text}"
+        problem = f"reference step {number} ({write.tool}): {outcome.text}"
         if outcome.rejected:  # no such tool, arguments it refuses: the case file's mistake
-            problems.append(said)
+            problems.append(problem)
         elif write.tool not in _ACTING or _as_tau2_does(outcome.outcome):
             continue  # a read that fails, a write of what is there: the conversation goes on
         elif outcome.is_error:
             flaws.append(f"reference step {number}: {write.tool} is refused: {outcome.text}")
         elif not acted(outcome.outcome):
-            problems.append(said)
+            problems.append(problem)
     return Replayed(snapshot(store), tuple(problems), tuple(flaws))
 
 

@@ -34,9 +34,9 @@ def judge(
     if run.status in ("answered", "handed_over") and run.answer is not None:
         failures += _verdicts(case, run)
         failures += _matches(case, run.answer)
-        failures += _cited(case, "\n".join(run.said) or run.answer)
+        failures += _cited(case, "\n".join(run.to_customer) or run.answer)
     failures += _desk(case, run, after or {})
-    failures += _facts(case, run.said)
+    failures += _facts(case, run.to_customer)
     failures += _unconfirmed(run.tools)
     called = {tool.tool for tool in run.tools}
     failures += [
@@ -54,10 +54,10 @@ def judge(
     return tuple(failures)
 
 
-def _facts(case: EvalCase, said: list[str]) -> list[Failure]:
+def _facts(case: EvalCase, to_customer: list[str]) -> list[Failure]:
     """τ²-bench's rule for what the agent had to say: each fact, case-insensitive with commas
     removed, inside something the agent said to the customer (a question or an answer)."""
-    heard = [_plain(text) for text in said]
+    heard = [_plain(text) for text in to_customer]
     return [
         Failure("facts", f"the agent never said {fact!r}")
         for fact in case.facts
@@ -83,13 +83,13 @@ def _unconfirmed(tools: list[ToolRun]) -> list[Failure]:
     return failures
 
 
-def _cited(case: EvalCase, said: str) -> list[Failure]:
+def _cited(case: EvalCase, text: str) -> list[Failure]:
     """Each article the case names, cited somewhere in what the agent said (a conversation
     cites it in the turn that answers the help question)."""
     return [
         Failure("cited", f"the answer does not cite [{article}]")
         for article in case.desk.cited
-        if f"[{article}]" not in said
+        if f"[{article}]" not in text
     ]
 
 
@@ -105,8 +105,8 @@ def _desk(
             Failure("writes", f"committed {_listed(made)}; expected {_listed(desk.writes)}")
         )
     if desk.handover is not None and intents.ticket_opened(run.tools) != desk.handover:
-        said = "no ticket was opened" if desk.handover else "a ticket was opened"
-        failures.append(Failure("handover", f"{said}; expected the opposite"))
+        found = "no ticket was opened" if desk.handover else "a ticket was opened"
+        failures.append(Failure("handover", f"{found}; expected the opposite"))
     for code, expected in desk.orders_after:
         failures += _order_after(code, expected, after.get(code))
     return failures
@@ -161,14 +161,18 @@ def _verdicts(case: EvalCase, run: RunRecord) -> list[Failure]:
     stated = stated_verdicts(run.answer)
     failures: list[Failure] = []
     for code, expected in case.verdicts:
-        said = stated.get(code)
-        if said is None:
+        stated_verdict = stated.get(code)
+        if stated_verdict is None:
             failures.append(Failure("no_verdict", f"the answer states no verdict on {code}"))
-        elif said != expected:
-            failures.append(Failure("verdict", f"{code}: said {said}, expected {expected}"))
-        elif not _backed(code, said, run.tools):
+        elif stated_verdict != expected:
             failures.append(
-                Failure("unsupported", f"{code}: {said} with no lookup of {code} in the run")
+                Failure("verdict", f"{code}: said {stated_verdict}, expected {expected}")
+            )
+        elif not _backed(code, stated_verdict, run.tools):
+            failures.append(
+                Failure(
+                    "unsupported", f"{code}: {stated_verdict} with no lookup of {code} in the run"
+                )
             )
     return failures
 

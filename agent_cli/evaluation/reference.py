@@ -134,5 +134,5 @@ def _email(case: EvalCase, store: OrderStore) -> str | None:
 
 def _answer(case: EvalCase) -> str:
     """The facts, each a sentence, and the cited articles; "Done." when there are none."""
-    said = " ".join(f"{fact.rstrip('.')}." for fact in case.facts) or "Done."
-    return " ".join([said, *(f"[{article}]" for article in case.desk.cited)])
+    facts_line = " ".join(f"{fact.rstrip('.')}." for fact in case.facts) or "Done."
+    return " ".join([facts_line, *(f"[{article}]" for article in case.desk.cited)])

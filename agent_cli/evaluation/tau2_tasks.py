@@ -123,11 +123,11 @@ def _case(task: _Task, shop: DeskData) -> EvalCase:
 
 
 def _persona(scenario: _Scenario) -> Persona:
-    said = scenario.instructions
-    if isinstance(said, str):
-        return Persona(_joined(scenario.persona, said))
-    instructions = _joined(scenario.persona, said.reason_for_call, said.task_instructions)
-    return Persona(instructions, said.known_info or "", said.unknown_info or "")
+    given = scenario.instructions
+    if isinstance(given, str):
+        return Persona(_joined(scenario.persona, given))
+    instructions = _joined(scenario.persona, given.reason_for_call, given.task_instructions)
+    return Persona(instructions, given.known_info or "", given.unknown_info or "")
 
 
 def _joined(*parts: str | None) -> str:

@@ -73,11 +73,11 @@ def normalise(text: str) -> str:
 def features(text: str) -> set[str]:
     """The message's features: character 1- to 4-grams (spaces as boundaries), its words and
     its pairs of adjacent words."""
-    said = normalise(text)
-    padded = f" {said} "
+    folded = normalise(text)
+    padded = f" {folded} "
     grams = {padded[i : i + n] for n in (1, 2, 3, 4) for i in range(len(padded) - n + 1)}
     grams.discard(" ")
-    words = _WORD.findall(said)
+    words = _WORD.findall(folded)
     grams.update(f"w:{w}" for w in words)
     grams.update(f"p:{a} {b}" for a, b in pairwise(words))
     return grams

@@ -33,9 +33,9 @@ class Scores:
 
     def f1(self, intent: str) -> float:
         hits = self.confusion[(intent, intent)]
-        said = sum(n for (_, read), n in self.confusion.items() if read == intent)
+        read_as = sum(n for (_, read), n in self.confusion.items() if read == intent)
         meant = sum(n for (expected, _), n in self.confusion.items() if expected == intent)
-        return 2 * hits / (said + meant) if said + meant else 0.0
+        return 2 * hits / (read_as + meant) if read_as + meant else 0.0
 
     @property
     def macro_f1(self) -> float:

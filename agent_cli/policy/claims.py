@@ -99,7 +99,7 @@ def claims(answer: str) -> list[Claim]:
     """Every claim of an act done that the answer makes, in order."""
     found: list[Claim] = []
     sentence: list[Claim] = []  # this sentence's claims, kept until it ends
-    condition = said_else = False  # a condition opened (the rest is its outcome); other words
+    condition = other_words = False  # a condition opened (the rest is its outcome); other words
     named: tuple[str, ...] = ()  # the orders named last: what "it" is about
     for clause, ends in clauses(answer):
         if _DIGIT.search(clause):  # every order code has a digit
@@ -109,11 +109,11 @@ def claims(answer: str) -> list[Claim]:
         clause_words = None if japanese else words.WORDS.findall(lower)
         condition = condition or _opens_condition(lower, clause_words)
         claimed = [] if condition else _claimed(lower, clause_words, named, clause)
-        said_else = said_else or (not claimed and bool(sentence))  # words after a claim
+        other_words = other_words or (not claimed and bool(sentence))  # words after a claim
         sentence += claimed
         if ends:  # "Done: I looked up A100", "Done: nothing was refunded": no change claimed
-            found += [claim for claim in sentence if not (said_else and claim.bare)]
-            sentence, condition, said_else = [], False, False
+            found += [claim for claim in sentence if not (other_words and claim.bare)]
+            sentence, condition, other_words = [], False, False
     return found
 
 

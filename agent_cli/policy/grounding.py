@@ -115,8 +115,8 @@ def unfounded_figures(answer: str, sources: str) -> str | None:
         )
     known = {_decimal(n) for n in _ANY_NUMBER.findall(sources)}
     for found in _AMOUNT.finditer(folded):
-        said = found.group(1) or found.group(2)
-        if _decimal(said) not in known:
+        amount = found.group(1) or found.group(2)
+        if _decimal(amount) not in known:
             return (
                 f"the answer states the amount {found.group(0).strip()}, which no tool result or "
                 "the question gives"
@@ -261,13 +261,13 @@ def _contradicted(answer: str, history: tuple[Step, ...]) -> str | None:
     computed = computed_verdicts(history)
     if not computed:
         return None
-    for code, said in stated_verdicts(answer).items():
-        if said is None or code not in computed:
+    for code, stated in stated_verdicts(answer).items():
+        if stated is None or code not in computed:
             continue
         found, why = computed[code]
-        if said != found:
+        if stated != found:
             return (
-                f"the answer says order {code} is {_SAID[said]}, but its lookup says it is "
+                f"the answer says order {code} is {_SAID[stated]}, but its lookup says it is "
                 f"{_SAID[found]} ({why}); answer from the lookup"
             )
     return None

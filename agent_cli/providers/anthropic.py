@@ -110,13 +110,13 @@ class AnthropicMessages(HttpAdapter):
                 body["tool_choice"] = {"type": "tool", "name": names.out(forced)}
         return body
 
-    def speech_body(self, persona: str, said: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    def speech_body(self, persona: str, history: Sequence[tuple[str, str]]) -> dict[str, Any]:
         options = self._options
         return {
             "model": options.model,
             "max_tokens": options.max_output_tokens,
             "system": persona,
-            "messages": [{"role": role, "content": text} for role, text in said],
+            "messages": [{"role": role, "content": text} for role, text in history],
             "temperature": options.temperature,
         }
 

@@ -91,12 +91,12 @@ def counted_usage(
     --max-tokens and --max-cost hold against a server that says nothing of usage."""
 
     def usage(payload: dict[str, Any]) -> Usage:
-        said = usage_of(payload)
-        if said.input_tokens > 0 and said.output_tokens > 0:
-            return said  # the common case: nothing to count
+        reported = usage_of(payload)
+        if reported.input_tokens > 0 and reported.output_tokens > 0:
+            return reported  # the common case: nothing to count
         return Usage(
-            said.input_tokens or _tokens_in(body),
-            said.output_tokens or _tokens_in(payload),
+            reported.input_tokens or _tokens_in(body),
+            reported.output_tokens or _tokens_in(payload),
         )
 
     return usage
@@ -248,18 +248,18 @@ class HttpAdapter(ABC):
     def speak(
         self,
         persona: str,
-        said: Sequence[tuple[str, str]],
+        history: Sequence[tuple[str, str]],
         *,
         deadline: float,
         on_call: Callable[[ModelCall], None],
     ) -> tuple[str, Usage]:
         """Another party's plain words (the eval's simulated customer): `persona` is the whole
-        system prompt, `said` the conversation so far as (role, text), "user" for the other
+        system prompt, `history` the conversation so far as (role, text), "user" for the other
         side; no tools, no decision format, no streaming."""
         payload = self._channel.request_json(
             "POST",
             self.path,
-            self.speech_body(persona, said),
+            self.speech_body(persona, history),
             deadline=deadline,
             on_call=on_call,
             reading=ReplyReading(usage_of=self.usage_of),
@@ -272,7 +272,7 @@ class HttpAdapter(ABC):
                 f"a reply of an unexpected shape ({type(exc).__name__}); check --base-url"
             ) from None
 
-    def speech_body(self, persona: str, said: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    def speech_body(self, persona: str, history: Sequence[tuple[str, str]]) -> dict[str, Any]:
         raise NotImplementedError
 
     def speech_of(self, payload: dict[str, Any]) -> str:

@@ -352,9 +352,9 @@ def _codes_to_look_up(request: ModelRequest, named: list[str]) -> list[str] | No
 def _named_codes(request: ModelRequest) -> list[str]:
     """The order codes the customer named: in the question, the chat's earlier turns and their
     replies to clarifying questions."""
-    said = [request.goal, *(turn.question for turn in request.conversation)]
-    said += [step.observation for step in request.history if _is_reply(step)]
-    return find_order_codes(" ".join(said))
+    texts = [request.goal, *(turn.question for turn in request.conversation)]
+    texts += [step.observation for step in request.history if _is_reply(step)]
+    return find_order_codes(" ".join(texts))
 
 
 def _narrowed(spec: ToolSpec, codes: list[str]) -> ToolSpec:

@@ -166,10 +166,10 @@ class OpenAIChat(HttpAdapter):
             body["response_format"] = _response_format(self._format, step_schema(request))
         return body
 
-    def speech_body(self, persona: str, said: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    def speech_body(self, persona: str, history: Sequence[tuple[str, str]]) -> dict[str, Any]:
         options = self._options
         messages = [{"role": "system", "content": persona}]
-        messages += [{"role": role, "content": text} for role, text in said]
+        messages += [{"role": role, "content": text} for role, text in history]
         return {
             "model": options.model,
             "messages": messages,

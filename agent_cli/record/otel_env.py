@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping
 
 ENDPOINTS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
-_said: set[str] = set()
+_reported: set[str] = set()
 
 
 def configured(environ: Mapping[str, str] = os.environ) -> bool:
@@ -40,6 +40,6 @@ def protocol(environ: Mapping[str, str] = os.environ) -> str:
 
 def say_once(line: str) -> None:
     """One line on stderr, once a process: export trouble never repeats itself per run."""
-    if line not in _said:
-        _said.add(line)
+    if line not in _reported:
+        _reported.add(line)
         print(line, file=sys.stderr, flush=True)

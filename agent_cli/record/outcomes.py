@@ -74,7 +74,7 @@ class RunRecord:
     elapsed_ms: float = 0.0
     error: str | None = None
     tools: list[ToolRun] = field(default_factory=list)
-    said: list[str] = field(default_factory=list)  # to the customer: questions, then answers
+    to_customer: list[str] = field(default_factory=list)  # to the customer: questions, then answers
     runs: int = 0  # a conversation's turns (runs) so far
 
     def add(self, event: Event) -> None:
@@ -93,7 +93,7 @@ class RunRecord:
                     )
                 )
             case QuestionAsked():
-                self.said.append(event.question)
+                self.to_customer.append(event.question)
             case RunFinished():
                 self._finished(event)
             case _:
@@ -104,7 +104,7 @@ class RunRecord:
         self.runs += 1
         self.status, self.answer, self.error = event.status, event.answer, event.error
         if event.answer is not None:
-            self.said.append(event.answer)
+            self.to_customer.append(event.answer)
         self.steps = event.steps if first else self.steps + event.steps
         self.usage = event.usage if first else self.usage + event.usage
         self.elapsed_ms = event.elapsed_ms if first else self.elapsed_ms + event.elapsed_ms

@@ -19,6 +19,7 @@ from agent_cli.core.loop import run
 from agent_cli.core.seams import AnswerCheck, Exchange, ReasoningModel, Reply, TextDelta
 from agent_cli.errors import UsageError
 from agent_cli.language import intents
+from agent_cli.policy.consent import heard
 from agent_cli.policy.grounding import ground_answer
 from agent_cli.providers.choice import choose_provider, key_in_clear
 from agent_cli.providers.playbook import PlaybookModel
@@ -74,23 +75,27 @@ class Runtime:
         today = self.today_for(question)
         if self.as_of is not None:
             self.as_of.day = today  # what lookup_order computes its facts as of
-        said = [*(turn.question for turn in conversation), question]  # grows as they reply
+        # The customer's messages so far; it grows as they reply.
+        customer_messages = [*(turn.question for turn in conversation), question]
         run_id = uuid.uuid4().hex
         consent = None
         if self.identity is not None:  # what a hand-over ticket records of the run
             self.identity.run_id, self.identity.question = run_id, question
             # A chat turn answers what the last answer proposed, if it put it to the customer.
-            self.identity.consent.heard(conversation[-1].answer if conversation else "", question)
-            consent = self.identity.consent.heard
+            asked = conversation[-1].answer if conversation else ""
+            heard(self.identity.consent, asked, question)
+            consent = functools.partial(heard, self.identity.consent)
 
         def hear(asked: str, reply: str) -> str | None:
-            said.append(reply)
+            customer_messages.append(reply)
             return consent(asked, reply) if consent is not None else None
 
         return run(
             question,
             self.model,
-            self.tools.offering(offer(self.tools.names(), self.settings.agent.tool_offer, said)),
+            self.tools.offering(
+                offer(self.tools.names(), self.settings.agent.tool_offer, customer_messages)
+            ),
             limits=self.limits,
             today=today,
             conversation=conversation,
@@ -131,8 +136,8 @@ def open_runtime(
     settings, instructions = in_force(settings, store.get, options.instructions)
     model = choose_model(options, settings, stack)
     if notify is not None:
-        for said in notices(options, settings, model):
-            notify(said)
+        for notice in notices(options, settings, model):
+            notify(notice)
     counter = previous.refunds if previous else RefundCounter()
     identity = previous.identity if previous and previous.identity else CustomerSession()
     # The playbook never calls an MCP tool, and --dry-run must have no side effects.
@@ -328,20 +333,20 @@ def choose_model(options: RunOptions, settings: Settings, stack: ExitStack) -> R
 def notices(options: RunOptions, settings: Settings, model: ReasoningModel) -> list[str]:
     """What the user should know about the model chosen: the offline model answering for want
     of a key (unless quiet), and options that the model chosen does not use."""
-    said = []
+    lines = []
     if not options.quiet and _for_want_of_a_key(options, settings, model):
-        said.append(OFFLINE_NOTICE)
+        lines.append(OFFLINE_NOTICE)
     named = options.provider
     if options.dry_run or options.script is not None:
         why = "--dry-run" if options.dry_run else "--script"
         for flag, value in (("--provider", named.provider), ("--model", named.model)):
             if value is not None:
-                said.append(f"agent: {flag} {value} is not used: {why} chose the model")
+                lines.append(f"agent: {flag} {value} is not used: {why} chose the model")
     if options.instructions is not None and isinstance(model, PlaybookModel):
-        said.append("agent: --instructions is not used by the offline playbook model")
+        lines.append("agent: --instructions is not used by the offline playbook model")
     networked = not isinstance(model, PlaybookModel) and options.script is None
     clear = key_in_clear(choose_provider(settings, os.environ), os.environ) if networked else None
-    return [*said, clear] if clear else said
+    return [*lines, clear] if clear else lines
 
 
 def _for_want_of_a_key(options: RunOptions, settings: Settings, model: ReasoningModel) -> bool:
@@ -367,5 +372,5 @@ def _grounding(conversation: tuple[Exchange, ...], question: str, today: date) -
     """The grounding check of one run: its question and date, and the conversation's earlier
     turns (their answers passed this check in their own runs), are sources of the figures an
     answer may state, besides the tools' results."""
-    said = "\n".join([*(f"{t.question}\n{t.answer}" for t in conversation), question])
-    return functools.partial(ground_answer, question=said, today=today.isoformat())
+    context = "\n".join([*(f"{t.question}\n{t.answer}" for t in conversation), question])
+    return functools.partial(ground_answer, question=context, today=today.isoformat())

@@ -274,31 +274,31 @@ def exchanges_of(messages: list[Message]) -> tuple[list[Exchange], list[str]]:
     turn that failed (only a notice for reply) is left out, as `agent chat` always left it; and
     the customer's last messages, if no reply followed them (a turn that never finished)."""
     exchanges: list[Exchange] = []
-    said: list[str] = []
+    lines: list[str] = []
     answers: list[Message] = []
     asked = False  # the desk's last reply asked the customer something
     for m in messages:
         if m.role == "customer":
             if answers:
                 if not asked:
-                    _remember(exchanges, said, answers)
-                    said = []
+                    _remember(exchanges, lines, answers)
+                    lines = []
                 answers = []
-            said.append(m.text)
+            lines.append(m.text)
         else:
             answers.append(m)
             asked = m.kind in ("question", "proposal")
     if answers:
-        _remember(exchanges, said, answers)
-        said = []
-    return exchanges, said
+        _remember(exchanges, lines, answers)
+        lines = []
+    return exchanges, lines
 
 
-def _remember(exchanges: list[Exchange], said: list[str], answers: list[Message]) -> None:
+def _remember(exchanges: list[Exchange], lines: list[str], answers: list[Message]) -> None:
     if all(m.kind == "notice" for m in answers):
         return  # the turn failed: nothing the desk said is worth the model's reading
     texts = (m.text if m.role == "desk" else f"(a person) {m.text}" for m in answers)
-    exchanges.append(Exchange("\n".join(said), "\n".join(texts)))
+    exchanges.append(Exchange("\n".join(lines), "\n".join(texts)))
 
 
 def _question(unanswered: list[str], text: str, limit: int) -> str:
@@ -364,8 +364,8 @@ def writes_made(events: Iterable[Event]) -> int:
 def channel_language(conversation: stored.Conversation) -> str | None:
     """The language the conversation's channel expects when words say none (its address's
     `language`: LINE's is Japanese)."""
-    said = (conversation.address or {}).get("language")
-    return said if isinstance(said, str) else None
+    language = (conversation.address or {}).get("language")
+    return language if isinstance(language, str) else None
 
 
 def _sorry(text: str, *, changed: bool, language: str | None = None) -> str:

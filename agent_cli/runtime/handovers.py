@@ -46,8 +46,8 @@ def requester(
             "known_from": "record",
             "order": ticket.order_code,
         }
-    said = _their_words(store, ticket, conversation)
-    return {**said, "channel": channel, "order": ticket.order_code or said.get("order")}
+    given = _their_words(store, ticket, conversation)
+    return {**given, "channel": channel, "order": ticket.order_code or given.get("order")}
 
 
 def _their_words(
@@ -64,20 +64,20 @@ def _their_words(
     email = EMAIL.search(joined)
     named = _NAMED.search(joined)
     codes = find_order_codes(joined)
-    said = {
+    given = {
         "email": email.group(0) if email else None,
         "name": " ".join(w.capitalize() for w in named[1].split()) if named else None,
         "order": codes[0] if codes else None,
     }
     if (
-        said["email"]
-        and not said["name"]
-        and (who := record_reads.customer_by_email(store, said["email"]))
+        given["email"]
+        and not given["name"]
+        and (who := record_reads.customer_by_email(store, given["email"]))
     ):
         record = record_reads.customer(store, who)
-        said["name"] = record.name if record is not None else None
-    said["known_from"] = "their words" if any(said.values()) else None
-    return said
+        given["name"] = record.name if record is not None else None
+    given["known_from"] = "their words" if any(given.values()) else None
+    return given
 
 
 def claim(store: OrderStore, number: int, *, by: str) -> tickets.TicketStep | None:

@@ -396,14 +396,14 @@ def _exact(store: OrderStore, given: str, token: Token) -> stored.Conversation:
 def _vouched(body: dict[str, Any], token: Token) -> str | None:
     """The customer a trusted caller says this is (`{"customer": {"user_id"}}`): only for a
     token allowed to identify customers."""
-    said = body.get("customer")
-    if said is None:
+    asserted = body.get("customer")
+    if asserted is None:
         return None
-    if not isinstance(said, dict) or not isinstance(said.get("user_id"), str):
+    if not isinstance(asserted, dict) or not isinstance(asserted.get("user_id"), str):
         raise bad_request('"customer" must be {"user_id": "..."}')
     if not token.may("identify"):
         raise ApiError(403, "forbidden", f"token {token.name!r} may not say who the customer is")
-    return str(said["user_id"])
+    return str(asserted["user_id"])
 
 
 def _shown(conversation: stored.Conversation, messages: list[stored.Message]) -> dict[str, Any]:

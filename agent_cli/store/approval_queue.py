@@ -105,7 +105,7 @@ def queue(store: OrderStore, proposal: RefundProposal | WriteProposal) -> Approv
     """Record the proposal as pending (unless the same one waits already); the item."""
     created = now_utc()
     if isinstance(proposal, WriteProposal):
-        said: tuple[object, ...] = (
+        columns: tuple[object, ...] = (
             proposal.plan.tool,
             proposal.target.order_code,
             proposal.plan.amount,
@@ -114,7 +114,7 @@ def queue(store: OrderStore, proposal: RefundProposal | WriteProposal) -> Approv
             proposal.judged,
         )
     else:
-        said = (
+        columns = (
             "issue_refund",
             proposal.order.code,
             proposal.amount,
@@ -123,14 +123,14 @@ def queue(store: OrderStore, proposal: RefundProposal | WriteProposal) -> Approv
             judged_json(proposal.order),
         )
     values = (
-        *said,
+        *columns,
         proposal.run_id,
         proposal.question,
         proposal.proposed_by,
         created.isoformat(timespec="seconds"),
         (created + proposal.expires_in).isoformat(timespec="seconds"),
     )
-    key = str(said[4])
+    key = str(columns[4])
 
     def pending_or_new() -> Approval | int:
         waiting = store.query(

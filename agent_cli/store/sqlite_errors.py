@@ -20,13 +20,13 @@ def unwritable(path: Path) -> Iterator[None]:
     try:
         yield
     except sqlite3.OperationalError as exc:
-        said = str(exc).lower()
-        if "disk is full" in said or "database or disk is full" in said:
+        message = str(exc).lower()
+        if "disk is full" in message or "database or disk is full" in message:
             raise StoreFull(
                 f"The order database {path} could not be written: the disk is full. Nothing "
                 "was changed; what the store held before is kept: free some space and try again"
             ) from None
-        if "readonly" in said or "read-only" in said:
+        if "readonly" in message or "read-only" in message:
             raise StoreReadOnly(
                 f"The order database {path} is read-only (another user's file, or a read-only "
                 "disk): nothing was changed; point AGENT_DB (or store.path) at a file you may "

@@ -25,10 +25,10 @@ from agent_cli.config.rules import RefundRule
 from agent_cli.core.seams import ApprovalNeeded, ApprovalVerdict, Observation
 from agent_cli.core.tool_outcomes import Changed, Denied, Proposed, Queued, Simulated
 from agent_cli.dates import system_today
+from agent_cli.domain.consent import call_key, shown_digest
 from agent_cli.domain.intents import IDENTIFY
 from agent_cli.domain.records import CANCEL_REASONS
 from agent_cli.domain.writes import WRITE_STATUSES, Plan, Refused, ReturnWindow, Unchanged
-from agent_cli.policy.consent import call_key, shown_digest
 from agent_cli.policy.refund_rules import RefundFacts, policy_verdict, rule_for
 from agent_cli.store import approval_queue, record_reads
 from agent_cli.store.approval_queue import WriteProposal

@@ -17,8 +17,6 @@ from agent_cli.store.help_articles import ARTICLE_ID
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import Tool, ToolArgs, ToolFailure
 
-HELP = ("search_help", "get_article")
-
 
 class SearchArgs(ToolArgs):
     query: str = Field(min_length=2, max_length=300, description="the customer's question")

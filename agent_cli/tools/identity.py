@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_cli.policy.consent import Consent
+from agent_cli.domain.consent import Consent
 from agent_cli.tools import NeedsPerson, ToolFailure
 
 ASK_WHO = (

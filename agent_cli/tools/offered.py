@@ -19,10 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from agent_cli.domain.intents import BY_NAME, CATALOG, HAND_OVER, IDENTIFY
+from agent_cli.domain.intents import BY_NAME, CATALOG, HAND_OVER, HELP_TOOLS, IDENTIFY
 from agent_cli.domain.write_tools import DESK_WRITES
 from agent_cli.language import intents
-from agent_cli.tools.help_center import HELP
 
 Profile = Literal["phase", "narrow"]
 PROFILES: tuple[Profile, ...] = ("phase", "narrow")
@@ -30,24 +29,24 @@ RECALL_AT = 0.05  # an intent this likely in any message keeps its tools offered
 
 SEED = ("lookup_order", "refund_policy", "issue_refund")
 CUSTOMER = (*IDENTIFY, "get_user_details", "get_order_details", "track_order", HAND_OVER)
-DESK = (*CUSTOMER, *CATALOG, *DESK_WRITES, *HELP)
+DESK = (*CUSTOMER, *CATALOG, *DESK_WRITES, *HELP_TOOLS)
 ALWAYS = (*SEED, *IDENTIFY, HAND_OVER)  # the narrow profile's floor
 
 
 def offer(
-    names: Sequence[str], profile: Profile, said: Sequence[str]
+    names: Sequence[str], profile: Profile, messages: Sequence[str]
 ) -> Callable[[], tuple[str, ...]]:
-    """The offer of a run whose tools are `names`: asked at every step, it reads `said` (the
+    """The offer of a run whose tools are `names`: asked at every step, it reads `messages` (the
     customer's messages so far, which the runtime extends as they reply) each time."""
     if profile == "phase":
         everything = tuple(names)
         return lambda: everything
-    return lambda: narrowed(names, said)
+    return lambda: narrowed(names, messages)
 
 
-def narrowed(names: Sequence[str], said: Sequence[str]) -> tuple[str, ...]:
+def narrowed(names: Sequence[str], messages: Sequence[str]) -> tuple[str, ...]:
     """`names` within what the customer's messages may ask for (see the module's docstring)."""
-    readings = [intents.read(text) for text in said if text.strip()]
+    readings = [intents.read(text) for text in messages if text.strip()]
     if not any(reading.sure for reading in readings):
         return tuple(names)
     wanted = {name for name in names if name not in DESK} | set(ALWAYS)

@@ -47,13 +47,13 @@ class RefundPolicy:  # max_refund in major units of the order's currency
     def describe(self) -> str:
         """The policy as facts (the tool's description says what they mean)."""
         statuses = ",".join(self.refundable_statuses)
-        said = f"refund_window_days={self.window_days} refundable_statuses={statuses}"
+        facts = f"refund_window_days={self.window_days} refundable_statuses={statuses}"
         if self.max_refund is None:
-            return said
+            return facts
         if isinstance(self.max_refund, int):
-            return f"{said} max_refund={self.max_refund}"
+            return f"{facts} max_refund={self.max_refund}"
         caps = ",".join(f"{cap:g} {currency}" for currency, cap in self.max_refund.items())
-        return f"{said} max_refund={caps}"
+        return f"{facts} max_refund={caps}"
 
 
 @dataclass(slots=True)

@@ -30,10 +30,10 @@ from agent_cli.core.tool_outcomes import Denied as NotAllowed
 from agent_cli.core.tool_outcomes import Proposed, Queued, Refunded, Simulated
 from agent_cli.dates import system_today
 from agent_cli.domain import ledger, orders
+from agent_cli.domain.consent import call_key, shown_digest
 from agent_cli.domain.currencies import money, to_minor
 from agent_cli.domain.orders import ORDER_CODE_PATTERN, Order, RefundRefused
 from agent_cli.domain.refunds import Eligibility, eligibility
-from agent_cli.policy.consent import call_key, shown_digest
 from agent_cli.policy.refund_rules import RefundFacts, mixed_word, policy_verdict, rule_for
 from agent_cli.store import approval_queue, record_reads
 from agent_cli.store.approval_items import Approval

@@ -93,8 +93,8 @@ def why(result: CaseResult) -> str:
     """The failures in one line, pointing at the case's trace when it was recorded."""
     if result.passed:
         return "passed"
-    said = [f"the case is flawed: {flaw}" for flaw in result.flaws]
-    text = "; ".join(said + [failure.message for failure in result.failures])
+    notes = [f"the case is flawed: {flaw}" for flaw in result.flaws]
+    text = "; ".join(notes + [failure.message for failure in result.failures])
     if result.trace is not None:
         text += f" (trace: {result.trace})"
     return text
@@ -132,8 +132,10 @@ def _matrix_cell(runs: Sequence[CaseResult], cut: int | None) -> Text:
         return Text("✓" if len(runs) == 1 else f"✓ {passed}/{len(runs)}", "green")
     first = next(run for run in runs if not run.passed)
     label = "✗" if len(runs) == 1 else f"✗ {passed}/{len(runs)}"
-    said = first.failures[0].message if first.failures else f"flawed case: {first.flaws[0]}"
-    message = clean_text(said)
+    first_problem = (
+        first.failures[0].message if first.failures else f"flawed case: {first.flaws[0]}"
+    )
+    message = clean_text(first_problem)
     return Text(f"{label} {message if cut is None else _cut(message, cut)}", "red")
 
 
@@ -171,8 +173,8 @@ def show_summary(
     print_rows(console, table, rows)
     for s in summaries:
         if len(s.pass_hat) > 1:  # several trials: how consistently (τ²-bench's pass^k)
-            said = "  ".join(f"pass^{k} {v:.1%}" for k, v in enumerate(s.pass_hat, start=1))
-            console.print(f"{s.model}  {said}", soft_wrap=True, highlight=False)
+            rates = "  ".join(f"pass^{k} {v:.1%}" for k, v in enumerate(s.pass_hat, start=1))
+            console.print(f"{s.model}  {rates}", soft_wrap=True, highlight=False)
 
 
 def _title_when_piped(console: Console, table: Table) -> None:
@@ -236,6 +238,6 @@ def show_cases(console: Console, cases: Sequence[tuple[str, str, str]]) -> None:
     one line, cleaned of terminal control characters)."""
     out = console.file  # raw lines: Rich would expand the tabs into spaces
     for case_id, kind, question in cases:
-        said = " ".join(clean_text(question).split())
-        out.write(f"{escaped(case_id)}\t{kind}\t{escaped(said)}\n")
+        question_line = " ".join(clean_text(question).split())
+        out.write(f"{escaped(case_id)}\t{kind}\t{escaped(question_line)}\n")
     out.flush()

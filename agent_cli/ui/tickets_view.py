@@ -71,5 +71,5 @@ def _customer(t: Ticket, who: Mapping[str, str | None]) -> str:
 def _order(t: Ticket, who: Mapping[str, str | None]) -> str:
     if t.order_code:
         return t.order_code
-    said = who.get("order")
-    return f"{said} (as they wrote it)" if said else "-"
+    order = who.get("order")
+    return f"{order} (as they wrote it)" if order else "-"

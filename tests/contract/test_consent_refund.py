@@ -12,6 +12,7 @@ from agent_cli.core.decisions import AskUser
 from agent_cli.core.events import ApprovalRequested, Event, ToolObserved
 from agent_cli.core.seams import ApprovalNeeded, ApprovalVerdict
 from agent_cli.core.tool_outcomes import Proposed, Refunded
+from agent_cli.policy.consent import heard
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools.identity import CustomerSession
 from tests.contract.test_desk_writes import converse as desk_converse
@@ -155,7 +156,7 @@ def test_a_new_customer_forgets_a_yes(either_store: OrderStore) -> None:
     tools = refund_toolbox(either_store, session)
     tools.invoke("find_user_id_by_email", {"email": "haruki.sato@example.com"})
     tools.invoke("issue_refund", ARGS)
-    session.consent.heard(ASK_P1.question, "yes")
+    heard(session.consent, ASK_P1.question, "yes")
     session.forget()  # /reset: the next customer
     tools.invoke("find_user_id_by_email", {"email": "haruki.sato@example.com"})
     result = tools.invoke("issue_refund", ARGS)

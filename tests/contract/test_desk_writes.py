@@ -5,6 +5,7 @@ two commits of one proposal (or of two that conflict) changing the store once.""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from agent_cli.core.loop import run
 from agent_cli.core.seams import ApprovalNeeded, ApprovalVerdict, Observation
 from agent_cli.domain.writes import Refused
 from agent_cli.errors import Interrupted
+from agent_cli.policy.consent import heard
 from agent_cli.providers.scripted import ScriptedModel
 from agent_cli.store import record_reads
 from agent_cli.store.formats.tau2 import tau2_json
@@ -267,7 +269,7 @@ def converse(
         ScriptedModel(decisions),
         toolbox(store, session) if toolbox else tools(store, session, **kw),
         limits=Limits(max_steps=12, grounding=False),
-        hear=session.consent.heard,
+        hear=partial(heard, session.consent),
     )
     seen: list[Event] = []
     reply: Any = None
@@ -419,7 +421,7 @@ def test_an_interrupted_approval_changes_nothing(either_store: OrderStore) -> No
         ScriptedModel([FIND, CANCEL, ask, CANCEL, final("?")]),
         tools(either_store, session),
         limits=Limits(max_steps=12, grounding=False),
-        hear=session.consent.heard,
+        hear=partial(heard, session.consent),
     )
     before = snapshot(either_store)
     reply: Any = None
@@ -502,7 +504,7 @@ def test_a_change_made_meanwhile_makes_the_approved_commit_refuse(either_store: 
         ScriptedModel([FIND, CANCEL, ask, CANCEL, final("?")]),
         tools(either_store, session),
         limits=Limits(max_steps=12, grounding=False),
-        hear=session.consent.heard,
+        hear=partial(heard, session.consent),
     )
     seen: list[Event] = []
     reply: Any = None

@@ -132,3 +132,17 @@ def test_the_python_examples_that_run_offline_run_as_written(tmp_path: Path) -> 
         )
         assert "answered" in out.stdout, out.stdout
         assert out.stderr == ""
+
+
+def test_every_regression_names_the_modules_it_pins() -> None:
+    """A file of tests/regressions/ says which modules its tests pin ("Pins agent_cli/x.py"),
+    and each one it names exists: a regression test is read from the code it protects."""
+    folder = ROOT / "tests" / "regressions"
+    files = sorted(folder.glob("test_*.py"))
+    assert files
+    for path in files:
+        named = re.findall(r"\bPins\b[^\n]*", path.read_text())
+        modules = [m for line in named for m in re.findall(r"agent_cli/[\w/]+\.py", line)]
+        assert modules, f"{path.name} names no module it pins"
+        missing = [m for m in modules if not (ROOT / m).is_file()]
+        assert not missing, f"{path.name} pins modules that do not exist: {missing}"

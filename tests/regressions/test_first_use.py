@@ -1,5 +1,8 @@
 """What a new user meets first: the database created (or not), its failures seen, the first
-answer a yes."""
+answer a yes.
+
+Pins agent_cli/store/configured.py (the database created or not) and
+agent_cli/store/sqlite.py (its failures)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """What a new user trips on, round 4: a server named by its URL alone, options that are not used
-saying so, help that shows what it says, near misses, a provider named where it was set."""
+saying so, help that shows what it says, near misses, a provider named where it was set.
+
+Pins agent_cli/providers/choice.py (a provider named by its URL),
+agent_cli/cli/_options.py and agent_cli/cli/_help.py (options and help)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Behaviours the last round of deliberate breakages went past unnoticed: each pinned here by a
-test that fails when it breaks (tests/mutate.sh checks the modules behind them)."""
+test that fails when it breaks (tests/mutate.sh checks the modules behind them). Each test names
+the module it pins in a comment above it."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def _tamper(sql: str) -> None:
     db.close()
 
 
+# Pins agent_cli/store/approval_queue.py.
 def test_a_refund_denied_or_expired_earlier_is_queued_again_as_a_new_item(tmp_path: Path) -> None:
     assert "awaiting approval" in queue_a_refund(tmp_path).stdout
     assert runner.invoke(app, ["approvals", "deny", "1", "--reason", "no"]).exit_code == 0
@@ -45,6 +47,7 @@ def test_a_refund_denied_or_expired_earlier_is_queued_again_as_a_new_item(tmp_pa
     assert states == [(1, "denied"), (2, "expired"), (3, "pending")]
 
 
+# Pins agent_cli/store/approval_queue.py.
 def test_state_filters_list_exactly_the_items_in_that_state(tmp_path: Path) -> None:
     queue_a_refund(tmp_path, amount=1000)
     queue_a_refund(tmp_path, amount=2000)
@@ -59,6 +62,7 @@ def test_state_filters_list_exactly_the_items_in_that_state(tmp_path: Path) -> N
     assert listed("approved") == []
 
 
+# Pins agent_cli/tools/orders.py.
 def test_after_a_partial_refund_the_lookup_says_what_is_left(tmp_path: Path) -> None:
     from agent_cli.store.sqlite import OrderStore
 
@@ -75,6 +79,7 @@ def test_after_a_partial_refund_the_lookup_says_what_is_left(tmp_path: Path) -> 
     assert "refunded in full" not in observed["observation"]
 
 
+# Pins agent_cli/tools/orders.py.
 def test_after_a_full_refund_nothing_is_left() -> None:
     from agent_cli.domain.orders import Order
     from agent_cli.tools.orders import format_order
@@ -84,6 +89,7 @@ def test_after_a_full_refund_nothing_is_left() -> None:
     assert format_order(order, refunded=40_000).endswith("refunded=40000 left=0")
 
 
+# Pins agent_cli/policy/instructions.py.
 def test_instructions_given_as_an_option_win_over_the_configured_file(
     fake_llm: FakeLLM, tmp_path: Path
 ) -> None:
@@ -99,6 +105,7 @@ def test_instructions_given_as_an_option_win_over_the_configured_file(
     assert "Sign off as Mika." in system and "Kenji" not in system
 
 
+# Pins agent_cli/providers/http.py.
 @pytest.mark.parametrize("surface", ["chat", "eval"])
 def test_every_run_on_a_reused_channel_keeps_its_own_deadline(
     fake_llm: FakeLLM, tmp_path: Path, surface: str
@@ -139,6 +146,7 @@ def _reading_stdin(pid: int) -> bool:
     return len(call) > 1 and call[0] in ("0", "63") and call[1] == "0x0"
 
 
+# Pins agent_cli/cli/_boundary.py.
 def test_sigterm_while_ask_waits_on_stdin_exits_143_with_its_message() -> None:
     if not Path(f"/proc/{os.getpid()}/syscall").exists():
         pytest.skip("needs /proc/PID/syscall to see the process wait on stdin")
@@ -159,6 +167,7 @@ def test_sigterm_while_ask_waits_on_stdin_exits_143_with_its_message() -> None:
     assert err.strip() == "agent: error: Terminated (SIGTERM)"
 
 
+# Pins agent_cli/core/interrupts.py.
 def test_a_second_ctrl_c_while_an_interrupted_run_ends_is_ignored() -> None:
     """Once a signal has ended a driven run, later ones are held to the end of the process."""
     if threading.current_thread() is not threading.main_thread():
@@ -178,6 +187,7 @@ def test_a_second_ctrl_c_while_an_interrupted_run_ends_is_ignored() -> None:
         signal.signal(signal.SIGINT, previous)
 
 
+# Pins agent_cli/core/interrupts.py.
 def test_a_signal_in_a_deferred_section_is_raised_as_it_ends() -> None:
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals reach the main thread only")
@@ -190,6 +200,7 @@ def test_a_signal_in_a_deferred_section_is_raised_as_it_ends() -> None:
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+# Pins agent_cli/evaluation/report.py.
 @pytest.mark.parametrize("name", ['x" onmouseover="alert(1)', "a'b<c>&d"])
 def test_a_case_or_model_name_cannot_break_out_of_the_reports_attributes(
     tmp_path: Path, name: str
@@ -200,6 +211,7 @@ def test_a_case_or_model_name_cannot_break_out_of_the_reports_attributes(
     assert 'data-case="x&quot; onmouseover=&quot;alert(1)"' in page or "&#x27;" in page
 
 
+# Pins agent_cli/record/runlog.py.
 def test_a_session_is_found_by_its_first_characters_only(fake_llm: FakeLLM) -> None:
     provider = ["--provider", "openai", "--base-url", fake_llm.url, "--no-stream"]
     fake_llm.queue(openai_text("Yes."))
@@ -215,6 +227,7 @@ def test_a_session_is_found_by_its_first_characters_only(fake_llm: FakeLLM) -> N
     assert found(session[2:8]) == 0  # inside the id, not its start
 
 
+# Pins agent_cli/commands/logs.py.
 def test_a_pipe_gets_every_run_not_the_newest_twenty() -> None:
     for number in range(23):
         runner.invoke(app, ["ask", f"Is A10{number % 6} refundable?", "-q"])
@@ -222,6 +235,7 @@ def test_a_pipe_gets_every_run_not_the_newest_twenty() -> None:
     assert len(piped) == 1 + 23  # the header, then every run
 
 
+# Pins agent_cli/ui/tables.py.
 def test_a_piped_table_keeps_a_tab_or_a_newline_inside_its_row(tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
     config.write_text('[agent]\ninstructions = "Be warm.\\nSign off\\tas Mika."\n')
@@ -239,6 +253,7 @@ def test_a_piped_table_keeps_a_tab_or_a_newline_inside_its_row(tmp_path: Path) -
         "A101はいつ届きますか？ aoi.suzuki@example.com",
     ],
 )
+# Pins agent_cli/providers/playbook/desk.py.
 def test_a_tracking_answer_gives_the_latest_event_not_the_first(question: str) -> None:
     """A101's parcel was picked up in Osaka, sorted in Tokyo, and is out for delivery from
     Shibuya: the customer is told the last of these."""

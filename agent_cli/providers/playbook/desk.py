@@ -84,7 +84,7 @@ def tracking(
         if code not in tracked:
             return CallTool(tool="track_order", args={"order_id": code})
     joiner = "" if words is JAPANESE else "\n"
-    return FinalAnswer(answer=joiner.join(_said(code, tracked[code], words) for code in codes))
+    return FinalAnswer(answer=joiner.join(_where(code, tracked[code], words) for code in codes))
 
 
 def asks_where(text: str) -> bool:
@@ -102,7 +102,7 @@ def hands_over(text: str) -> bool:
     return _HAND_OVER.search(text) is not None
 
 
-def _said(code: str, step: Step, words: _Words) -> str:
+def _where(code: str, step: Step, words: _Words) -> str:
     """Where the order is, from the tracking record as data (tools/records.py), never its text:
     the first shipment's carrier and number, the latest event of all, the estimate."""
     if step.is_error:
@@ -118,17 +118,17 @@ def _said(code: str, step: Step, words: _Words) -> str:
     first = shipments[0]
     number = ",".join(first["tracking_ids"])
     if first["carrier"] is None:  # τ²'s orders name no carrier: never "on its way with unknown"
-        said = words.moving_unnamed.format(code=code, tracking=number)
+        sentence = words.moving_unnamed.format(code=code, tracking=number)
     else:
-        said = words.moving.format(code=code, carrier=first["carrier"], tracking=number)
+        sentence = words.moving.format(code=code, carrier=first["carrier"], tracking=number)
     if events := [event for shipment in shipments for event in shipment["events"]]:
         last = events[-1]
-        said += words.last_event.format(
+        sentence += words.last_event.format(
             at=last["happened_at"][:10], place=last["place"], description=last["description"]
         )
     if first["estimated_delivery"] is not None:
-        said += words.eta.format(eta=first["estimated_delivery"])
-    return said
+        sentence += words.eta.format(eta=first["estimated_delivery"])
+    return sentence
 
 
 def refund_status(codes: list[str], lookups: dict[str, Step], words: _Words) -> str | None:
@@ -136,7 +136,7 @@ def refund_status(codes: list[str], lookups: dict[str, Step], words: _Words) -> 
     and is left, or None when no order was named or one was not read."""
     if not codes:
         return None
-    said = []
+    sentences = []
     for code in codes:
         step = lookups.get(code)
         if step is None or step.is_error or isinstance(step.outcome, NotFound):
@@ -145,8 +145,8 @@ def refund_status(codes: list[str], lookups: dict[str, Step], words: _Words) -> 
         money = {k: _money(fields.get(k, "0"), fields.get("currency", ""), words) for k in
                  ("total", "refunded", "left")}  # fmt: skip
         template = words.refunded if "refunded" in fields else words.not_refunded
-        said.append(template.format(code=code, **money))
-    return ("" if words.japanese else "\n").join(said)
+        sentences.append(template.format(code=code, **money))
+    return ("" if words.japanese else "\n").join(sentences)
 
 
 def _ticket_facts(
@@ -195,13 +195,13 @@ def hand_over(
         return CallTool(tool="transfer_to_human_agents", args={"summary": summary})
     if done.is_error:
         return None
-    said = _handed_over(done.outcome, words)
+    handed = _handed_over(done.outcome, words)
     read = [
         str(c.args.get("order_id"))
         for c, s in made
         if c.tool == "get_order_details" and not s.is_error
     ]
-    return FinalAnswer(answer=words.about.format(code=read[0]) + said if read else said)
+    return FinalAnswer(answer=words.about.format(code=read[0]) + handed if read else handed)
 
 
 def _handed_over(outcome: object, words: _Words) -> str:

@@ -31,7 +31,7 @@ from agent_cli.providers.playbook import writes as playbook_writes
 from agent_cli.providers.playbook.facts import Policy, lookup_fields, policy_of
 from agent_cli.providers.playbook.turn import ABOUT_AN_ORDER, CHANGES, RETURN_TOO, intent_of_turn
 from agent_cli.providers.playbook.typos import Typos
-from agent_cli.providers.playbook.writes import customer_said
+from agent_cli.providers.playbook.writes import customer_words
 
 
 class PlaybookModel:
@@ -45,7 +45,7 @@ class PlaybookModel:
         if request.final and not isinstance(decision, FinalAnswer):  # no step left to take
             japanese, codes = speaks_japanese(request), find_order_codes(request.goal)
             decision = playbook_unsure.at_limit(request.history, japanese, codes)
-        return ModelReply(_in_english_said(decision, request.goal))
+        return ModelReply(_in_english(decision, request.goal))
 
     def _decide(self, request: ModelRequest) -> Decision:
         """Each question of the message in turn: the next step of the first not yet answered,
@@ -81,9 +81,9 @@ class PlaybookModel:
         facts = [_assess(code, lookups.get(code), heard.policy, request.today) for code in codes]
         words = playbook_desk.JAPANESE if heard.japanese else playbook_desk.ENGLISH
         status = intent == "refund_status"
-        said = playbook_desk.refund_status(codes, lookups, words) if status else None
+        answer = playbook_desk.refund_status(codes, lookups, words) if status else None
         return FinalAnswer(
-            answer=said or writer.answer(facts, heard.policy) + _offer(request, facts, writer)
+            answer=answer or writer.answer(facts, heard.policy) + _offer(request, facts, writer)
         )
 
 
@@ -126,7 +126,7 @@ class _Heard:
     @classmethod
     def of(cls, request: ModelRequest) -> _Heard:
         made = [(step.call, step) for step in request.history if step.call is not None]
-        replies = [customer_said(s) for call, s in made if call.tool == ASK_USER_TOOL]
+        replies = [customer_words(s) for call, s in made if call.tool == ASK_USER_TOOL]
         codes = find_order_codes(" ".join([request.goal, *replies])) or _remembered(request)
         earlier = [turn.question for turn in request.conversation]
         lookups = {
@@ -162,9 +162,9 @@ def _desk_step(request: ModelRequest, heard: _Heard, intent: str) -> Decision | 
     changes = playbook_writes.JAPANESE if heard.japanese else playbook_writes.ENGLISH
     made, typos = heard.made, heard.typos
     if intent in CHANGES and not (typos.cleaned and not typos.meant):  # a typo is asked first
-        said = (changes, who)
+        languages = (changes, who)
         return playbook_writes.change(
-            request, made, heard.codes, heard.texts, said, intent=CHANGES[intent]
+            request, made, heard.codes, heard.texts, languages, intent=CHANGES[intent]
         )
     if intent == "help" or (intent == "refund_status" and not heard.codes):
         asked_which = heard.codes or typos.cleaned or _asked_which(made)
@@ -230,7 +230,7 @@ def _next_action(
 ONLY_ENGLISH_AND_JAPANESE = "(I can answer only in English or Japanese, so this is in English.)"
 
 
-def _in_english_said(decision: Decision, goal: str) -> Decision:
+def _in_english(decision: Decision, goal: str) -> Decision:
     """An answer or a question to a customer who wrote in neither English nor Japanese, opened
     with one line saying why it is in English."""
     if language_of(goal) in ("en", "ja"):
@@ -327,8 +327,8 @@ class _Language:
         return self.no_code.format(rule=rule)
 
     def sentence(self, fact: _Fact) -> str:
-        said = self.sentences[fact.verdict].format(**self._values(fact))
-        return said + self._cap(fact) if fact.verdict == "refundable" else said
+        sentence = self.sentences[fact.verdict].format(**self._values(fact))
+        return sentence + self._cap(fact) if fact.verdict == "refundable" else sentence
 
     def _cap(self, fact: _Fact) -> str:
         """What this shop allows, when one refund may be less than what is left to refund."""

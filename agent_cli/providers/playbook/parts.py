@@ -62,14 +62,14 @@ def parts(goal: str) -> list[str]:
     if len(grouped) < 2:
         return [goal]
     codes = find_order_codes(goal)
-    said = []
+    parts = []
     for intent, asked in grouped.items():
         text = " ".join(asked)
         if intent != "help":
             named = "" if find_order_codes(text) else " ".join(codes)
             text = " ".join(piece for piece in (text, named, *context) if piece)
-        said.append(text)
-    return said
+        parts.append(text)
+    return parts
 
 
 _BACK = re.compile(

@@ -48,18 +48,18 @@ def intent_of_turn(request: ModelRequest) -> str:
     if language_of(request.goal) not in ("en", "ja"):
         return UNKNOWN
     reading = intents.read(request.goal)
-    said = str(reading.intent)
-    if said == "follow_up":  # "and A101?": the same question again, about another order
+    intent = str(reading.intent)
+    if intent == "follow_up":  # "and A101?": the same question again, about another order
         return carried(request.conversation)
     if not request.conversation:
-        return said
+        return intent
     last = request.conversation[-1]
     asked = asks(last.answer)
     answered = explicit_yes(request.goal) or ambiguous(request.goal)  # the consent's reading
-    if asked and (answered or said in _CARRIES_ON or reading.probability < NEW_REQUEST_AT):
+    if asked and (answered or intent in _CARRIES_ON or reading.probability < NEW_REQUEST_AT):
         before = carried(request.conversation)
-        return said if before in _CARRIES_ON else before
-    return said
+        return intent if before in _CARRIES_ON else before
+    return intent
 
 
 def carried(conversation: tuple[Exchange, ...]) -> str:

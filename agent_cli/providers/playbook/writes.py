@@ -142,7 +142,7 @@ def change(
     made: list[tuple[CallTool, Step]],
     codes: list[str],
     texts: str,
-    said: tuple[Words, Who],
+    languages: tuple[Words, Who],
     *,
     intent: str,
 ) -> Decision | None:
@@ -153,7 +153,7 @@ def change(
     no_order = not codes and intent != "user_address"  # asked for as any question's is
     if not offered & set(DESK_WRITES) or no_order:
         return None
-    words, who_words = said
+    words, who_words = languages
     user = identify(request, made, texts, who_words)
     if not isinstance(user, str):
         return user
@@ -214,32 +214,32 @@ def _confirmed(talk: _Talk, planned: CallTool) -> Decision:
     if len(tries) > 1 or not isinstance(first.outcome, Proposed):
         return _outcome(tries[-1][1], talk)
     answers = [s for c, s in talk.made[first_index:] if c.tool == ASK_USER_TOOL]
-    proposal, said_so = first.outcome.proposal, _shown(talk, planned)
+    proposal, shown = first.outcome.proposal, _shown(talk, planned)
     if not answers:
-        return _put_unless_refused(talk, said_so, first.outcome)
-    said = customer_said(answers[-1])
-    if ambiguous(said) and len(answers) == 1:  # "大丈夫です": asked once more, in plain words
-        summary = said_so or first.outcome.summary
+        return _put_unless_refused(talk, shown, first.outcome)
+    reply = customer_words(answers[-1])
+    if ambiguous(reply) and len(answers) == 1:  # "大丈夫です": asked once more, in plain words
+        summary = shown or first.outcome.summary
         return AskUser(question=talk.words.plainly.format(id=proposal, summary=summary))
-    if not explicit_yes(said):
+    if not explicit_yes(reply):
         return FinalAnswer(answer=talk.words.not_changed.format(what=talk.about))
     return CallTool(tool=planned.tool, args=dict(planned.args), thought="The customer said yes.")
 
 
-def _put_unless_refused(talk: _Talk, said_so: str | None, proposed: Proposed) -> Decision:
+def _put_unless_refused(talk: _Talk, shown: str | None, proposed: Proposed) -> Decision:
     """The proposal put to the customer; not when it was put before and this message is their
     plain no to it (a conversation whose no came in a message of its own)."""
     if proposed.again and refused(talk.request.goal):
         return FinalAnswer(answer=talk.words.not_changed.format(what=talk.about))
-    return AskUser(question=_put(talk, said_so, proposed.proposal, proposed.summary))
+    return AskUser(question=_put(talk, shown, proposed.proposal, proposed.summary))
 
 
-def _put(talk: _Talk, said_so: str | None, proposal: str, summary: str) -> str:
+def _put(talk: _Talk, shown: str | None, proposal: str, summary: str) -> str:
     """The question that puts the proposal to the customer: in their words when the playbook
     can say it (naming the proposal's id, which their yes answers), else the tool's line."""
-    if said_so is None:
+    if shown is None:
         return talk.words.confirm.format(summary=summary)
-    return _words(talk).ask.format(shown=said_so, id=proposal)
+    return _words(talk).ask.format(shown=shown, id=proposal)
 
 
 def _words(talk: _Talk) -> playbook_shown.Shown:
@@ -255,7 +255,7 @@ def _shown(talk: _Talk, planned: CallTool) -> str | None:
     return playbook_shown.shown(planned, record, product, _words(talk))
 
 
-def customer_said(reply: Step) -> str:
+def customer_words(reply: Step) -> str:
     """What the customer wrote in answer to a question, without any note of the desk."""
     return reply.outcome.words if isinstance(reply.outcome, Replied) else reply.observation
 
@@ -265,18 +265,18 @@ def _outcome(step: Step, talk: _Talk) -> FinalAnswer:
     names the rule the tool gave."""
     words = talk.words
     # A Japanese customer reads the change in Japanese (shown.py), not the tool's English line.
-    said = _shown(talk, step.call) if words.japanese and step.call is not None else None
+    shown = _shown(talk, step.call) if words.japanese and step.call is not None else None
     match step.outcome:
         case Failed(message=message):
             rule = _rule(message, talk.offered)
             rule = rules_ja.in_japanese(rule) if words.japanese else rule
             return FinalAnswer(answer=words.refused.format(what=talk.about, rule=rule))
         case Changed(change_id=number, summary=summary):
-            return FinalAnswer(answer=words.changed.format(number=number, summary=said or summary))
+            return FinalAnswer(answer=words.changed.format(number=number, summary=shown or summary))
         case Queued(item=number, summary=summary):
-            return FinalAnswer(answer=words.queued.format(number=number, summary=said or summary))
+            return FinalAnswer(answer=words.queued.format(number=number, summary=shown or summary))
         case Simulated(summary=summary):
-            return FinalAnswer(answer=words.dry_run.format(summary=said or summary))
+            return FinalAnswer(answer=words.dry_run.format(summary=shown or summary))
         case Denied(reason=reason):
             reason = NOT_APPROVED if words.japanese else reason.split("\n")[0].rstrip(".")
             return FinalAnswer(answer=words.denied.format(what=talk.about, reason=reason))

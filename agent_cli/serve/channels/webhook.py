@@ -70,12 +70,12 @@ class Webhook:
         return outcomes
 
     def _signed(self, row: Delivery) -> tuple[bytes, dict[str, str]]:
-        said: dict[str, object] = {"conversation": row.external_id, "id": row.key}
+        payload: dict[str, object] = {"conversation": row.external_id, "id": row.key}
         if row.kind == "handover":
-            said["event"] = "handed_over"
+            payload["event"] = "handed_over"
         else:
-            said.update(role=row.role, kind="message", text=row.text)
-        body = json.dumps(said, ensure_ascii=False).encode()
+            payload.update(role=row.role, kind="message", text=row.text)
+        body = json.dumps(payload, ensure_ascii=False).encode()
         stamp = str(int(time.time()))
         return body, {
             "X-Agent-Timestamp": stamp,

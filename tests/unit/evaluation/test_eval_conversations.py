@@ -144,10 +144,11 @@ def test_facts_count_what_the_agent_asked_too() -> None:
     (case,) = parse_cases(
         '[[cases]]\nquestion = "q"\nfacts = ["which order"]\n', "t", json_file=False
     )
-    asked = RunRecord(status="answered", answer="done", said=["Which order is it?", "done"])
+    asked = RunRecord(status="answered", answer="done", to_customer=["Which order is it?", "done"])
     assert judge(case, asked) == ()
     assert [
-        f.kind for f in judge(case, RunRecord(status="answered", answer="done", said=["done"]))
+        f.kind
+        for f in judge(case, RunRecord(status="answered", answer="done", to_customer=["done"]))
     ] == ["facts"]
 
 
@@ -513,7 +514,7 @@ BREAKAGES: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], set[str]]] = {
     "no tracking is read": (
         lambda mp: mp.setattr(  # the tracking record never read: every order "not shipped"
             playbook_desk,
-            "_said",
+            "_where",
             lambda code, step, words: words.not_shipped.format(code=code, status="?"),
         ),
         {

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_cli.policy.consent import Consent, Proposal, ambiguous, carries, explicit_yes
+from agent_cli.domain.consent import Consent, Proposal, carries
+from agent_cli.policy.consent import ambiguous, explicit_yes, heard
 
 YES = [
     "yes", "Yes!", "YES, please.", "y", "yeah", "ok go ahead", "Sure, that is right",
@@ -69,13 +70,13 @@ def test_a_question_carries_a_proposal_by_its_id_or_its_exact_words() -> None:
 
 def test_a_yes_confirms_only_the_change_its_question_put() -> None:
     consent = Consent()
-    assert consent.heard("Anything else?", "yes") is None  # nothing proposed: nothing to say
+    assert heard(consent, "Anything else?", "yes") is None  # nothing proposed: nothing to say
     consent.propose(*CANCEL)
     p2 = consent.propose(*PAY)  # a second proposal withdraws the first
-    assert consent.heard("Change P1: cancel B200?", "yes") is not None
+    assert heard(consent, "Change P1: cancel B200?", "yes") is not None
     assert not consent.allows(CANCEL[0], "d1") and not consent.allows(PAY[0], "d2")
     consent.propose(*PAY)
-    note = consent.heard("Shall I make change P3?", "Yes, please.")
+    note = heard(consent, "Shall I make change P3?", "Yes, please.")
     assert note == f"(desk: the customer confirmed change P3: {PAY[2]})" and p2.id == "P2"
     assert consent.allows(PAY[0], "d2") and not consent.allows(CANCEL[0], "d1")
     assert not consent.allows(PAY[0], "d2-moved")  # the store moved since: no yes to it
@@ -86,7 +87,7 @@ def test_a_yes_confirms_only_the_change_its_question_put() -> None:
 def test_a_yes_to_another_question_withdraws_the_proposal() -> None:
     consent = Consent()
     consent.propose(*CANCEL)
-    note = consent.heard("Shall I add a note for the courier?", "yes")
+    note = heard(consent, "Shall I add a note for the courier?", "yes")
     assert note is not None and "withdrawn" in note and consent.pending is None
     assert not consent.allows(CANCEL[0], "d1") and CANCEL[0] in consent.dropped
 
@@ -94,8 +95,8 @@ def test_a_yes_to_another_question_withdraws_the_proposal() -> None:
 def test_a_yes_stands_only_until_the_customer_speaks_again() -> None:
     consent = Consent()
     consent.propose(*CANCEL)
-    consent.heard("Change P1?", "yes")
-    note = consent.heard("Anything else?", "No, do not cancel")
+    heard(consent, "Change P1?", "yes")
+    note = heard(consent, "Anything else?", "No, do not cancel")
     assert note is not None and "no longer stands" in note
     assert not consent.allows(CANCEL[0], "d1")
 
@@ -103,17 +104,17 @@ def test_a_yes_stands_only_until_the_customer_speaks_again() -> None:
 def test_an_unclear_answer_keeps_the_proposal_and_asks_again() -> None:
     consent = Consent()
     consent.propose(*CANCEL)
-    note = consent.heard("Change P1?", "大丈夫です")
+    note = heard(consent, "Change P1?", "大丈夫です")
     assert note is not None and "Ask again in plain words" in note and "P1" in note
     assert not consent.allows(CANCEL[0], "d1") and consent.pending is not None
-    consent.heard("To be sure: change P1, yes or no?", "はい")
+    heard(consent, "To be sure: change P1, yes or no?", "はい")
     assert consent.allows(CANCEL[0], "d1")
 
 
 def test_a_no_drops_it_and_is_remembered() -> None:
     consent = Consent()
     consent.propose(*CANCEL)
-    note = consent.heard("Change P1?", "no")
+    note = heard(consent, "Change P1?", "no")
     assert note is not None and "not an explicit yes" in note
     assert consent.dropped == {CANCEL[0]: "no"} and consent.pending is None
 
@@ -153,7 +154,7 @@ def test_never_a_write_without_its_own_yes(events: list[tuple[Any, ...]]) -> Non
             pending, confirmed = consent.propose(*event[1]), None
         elif event[0] == "ask":
             how, answer = event[1], event[2]
-            consent.heard(_question(how, pending), answer)
+            heard(consent, _question(how, pending), answer)
             confirmed = None
             if pending is not None and how != "other" and answer == "fine":
                 pass  # still waiting, asked again

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from agent_cli.cli import app
 from agent_cli.core.decisions import CallTool
-from agent_cli.policy.consent import Proposal, carries
+from agent_cli.domain.consent import Proposal, carries
 from agent_cli.providers.playbook import shown as shown_module
 from agent_cli.providers.playbook.shown import ENGLISH, JAPANESE, shown
 

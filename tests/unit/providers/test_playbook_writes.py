@@ -18,7 +18,7 @@ from agent_cli.core.seams import QUEUE, ApprovalVerdict, Exchange
 from agent_cli.core.tool_outcomes import Replied
 from agent_cli.errors import NeedsInput
 from agent_cli.providers.playbook import PlaybookModel
-from agent_cli.providers.playbook.writes import customer_said
+from agent_cli.providers.playbook.writes import customer_words
 from agent_cli.runtime.answerers import refuse
 from agent_cli.runtime.assemble import Runtime, build_tools, limits_for
 from agent_cli.runtime.drive import drive
@@ -414,7 +414,7 @@ def test_the_customers_words_of_a_reply_leave_the_desks_note_out() -> None:
     call = CallTool(tool=ASK_USER_TOOL, args={"question": "Shall I?"})
     noted = "yes\nplease\n(desk: the customer confirmed: x)"
     assert (
-        customer_said(Step(1, call, noted, False, outcome=Replied("yes\nplease"))) == "yes\nplease"
+        customer_words(Step(1, call, noted, False, outcome=Replied("yes\nplease"))) == "yes\nplease"
     )
     typed = "(desk: typed by the customer)"
-    assert customer_said(Step(1, call, typed, False, outcome=Replied(typed))) == typed
+    assert customer_words(Step(1, call, typed, False, outcome=Replied(typed))) == typed

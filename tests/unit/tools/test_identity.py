@@ -11,6 +11,7 @@ import pytest
 
 from agent_cli.core.seams import Observation
 from agent_cli.core.tool_outcomes import NotFound
+from agent_cli.policy.consent import heard
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import ToolRegistry
 from agent_cli.tools.desk import desk_tools
@@ -125,7 +126,7 @@ def test_a_success_does_not_count_against_the_bound(store: OrderStore) -> None:
 def test_forgetting_clears_the_customer_the_order_and_every_proposal() -> None:
     session = CustomerSession(customer_id="haruki_sato_1001", order="A100", failed=3)
     session.consent.propose("cancel_pending_order A100", "d", "cancel A100")
-    session.consent.heard("Change P1?", "yes")
+    heard(session.consent, "Change P1?", "yes")
     session.consent.propose("modify_pending_order_payment A100", "e", "pay A100 by card")
     session.forget()
     assert (session.customer_id, session.order, session.failed) == (None, None, 0)
@@ -220,7 +221,7 @@ def test_money_goes_back_only_on_the_identified_customers_own_order(store: Order
     call(tools, "find_user_id_by_email", email=HARUKI)
     proposed = tools.invoke("issue_refund", args)  # their own: put to them first
     assert isinstance(proposed, Observation) and not proposed.is_error
-    session.consent.heard("Shall I make change P1? yes or no", "yes")
+    heard(session.consent, "Shall I make change P1? yes or no", "yes")
     assert isinstance(tools.invoke("issue_refund", args), ApprovalNeeded)
     assert store.refunded_total("A100") == 0  # nothing was committed by asking
 
