@@ -154,7 +154,7 @@ def converse_once(options: AskOptions, settings: Settings, question: str) -> Non
         turn = take_turn(
             runtime, store, conversation, question, message_id=key, hooks=_hooks(options, sinks)
         )
-    _said(turn, options)
+    _what_is_left(turn, options)
 
 
 def _hooks(options: AskOptions, sinks: list[Callable[[Event], None]]) -> Hooks:
@@ -164,7 +164,7 @@ def _hooks(options: AskOptions, sinks: list[Callable[[Event], None]]) -> Hooks:
     return Hooks(sinks=(*sinks, view.show), on_text=view.stream, waiting=view.waiting)
 
 
-def _said(turn: Turn, options: AskOptions) -> None:
+def _what_is_left(turn: Turn, options: AskOptions) -> None:
     """What the turn left: a retry's stored replies printed again, a message kept for a person,
     and the exit code `agent ask` would have (4 when the desk asked the customer something)."""
     if turn.repeated and not options.json_output:

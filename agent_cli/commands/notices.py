@@ -25,11 +25,11 @@ MAX_KEPT = 64  # sessions remembered per notice: old ones are dropped
 def once_per_terminal(say: Callable[[str], None]) -> Callable[[str], None]:
     """`say`, except that a notice of `_ONCE` is said once per terminal session."""
 
-    def said(message: str) -> None:
+    def say_once(message: str) -> None:
         if message not in _ONCE or _first_time(message):
             say(message)
 
-    return said
+    return say_once
 
 
 def _first_time(message: str) -> bool:

@@ -69,6 +69,6 @@ class ImportResult:
 def refund_key(order_code: str, amount: int, reason: str) -> str:
     """A refund's idempotency key: the same order, amount and reason (case and spacing aside)
     make the same refund, recorded once."""
-    said = " ".join(reason.lower().split())
-    digest = hashlib.sha256(said.encode()).hexdigest()[:16]
+    folded_reason = " ".join(reason.lower().split())
+    digest = hashlib.sha256(folded_reason.encode()).hexdigest()[:16]
     return f"{order_code}:{amount}:{digest}"

@@ -91,12 +91,12 @@ class SimulatedCustomer:
         """The customer's first message, after the desk's greeting."""
         return self.answer(GREETING)
 
-    def answer(self, agent_said: str) -> str | None:
-        """The customer's next message after the desk said `agent_said`; None when they are
+    def answer(self, agent_words: str) -> str | None:
+        """The customer's next message after the desk said `agent_words`; None when they are
         done (a stop, transfer or out-of-scope token) or their model failed."""
         if self.ended:
             return None
-        self.history.append(("user", agent_said))
+        self.history.append(("user", agent_words))
         try:
             text, used = self.model.speak(
                 self.persona.prompt(),

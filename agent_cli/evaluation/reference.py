@@ -81,8 +81,8 @@ class AgreeingCustomer:
     def opening(self) -> str | None:
         return self._opening
 
-    def answer(self, agent_said: str) -> str | None:
-        return "yes" if _ASKED in agent_said else None
+    def answer(self, agent_words: str) -> str | None:
+        return "yes" if _ASKED in agent_words else None
 
 
 _ASKED = "Go ahead?"  # what the reference's confirmation asks

@@ -196,7 +196,7 @@ class Acts:
             return True
         return all(_fold(order) in done for order in claim.orders)
 
-    def said(self) -> str:
+    def described(self) -> str:
         """What the run did, in words, for a refusal to repeat."""
         made = [
             f"{KINDS[k]} of {', '.join(sorted(o - {''})) or 'the account'}"
@@ -279,7 +279,7 @@ def _first_unfounded(found: list[Claim], history: tuple[Step, ...]) -> str | Non
             where = f"{', '.join(claim.orders)}: " if claim.orders else ""
             return (
                 f"the answer says {KINDS[claim.kind]} was made ({where}{claim.clause!r}), and "
-                f"this run did not make it ({acts.said()}); say only what was done (a change "
+                f"this run did not make it ({acts.described()}); say only what was done (a change "
                 "waiting for the customer's yes or a person's approval is waiting), or what the "
                 "customer can do"
             )

@@ -97,14 +97,14 @@ def _japanese_yes(text: str) -> bool:
     if _JA_NO.search(text):
         return False
     rest = _SPACE_AND_MARKS.sub("", text)
-    said_yes = False
+    found_yes = False
     for phrase in _JA_YES:
         if phrase in rest:
-            said_yes = True
+            found_yes = True
             rest = rest.replace(phrase, "")
     for phrase in sorted(_JA_ALSO, key=len, reverse=True):
         rest = rest.replace(phrase, "")
-    return said_yes and not rest
+    return found_yes and not rest
 
 
 def answer_to(message: str) -> Answer:

@@ -55,11 +55,11 @@ def has_words(text: str) -> bool:
     return _LATIN_WORD.search(_ADDRESS.sub(" ", folded)) is not None
 
 
-def customer_language(said: Sequence[str], default: str | None = None) -> Language:
+def customer_language(texts: Sequence[str], default: str | None = None) -> Language:
     """The customer's language: that of the first of `said` (their message now, then their
     earlier ones, latest first) whose words show one; else `default` (the channel's), else
     English."""
-    for text in said:
+    for text in texts:
         if has_words(text):
             return language_of(text)
     return "ja" if default == "ja" else "en"

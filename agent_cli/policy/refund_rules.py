@@ -158,8 +158,8 @@ def mixed_word(text: str) -> str | None:
 
 def names_any(reason: str, words: list[str]) -> bool:
     """Whether the reason names one of `words`, as read through `folded`."""
-    said = folded(reason)
-    return any(folded(word) in said for word in words)
+    folded_reason = folded(reason)
+    return any(folded(word) in folded_reason for word in words)
 
 
 def hidden_by(rules: list[RefundRule]) -> list[tuple[str, str]]:

@@ -156,8 +156,8 @@ class _Queue(SpanProcessor):
             result, self.error = SpanExportResult.FAILURE, f"{type(error).__name__}: {error}"
         if result is not SpanExportResult.SUCCESS:
             self.failed += len(batch)
-            said = getattr(self._exporter, "error", "")
-            self.error = self.error or said or "the endpoint did not take them"
+            reported = getattr(self._exporter, "error", "")
+            self.error = self.error or reported or "the endpoint did not take them"
 
     def shutdown(self) -> None:
         with self._wake:

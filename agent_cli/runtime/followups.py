@@ -36,8 +36,12 @@ def tell_decision(store: OrderStore, item: Approval) -> stored.Conversation | No
     conversation = stored.of_run(store, item.run_id)
     if conversation is None or conversation.status == "closed":
         return None
-    said = [m.text for m in stored.messages(store, conversation.id) if m.role == "customer"]
-    words = _TOLD["ja" if language_of(" ".join([item.question, *said[-3:]])) == "ja" else "en"]
+    their_messages = [
+        m.text for m in stored.messages(store, conversation.id) if m.role == "customer"
+    ]
+    words = _TOLD[
+        "ja" if language_of(" ".join([item.question, *their_messages[-3:]])) == "ja" else "en"
+    ]
     text = words.get(item.status)
     if text is None:  # still pending, or expired: nothing decided to tell
         return None

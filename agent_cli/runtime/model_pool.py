@@ -77,8 +77,8 @@ def use_models(pool: ModelPool | None) -> None:
 def connected_with(choice: ProviderChoice, settings: ProviderSettings, key: str | None) -> str:
     """What tells two adapters apart: the provider chosen, its settings and a digest of the key
     (the key itself is never kept here)."""
-    said = [dataclasses.asdict(choice), settings.model_dump(mode="json"), key or ""]
-    return hashlib.sha256(json.dumps(said, sort_keys=True).encode()).hexdigest()
+    identity = [dataclasses.asdict(choice), settings.model_dump(mode="json"), key or ""]
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
 
 def pooled(stack: ExitStack, key: str, connect: Callable[[], M]) -> M:

@@ -367,8 +367,10 @@ def _errors(url: str) -> Iterator[None]:
     except (psycopg.errors.IntegrityError, psycopg.errors.DataError) as exc:  # a row it refuses
         raise StoreError(f"The order database {url} refused a row: {_first_line(exc)}") from None
     except psycopg.errors.InsufficientPrivilege as exc:
-        said = _first_line(exc)
-        if "schema" in said:  # making the tables: PostgreSQL 15 no longer lets everyone CREATE
+        first_line = _first_line(exc)
+        if (
+            "schema" in first_line
+        ):  # making the tables: PostgreSQL 15 no longer lets everyone CREATE
             hint = (
                 "the agent's user needs USAGE and CREATE on the schema to make its tables the "
                 "first time (GRANT USAGE, CREATE ON SCHEMA public TO the user), or let the "
@@ -379,7 +381,7 @@ def _errors(url: str) -> Iterator[None]:
                 "grant the agent's user the privileges on each table that docs/orders.md lists "
                 "('agent doctor' names those it lacks)"
             )
-        raise StoreError(f"The order database {url} refused: {said}; {hint}") from None
+        raise StoreError(f"The order database {url} refused: {first_line}; {hint}") from None
 
 
 def scratch_schema(url: str, name: str, *, drop: bool = False) -> None:

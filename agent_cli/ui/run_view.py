@@ -95,8 +95,8 @@ class RunView:
             if isinstance(event, RunFinished) and event.answer:
                 # Never wrapped: scripts read this line as it is. An answer asked for after a
                 # limit stopped the run says so: it must not pass for a finished one.
-                said = f"Incomplete answer ({event.status}): " if event.incomplete else ""
-                self.console.print(Text(said + clean_text(event.answer)), soft_wrap=True)
+                prefix = f"Incomplete answer ({event.status}): " if event.incomplete else ""
+                self.console.print(Text(prefix + clean_text(event.answer)), soft_wrap=True)
             return
         if (handler := self._handlers.get(type(event))) is not None:
             handler(event)

@@ -401,3 +401,25 @@ def test_a_write_list_spelt_again_is_caught(tmp_path: Path) -> None:
         'TWO = ("cancel_pending_order", "modify_user_address")\n'
     )
     assert spelt_write_lists(package) == ["offer.py:1", "offer.py:2"]
+
+
+def narrative_names(package: Path) -> list[str]:
+    """Identifiers named for the act of saying (`said`, `said_so`, `agent_said`...) instead of
+    what they hold: the customer's messages, a reply, a sentence, a payload."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            name = getattr(node, "id", None) or getattr(node, "arg", None)
+            if isinstance(node, ast.Attribute):
+                name = node.attr
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = node.name
+            if isinstance(name, str) and "said" in name.split("_"):
+                found.append(f"{path.relative_to(package)}:{node.lineno} {name}")
+    return found
+
+
+def test_no_name_says_said_instead_of_what_it_holds(tmp_path: Path) -> None:
+    assert narrative_names(PACKAGE) == []
+    (tmp_path / "m.py").write_text("def f(said):\n    agent_said = said\n    return agent_said\n")
+    assert len(narrative_names(tmp_path)) == 4  # the argument and each use

@@ -61,13 +61,13 @@ def variant(text: str, product: Record, current: set[str]) -> str | None:
         if item_id in current:
             continue
         values = [str(v) for v in dict(found["options"]).values()]
-        named = sum(_said(text, value) for value in values) * 2 + bool(found["available"])
+        named = sum(_mentions(text, value) for value in values) * 2 + bool(found["available"])
         if named > 1 and named > score:
             best, score = item_id, named
     return best
 
 
-def _said(text: str, value: str) -> bool:
+def _mentions(text: str, value: str) -> bool:
     japanese = JA_VALUES.get(value.lower())
     if japanese and japanese in text:
         return True

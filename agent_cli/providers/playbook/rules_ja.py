@@ -44,8 +44,8 @@ _RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
 
 def in_japanese(rule: str) -> str:
     """`rule` (a refusal's words meant for the customer) in Japanese, when it is one we know."""
-    for pattern, said in _RULES:
+    for pattern, japanese in _RULES:
         found = pattern.search(rule)
         if found is not None:
-            return said(found)
+            return japanese(found)
     return rule

@@ -144,8 +144,10 @@ def _swapped(call: CallTool, order: Record, product: Record, words: Shown) -> st
     if price is None:
         return None
     template = words.swap if call.tool == "modify_pending_order_items" else words.exchange
-    said = words.joiner.join(changes) or words.same_price
-    return template.format(name=name, code=call.args.get("order_id", ""), changes=said, price=price)
+    change_words = words.joiner.join(changes) or words.same_price
+    return template.format(
+        name=name, code=call.args.get("order_id", ""), changes=change_words, price=price
+    )
 
 
 def _options(options: Mapping[str, Any], words: Shown) -> dict[str, str]:

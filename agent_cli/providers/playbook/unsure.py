@@ -93,8 +93,8 @@ def unsure(intent: str, codes: list[str], lookups: dict[str, Step], words: Words
         if code not in lookups:
             thought = f"I did not understand the request; order {code}'s state says what can help."
             return CallTool(tool="lookup_order", args={"order_code": code}, thought=thought)
-    said = [_state(code, lookups[code], words) for code in codes]
-    return FinalAnswer(answer=("" if words.japanese else "\n").join(said))
+    states = [_state(code, lookups[code], words) for code in codes]
+    return FinalAnswer(answer=("" if words.japanese else "\n").join(states))
 
 
 def _state(code: str, lookup: Step, words: Words) -> str:

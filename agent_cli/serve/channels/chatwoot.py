@@ -97,8 +97,8 @@ class Chatwoot:
             if row.kind == "handover":
                 answer = outbound.post(f"{where}/toggle_status", {"status": "open"}, headers)
             else:
-                said = {"content": row.text, "message_type": "outgoing", "private": False}
-                answer = outbound.post(f"{where}/messages", said, headers)
+                payload = {"content": row.text, "message_type": "outgoing", "private": False}
+                answer = outbound.post(f"{where}/messages", payload, headers)
             outcomes.append(Outcome.of(answer))
             if not answer.ok:
                 break
