@@ -18,7 +18,7 @@ from agent_cli.config.rules import RefundRule
 from agent_cli.domain.currencies import ISO_4217, exponent, major, major_number, money, to_minor
 from agent_cli.policy.refund_rules import RefundFacts, rule_for
 from agent_cli.store.sqlite import OrderStore
-from tests.cli.test_refunds import YES, drive, observations
+from tests.contract.test_refund_tool import YES, drive, observations
 from tests.helpers import TODAY, call, final
 
 runner = CliRunner()
