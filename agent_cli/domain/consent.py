@@ -46,8 +46,13 @@ def shown_digest(*shown: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def plain(text: str) -> str:
+    """A message as consent reads it: NFKC, trimmed, lower case (policy/consent.py too)."""
+    return unicodedata.normalize("NFKC", text).strip().lower()
+
+
 def _folded(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).strip().lower().split())
+    return " ".join(plain(text).split())
 
 
 def carries(question: str, proposal: Proposal) -> bool:

@@ -12,9 +12,8 @@ withdrawn rather than guessed at. Words that may mean either (「大丈夫です
 from __future__ import annotations
 
 import re
-import unicodedata
 
-from agent_cli.domain.consent import Answer, Consent
+from agent_cli.domain.consent import Answer, Consent, plain
 
 _YES = frozenset(
     ("yes", "yeah", "yep", "yup", "y", "sure", "ok", "okay", "confirm", "confirmed", "correct",
@@ -43,17 +42,13 @@ _JA_EITHER = re.compile(r"大丈夫|いいです|良いです|いいよ|結構|�
 _SPACE_AND_MARKS = re.compile(r"[\s、。,.!！~〜ー…]+")
 
 
-def _plain(message: str) -> str:
-    return unicodedata.normalize("NFKC", message).strip().lower()
-
-
 def _japanese(text: str) -> bool:
     return re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", text) is not None
 
 
 def explicit_yes(message: str) -> bool:
     """True only when the whole message is an unconditional yes (English or Japanese)."""
-    text = _plain(message)
+    text = plain(message)
     if not text or len(text) > 200 or ambiguous(message):
         return False
     if _japanese(text):
@@ -77,7 +72,7 @@ _REFUSED_JA = re.compile(
 def refused(message: str) -> bool:
     """The whole message is a plain no ("no", "nope, leave it", 「いいえ」): the customer said no
     to what they were asked, and asked for nothing else."""
-    text = _plain(message).replace("\u2019", "'")
+    text = plain(message).replace("\u2019", "'")
     if _japanese(text):
         return _REFUSED_JA.fullmatch(text) is not None
     return _REFUSED_EN.fullmatch(text) is not None
@@ -85,7 +80,7 @@ def refused(message: str) -> bool:
 
 def ambiguous(message: str) -> bool:
     """Words that may mean yes or no, and no plain no: the customer is asked again."""
-    text = _plain(message)
+    text = plain(message)
     if not text or len(text) > 200:
         return False
     if _japanese(text):

@@ -297,9 +297,7 @@ def _judge(code: str, fields: dict[str, str], policy: Policy, today: date) -> _F
         statuses=policy.statuses,
         window_days=policy.window_days,
     )
-    if rule.days is None:
-        return _Fact(code, rule.kind, fields, policy=policy)
-    return _Fact(code, rule.kind, fields, days=rule.days, policy=policy)
+    return _Fact(code, rule.kind, fields, days=rule.days or 0, policy=policy)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
