@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_cli.domain.records import DeskOrder
+from agent_cli.domain.orders import Order
 
 
 class LedgerStore(Protocol):
@@ -38,11 +38,11 @@ def _ledger(paid: int, back: int, total: int, recorded: int) -> Ledger:
     return Ledger(paid, back, max(min(paid - back, total - recorded), 0))
 
 
-def of_order(order: DeskOrder, recorded: int) -> Ledger:
+def of_order(order: Order, recorded: int) -> Ledger:
     """The ledger of a desk order; `recorded`: its rows in `refunds`."""
     paid = sum(p.amount for p in order.payments if p.kind == "payment")
     back = sum(p.amount for p in order.payments if p.kind == "refund")
-    return _ledger(paid, back, order.order.total, recorded)
+    return _ledger(paid, back, order.total, recorded)
 
 
 def recorded(store: LedgerStore, code: str) -> int:

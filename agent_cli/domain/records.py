@@ -4,29 +4,13 @@ the currency named beside it; ids are kept exactly as given."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import date
+from dataclasses import dataclass
 from typing import Literal
 
-from agent_cli.domain.orders import Order, Refund
+from agent_cli.domain.orders import Address, Order, Refund
 
 PaymentSource = Literal["credit_card", "paypal", "gift_card"]
-PaymentKind = Literal["payment", "refund"]
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")  # τ²-bench's, the only ones
-
-
-@dataclass(frozen=True, slots=True)
-class Address:
-    address1: str
-    address2: str
-    city: str
-    state: str
-    country: str
-    zip: str
-
-    def __str__(self) -> str:
-        street = ", ".join(part for part in (self.address1, self.address2) if part)
-        return f"{street}, {self.city}, {self.state} {self.zip}, {self.country}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,73 +54,6 @@ class Product:
 
 
 @dataclass(frozen=True, slots=True)
-class OrderItem:
-    item_id: str
-    product_id: str
-    name: str
-    price: int  # at the time of purchase, in the order's currency
-    options: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class ShipmentEvent:
-    happened_at: str  # ISO 8601
-    place: str
-    description: str
-
-
-@dataclass(frozen=True, slots=True)
-class Shipment:
-    tracking_ids: tuple[str, ...]
-    item_ids: tuple[str, ...]
-    carrier: str | None = None
-    estimated_delivery: date | None = None
-    events: tuple[ShipmentEvent, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Payment:
-    kind: PaymentKind
-    amount: int  # in the order's currency
-    payment_method_id: str
-    paid_at: str | None = None  # ISO 8601, when known
-
-
-@dataclass(frozen=True, slots=True)
-class ExchangeRequest:
-    items: tuple[str, ...]
-    new_items: tuple[str, ...]
-    payment_method_id: str
-    price_difference: int  # in the order's currency; negative: the customer gets money back
-
-
-@dataclass(frozen=True, slots=True)
-class ReturnRequest:
-    items: tuple[str, ...]
-    payment_method_id: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeskOrder:
-    """An order with what the desk holds about it beyond the seed's row."""
-
-    order: Order
-    customer_id: str | None = None
-    address: Address | None = None
-    items: tuple[OrderItem, ...] = ()
-    shipments: tuple[Shipment, ...] = ()
-    payments: tuple[Payment, ...] = ()
-    placed_at: date | None = None
-    cancel_reason: str | None = None
-    exchange: ExchangeRequest | None = None
-    returned: ReturnRequest | None = None
-
-    @property
-    def code(self) -> str:
-        return self.order.code
-
-
-@dataclass(frozen=True, slots=True)
 class OrderChange:
     """A desk write as committed (the `order_changes` table): what changed, by whom, when."""
 
@@ -166,6 +83,6 @@ class DeskData:
 
     customers: tuple[Customer, ...] = ()
     products: tuple[Product, ...] = ()
-    orders: tuple[DeskOrder, ...] = ()
+    orders: tuple[Order, ...] = ()
     refunds: tuple[Refund, ...] = ()  # of the seed's kind (the sample shop's A106); ids unused
     articles: tuple[Article, ...] = ()  # the help centre (a new store's; imports leave it)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from agent_cli.core.tool_outcomes import Changed, Transferred
-from agent_cli.domain.records import DeskOrder
+from agent_cli.domain.orders import Order
 from agent_cli.record.desk_facts import ACTING, INTENT_TOOLS, Intent, intents_of
 from agent_cli.record.outcomes import ToolRun
 from agent_cli.store import record_reads
@@ -54,11 +54,11 @@ def order_state(store: OrderStore, codes: Iterable[str]) -> dict[str, dict[str, 
     return {code: _state(record_reads.desk_order(store, code)) for code in codes}
 
 
-def _state(order: DeskOrder | None) -> dict[str, object] | None:
+def _state(order: Order | None) -> dict[str, object] | None:
     if order is None:
         return None
     return {
-        "status": order.order.status,
+        "status": order.status,
         "items": [item.item_id for item in order.items],
         "zip": order.address.zip if order.address else None,
         "cancel_reason": order.cancel_reason,

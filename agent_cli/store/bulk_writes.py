@@ -8,15 +8,8 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeVar
 
-from agent_cli.domain.orders import Order, Refund, refund_key
-from agent_cli.domain.records import (
-    Address,
-    Customer,
-    DeskData,
-    DeskOrder,
-    Product,
-    Shipment,
-)
+from agent_cli.domain.orders import Address, Order, Refund, Shipment, refund_key
+from agent_cli.domain.records import Customer, DeskData, Product
 from agent_cli.store.tables import DESK_TABLES
 
 Progress = Callable[[int], None]  # told how many records were written since it was last told
@@ -136,8 +129,8 @@ def _products(store: DeskStore, products: tuple[Product, ...], first: int) -> No
 _CHILDREN = ("order_items", "shipments", "shipment_events", "payments")
 
 
-def _orders(store: DeskStore, orders: tuple[DeskOrder, ...], first: int) -> None:
-    store.upsert_locked(o.order for o in orders)
+def _orders(store: DeskStore, orders: tuple[Order, ...], first: int) -> None:
+    store.upsert_locked(o for o in orders)
     codes = [(o.code,) for o in orders]
     for table in _CHILDREN:
         store.execute_many(f"DELETE FROM {table} WHERE order_code = ?", codes)
@@ -168,7 +161,7 @@ def _orders(store: DeskStore, orders: tuple[DeskOrder, ...], first: int) -> None
     )
 
 
-def _shipments(store: DeskStore, orders: tuple[DeskOrder, ...]) -> None:
+def _shipments(store: DeskStore, orders: tuple[Order, ...]) -> None:
     store.execute_many(
         "INSERT INTO shipments (order_code, position, tracking_ids, item_ids, carrier,"
         " estimated_delivery) VALUES (?, ?, ?, ?, ?, ?)",
@@ -190,7 +183,7 @@ def _shipments(store: DeskStore, orders: tuple[DeskOrder, ...]) -> None:
     )
 
 
-def desk_columns(o: DeskOrder) -> tuple[object, ...]:
+def desk_columns(o: Order) -> tuple[object, ...]:
     """The desk's columns of an order row, in the order the UPDATEs here name them, then its
     code (the WHERE's)."""
     exchange = None

@@ -5,26 +5,29 @@ the order it was written)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
-from agent_cli.domain.records import (
+from agent_cli.domain.orders import (
     Address,
-    Customer,
-    DeskData,
-    DeskOrder,
     ExchangeRequest,
-    OrderChange,
+    Order,
     OrderItem,
     Payment,
-    PaymentMethod,
-    Product,
     ReturnRequest,
     Shipment,
     ShipmentEvent,
+)
+from agent_cli.domain.records import (
+    Customer,
+    DeskData,
+    OrderChange,
+    PaymentMethod,
+    Product,
     Variant,
 )
 from agent_cli.store.bulk_writes import DeskStore
@@ -69,7 +72,7 @@ def customer_orders(store: DeskStore, customer_id: str) -> list[str]:
     return [str(code) for (code,) in rows]
 
 
-def desk_order(store: DeskStore, code: str) -> DeskOrder | None:
+def desk_order(store: DeskStore, code: str) -> Order | None:
     """The order with its items, shipments and payments; None when there is none."""
     order = store.get(code)
     if order is None:
@@ -79,7 +82,7 @@ def desk_order(store: DeskStore, code: str) -> DeskOrder | None:
     return _desk_order(order, row, children)
 
 
-def order_named(store: DeskStore, order_id: str) -> DeskOrder | None:
+def order_named(store: DeskStore, order_id: str) -> Order | None:
     """The order a customer or a model names, as written, in capitals, or with or without
     τ²-bench's `#` (`W2611340` is `#W2611340`; `#B200` is `B200`)."""
     bare = order_id.removeprefix("#")
@@ -238,7 +241,7 @@ def _children(store: DeskStore, where: str, params: tuple[object, ...]) -> _Chil
     return found
 
 
-def _desk_order(order: Any, row: Any, children: _Children) -> DeskOrder:
+def _desk_order(order: Order, row: Any, children: _Children) -> Order:
     code = order.code
     address = Address(*(str(v) for v in row[2:8])) if row[2] is not None else None
     shipments = tuple(
@@ -251,8 +254,8 @@ def _desk_order(order: Any, row: Any, children: _Children) -> DeskOrder:
         )
         for s in children.shipments[code]
     )
-    return DeskOrder(
-        order=order,
+    return dataclasses.replace(
+        order,
         customer_id=row[1],
         address=address,
         items=tuple(children.items[code]),

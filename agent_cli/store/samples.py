@@ -12,20 +12,16 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date, datetime, timedelta
 
-from agent_cli.domain.orders import Order, Refund
-from agent_cli.domain.records import (
+from agent_cli.domain.orders import (
     Address,
-    Customer,
-    DeskData,
-    DeskOrder,
+    Order,
     OrderItem,
     Payment,
-    PaymentMethod,
-    Product,
+    Refund,
     Shipment,
     ShipmentEvent,
-    Variant,
 )
+from agent_cli.domain.records import Customer, DeskData, PaymentMethod, Product, Variant
 from agent_cli.store.sample_help import SAMPLE_ARTICLES
 
 SAMPLE_DAY = date(2026, 10, 13)  # the day the samples' dates are written for (A100: 12 days)
@@ -218,13 +214,13 @@ _ORDERS = (
 A106_REFUND = 20_000  # recorded as a refund of the seed's kind: A106 has 40,000 JPY left
 
 
-def _desk_order(order: Order, row: tuple[str, int, tuple[str, ...], str, date, int]) -> DeskOrder:
+def _desk_order(order: Order, row: tuple[str, int, tuple[str, ...], str, date, int]) -> Order:
     _, customer, items, method, placed, refunded = row
     who = _CUSTOMERS[customer]
     if order.code == "A106":
         refunded = A106_REFUND
-    return DeskOrder(
-        order=order,
+    return replace(
+        order,
         customer_id=who.id,
         address=who.address,
         items=tuple(_item(item) for item in items),
@@ -253,7 +249,7 @@ SAMPLE_SHOP = _shop()
 def sample_orders(as_of: date) -> tuple[Order, ...]:
     """The sample orders with their dates moved so that `as_of` plays SAMPLE_DAY: a database
     created today answers its first question as the README does (A100 delivered 12 days ago)."""
-    return tuple(o.order for o in sample_shop(as_of).orders)
+    return sample_shop(as_of).orders
 
 
 def sample_shop(as_of: date) -> DeskData:
@@ -270,10 +266,8 @@ def sample_shop(as_of: date) -> DeskData:
     )
 
 
-def _moved(o: DeskOrder, shift: timedelta) -> DeskOrder:
-    order = o.order
-    if order.delivered_at is not None:
-        order = replace(order, delivered_at=order.delivered_at + shift)
+def _moved(o: Order, shift: timedelta) -> Order:
+    delivered = o.delivered_at + shift if o.delivered_at is not None else None
     shipments = tuple(
         replace(
             s,
@@ -286,7 +280,9 @@ def _moved(o: DeskOrder, shift: timedelta) -> DeskOrder:
         replace(p, paid_at=_later(p.paid_at, shift) if p.paid_at else None) for p in o.payments
     )
     placed = o.placed_at + shift if o.placed_at else None
-    return replace(o, order=order, shipments=shipments, payments=payments, placed_at=placed)
+    return replace(
+        o, delivered_at=delivered, shipments=shipments, payments=payments, placed_at=placed
+    )
 
 
 def _later(stamp: str, shift: timedelta) -> str:

@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent_cli.domain import ledger
-from agent_cli.domain.records import Customer, DeskOrder
+from agent_cli.domain.orders import Order
+from agent_cli.domain.records import Customer
 from agent_cli.domain.writes import Plan, Records, Refused, ReturnWindow, plan
 from agent_cli.store import record_reads
 from agent_cli.store.bulk_writes import DeskStore, desk_columns, json_text
@@ -137,8 +138,8 @@ def write(store: DeskStore, planned: Plan) -> None:
     _customer(store, planned.customer)
 
 
-def _order(store: DeskStore, order: DeskOrder, added: int) -> None:
-    store.upsert_locked([order.order])
+def _order(store: DeskStore, order: Order, added: int) -> None:
+    store.upsert_locked([order])
     store.execute(
         "UPDATE orders SET customer_id = ?, address1 = ?, address2 = ?, city = ?, state = ?,"
         " country = ?, zip = ?, placed_at = ?, cancel_reason = ?, exchange_request = ?,"

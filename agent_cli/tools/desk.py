@@ -28,7 +28,8 @@ from agent_cli.core.seams import ApprovalNeeded, Observation
 from agent_cli.core.tool_outcomes import Read
 from agent_cli.domain.currencies import major
 from agent_cli.domain.intents import IDENTIFY  # what the others come after
-from agent_cli.domain.records import Customer, DeskOrder, Variant
+from agent_cli.domain.orders import Order
+from agent_cli.domain.records import Customer, Variant
 from agent_cli.store import record_reads
 from agent_cli.store.sqlite import OrderStore
 from agent_cli.tools import NoArgs, Tool, ToolArgs, ToolFailure, records
@@ -113,8 +114,8 @@ def _customer_record(c: Customer, orders: list[str]) -> str:
     )
 
 
-def _order_record(o: DeskOrder, refunded: int) -> str:
-    order, currency = o.order, o.order.currency
+def _order_record(o: Order, refunded: int) -> str:
+    order, currency = o, o.currency
 
     def amount(minor: int) -> str:
         return major(minor, currency, grouped=False)
@@ -167,21 +168,21 @@ def _variant_record(v: Variant, product_id: str | None = None) -> str:
     )
 
 
-def _unshipped(o: DeskOrder) -> str:
+def _unshipped(o: Order) -> str:
     """An order with no shipment on record: not shipped, cancelled, or delivered (an order
     delivered before shipments were kept has its delivery date only)."""
-    delivered = o.order.delivered_at
-    if o.order.status == "CANCELLED":
+    delivered = o.delivered_at
+    if o.status == "CANCELLED":
         return "cancelled: it will not ship"
     if delivered is not None:
         return f"delivered_at={delivered.isoformat()}: no carrier or tracking number on record"
-    if o.order.status.startswith("PENDING"):
+    if o.status.startswith("PENDING"):
         return "not shipped yet: no carrier or tracking number"
     return "no carrier or tracking number on record"
 
 
-def _tracking_record(o: DeskOrder) -> str:
-    head = f"order_id={_id(o.code)} status={_id(o.order.status)}"
+def _tracking_record(o: Order) -> str:
+    head = f"order_id={_id(o.code)} status={_id(o.status)}"
     if not o.shipments:
         return f"{head}\n{_unshipped(o)}"
     lines = [head]
@@ -273,7 +274,7 @@ class _Reads:
         text = _customer_record(customer, orders)
         return Observation(text, record=records.customer_data(customer, orders))
 
-    def desk_order(self, args: OrderArgs) -> tuple[OrderStore, DeskOrder]:
+    def desk_order(self, args: OrderArgs) -> tuple[OrderStore, Order]:
         """The order, once the conversation may see it: before identification every order
         is refused alike; after it, an order that does not exist and another customer's read
         the same, so no one learns which orders exist."""
@@ -288,13 +289,13 @@ class _Reads:
     def order_details(self, args: OrderArgs) -> Observation:
         store, found = self.desk_order(args)
         refunded = store.refunded_total(found.code)
-        shown = Read(found.code, found.order.status, refunded)  # facts an answer may state
+        shown = Read(found.code, found.status, refunded)  # facts an answer may state
         data = records.order_data(found, refunded)
         return Observation(_order_record(found, refunded), outcome=shown, record=data)
 
     def track(self, args: OrderArgs) -> Observation:
         found = self.desk_order(args)[1]
-        shown = Read(found.code, found.order.status)
+        shown = Read(found.code, found.status)
         data = records.tracking_data(found)
         return Observation(_tracking_record(found), outcome=shown, record=data)
 

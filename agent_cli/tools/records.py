@@ -9,8 +9,8 @@ from datetime import date
 from typing import Any
 
 from agent_cli.domain.currencies import major_number
-from agent_cli.domain.orders import Order
-from agent_cli.domain.records import Address, Customer, DeskOrder, Product, Variant
+from agent_cli.domain.orders import Address, Order
+from agent_cli.domain.records import Customer, Product, Variant
 
 Record = dict[str, Any]
 
@@ -49,9 +49,9 @@ def customer_data(customer: Customer, orders: list[str]) -> Record:
     }
 
 
-def order_data(found: DeskOrder, refunded: int) -> Record:
+def order_data(found: Order, refunded: int) -> Record:
     """An order with its items, payments and what went back (`get_order_details`)."""
-    currency = found.order.currency
+    currency = found.currency
 
     def amount(minor: int) -> int | float:
         return major_number(minor, currency)
@@ -59,11 +59,11 @@ def order_data(found: DeskOrder, refunded: int) -> Record:
     return {
         "order_id": found.code,
         "user_id": found.customer_id,
-        "status": found.order.status,
-        "total": amount(found.order.total),
+        "status": found.status,
+        "total": amount(found.total),
         "currency": currency,
         "placed_at": _day(found.placed_at),
-        "delivered_at": _day(found.order.delivered_at),
+        "delivered_at": _day(found.delivered_at),
         "address": address_data(found.address),
         "items": [
             {
@@ -91,7 +91,7 @@ def order_data(found: DeskOrder, refunded: int) -> Record:
     }
 
 
-def _exchange(found: DeskOrder, amount: Any) -> Record | None:
+def _exchange(found: Order, amount: Any) -> Record | None:
     e = found.exchange
     if e is None:
         return None
@@ -103,14 +103,14 @@ def _exchange(found: DeskOrder, amount: Any) -> Record | None:
     }
 
 
-def _return(found: DeskOrder) -> Record | None:
+def _return(found: Order) -> Record | None:
     r = found.returned
     if r is None:
         return None
     return {"items": list(r.items), "payment_method_id": r.payment_method_id}
 
 
-def tracking_data(found: DeskOrder) -> Record:
+def tracking_data(found: Order) -> Record:
     """Where an order is (`track_order`): each shipment, its latest events last."""
     shipments = [
         {
@@ -127,8 +127,8 @@ def tracking_data(found: DeskOrder) -> Record:
     ]
     return {
         "order_id": found.code,
-        "status": found.order.status,
-        "delivered_at": _day(found.order.delivered_at),
+        "status": found.status,
+        "delivered_at": _day(found.delivered_at),
         "shipments": shipments,
     }
 

@@ -9,12 +9,13 @@ from rich.console import Console
 from rich.text import Text
 
 from agent_cli.domain.currencies import money
-from agent_cli.domain.records import DeskOrder, OrderChange
+from agent_cli.domain.orders import Order
+from agent_cli.domain.records import OrderChange
 from agent_cli.ui.console import clean_text
 
 
-def show_history(console: Console, order: DeskOrder, changes: Sequence[OrderChange]) -> None:
-    currency = order.order.currency
+def show_history(console: Console, order: Order, changes: Sequence[OrderChange]) -> None:
+    currency = order.currency
     lines: list[tuple[str, str]] = []
     if order.address is not None:
         lines.append(("ships to", str(order.address)))

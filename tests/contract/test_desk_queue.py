@@ -80,7 +80,7 @@ def status(opener: Opener) -> str:
     try:
         order = record_reads.desk_order(store, "B200")
         assert order is not None
-        return order.order.status
+        return order.status
     finally:
         store.close()
 
@@ -128,7 +128,7 @@ def test_denied_and_expired_writes_change_nothing(opener: Opener) -> None:
     assert isinstance(decided.item, Approval) and decided.item.status == "expired"
     assert approve(store, denied.id).changed is False
     order = record_reads.desk_order(store, "B200")
-    assert order is not None and order.order.status == "PENDING"
+    assert order is not None and order.status == "PENDING"
     assert order.address is not None and order.address.city != "Osaka"
     assert record_reads.changes(store, order="B200") == []
     store.close()
@@ -303,7 +303,7 @@ def test_a_dropped_connection_mid_write_leaves_no_half_change(
     again = PostgresStore.connect(url)
     try:
         order = record_reads.desk_order(again, "B200")
-        assert order is not None and order.order.status == "PENDING" and len(order.payments) == 1
+        assert order is not None and order.status == "PENDING" and len(order.payments) == 1
         assert record_reads.changes(again, order="B200") == []
     finally:
         again.close()

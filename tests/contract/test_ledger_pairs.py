@@ -114,9 +114,9 @@ def _state(store: OrderStore, code: str) -> tuple[str, int, int, int]:
     length: what a second write would have to change to have been made."""
     order = record_reads.desk_order(store, code)
     assert order is not None
-    book = ledger.read(store, code, order.order.total)
+    book = ledger.read(store, code, order.total)
     changes = store.query("SELECT COUNT(*) FROM order_changes WHERE order_code = ?", (code,))
-    return order.order.status, book.back, book.paid, int(str(changes[0][0]))
+    return order.status, book.back, book.paid, int(str(changes[0][0]))
 
 
 @pytest.mark.parametrize(("code", "first", "second"), PAIRS, ids=IDS)

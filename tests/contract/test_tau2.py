@@ -70,7 +70,7 @@ def test_the_records_read_back_as_the_desk_needs_them(either_store: OrderStore) 
     raw = fixture()["orders"][code]
     assert order is not None and order.code == code and order.code.startswith("#W")
     assert [i.item_id for i in order.items] == [i["item_id"] for i in raw["items"]]
-    assert order.order.total == sum(round(i["price"] * 100) for i in raw["items"])
+    assert order.total == sum(round(i["price"] * 100) for i in raw["items"])
     assert [p.amount for p in order.payments] == [
         round(p["amount"] * 100) for p in raw["payment_history"]
     ]

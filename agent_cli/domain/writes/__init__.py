@@ -75,7 +75,7 @@ def plan(tool: str, args: dict[str, Any], records: Records) -> Plan:
         return planned
     return dataclasses.replace(
         planned,
-        currency=order.order.currency,
-        status=order.order.status,
-        delivered_at=order.order.delivered_at,
+        currency=order.currency,
+        status=order.status,
+        delivered_at=order.delivered_at,
     )

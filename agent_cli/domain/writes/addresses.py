@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from agent_cli.domain.records import Address
+from agent_cli.domain.orders import Address
 from agent_cli.domain.writes.rules import (
     PENDING_ONLY,
     Plan,

@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from agent_cli.domain.records import CANCEL_REASONS, Payment
+from agent_cli.domain.orders import Payment
+from agent_cli.domain.records import CANCEL_REASONS
 from agent_cli.domain.writes.rules import (
     PENDING_ONLY,
     Plan,
@@ -27,7 +28,7 @@ def cancel(args: dict[str, Any], records: Records) -> Plan:
     if reason not in CANCEL_REASONS:
         allowed = " or ".join(repr(r) for r in CANCEL_REASONS)
         raise Refused(f"the reason must be {allowed}; ask the customer which one")
-    currency = order.order.currency
+    currency = order.currency
     net: dict[str, int] = {}
     for payment in order.payments:  # what each method paid, net of what it got back
         sign = 1 if payment.kind == "payment" else -1
@@ -42,7 +43,7 @@ def cancel(args: dict[str, Any], records: Records) -> Plan:
         customer = with_balance(customer, refund.payment_method_id, refund.amount)
     after = dataclasses.replace(
         order,
-        order=dataclasses.replace(order.order, status="CANCELLED"),
+        status="CANCELLED",
         payments=(*order.payments, *refunds),
         cancel_reason=reason,
     )

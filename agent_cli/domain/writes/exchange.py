@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any
 
 from agent_cli.domain.currencies import money
-from agent_cli.domain.records import ExchangeRequest
+from agent_cli.domain.orders import ExchangeRequest
 from agent_cli.domain.writes.item_rules import (
     back_at_most,
     difference_of,
@@ -35,7 +35,7 @@ def exchange_items(args: dict[str, Any], records: Records) -> Plan:
     swaps = planned_swaps(order, records, item_ids, new_ids)
     within_window(order, records)
     method = method_of(records.customer, args["payment_method_id"])
-    currency = order.order.currency
+    currency = order.currency
     difference = difference_of(swaps)
     covers(method, difference, currency)
     if difference < 0 and back_at_most(order, records, -difference)[0] < -difference:
@@ -45,7 +45,7 @@ def exchange_items(args: dict[str, Any], records: Records) -> Plan:
         )
     after = dataclasses.replace(
         order,
-        order=dataclasses.replace(order.order, status="EXCHANGE_REQUESTED"),
+        status="EXCHANGE_REQUESTED",
         exchange=ExchangeRequest(
             tuple(sorted(item_ids)), tuple(sorted(new_ids)), method.id, difference
         ),

@@ -9,11 +9,11 @@ from collections import Counter
 
 from agent_cli.domain import ledger
 from agent_cli.domain.currencies import money
-from agent_cli.domain.records import DeskOrder, OrderItem
+from agent_cli.domain.orders import Order, OrderItem
 from agent_cli.domain.writes.rules import Records, Refused, counted
 
 
-def items_held(order: DeskOrder, item_ids: list[str]) -> None:
+def items_held(order: Order, item_ids: list[str]) -> None:
     held = Counter(item.item_id for item in order.items)
     for item_id, wanted in Counter(item_ids).items():
         if wanted > held[item_id]:
@@ -25,7 +25,7 @@ def items_held(order: DeskOrder, item_ids: list[str]) -> None:
 
 
 def planned_swaps(
-    order: DeskOrder, records: Records, item_ids: list[str], new_ids: list[str]
+    order: Order, records: Records, item_ids: list[str], new_ids: list[str]
 ) -> list[tuple[OrderItem, OrderItem]]:
     """Each named item and what it becomes: another available variant of its own product, at
     that variant's price and options."""
@@ -83,10 +83,10 @@ def settled_words(difference: int, method_id: str, currency: str) -> str:
     return "the same price, nothing to pay"
 
 
-def within_window(order: DeskOrder, records: Records) -> None:
+def within_window(order: Order, records: Records) -> None:
     """Returns and exchanges follow the shop's window, judged on the delivery date (an order
     with none on record, as τ²'s, is not held to it)."""
-    window, delivered = records.window, order.order.delivered_at
+    window, delivered = records.window, order.delivered_at
     if window is None or delivered is None:
         return
     if (age := (window.today - delivered).days) > window.days:
@@ -97,11 +97,11 @@ def within_window(order: DeskOrder, records: Records) -> None:
         )
 
 
-def back_at_most(order: DeskOrder, records: Records, amount: int) -> tuple[int, str]:
+def back_at_most(order: Order, records: Records, amount: int) -> tuple[int, str]:
     """What may go back for items worth `amount`: no more than the order's ledger has left,
     and the words saying what went back already (money goes back once)."""
     held = ledger.of_order(order, records.recorded)
-    currency = order.order.currency
+    currency = order.currency
     if held.left <= 0:
         raise Refused(
             f"order {order.code} was refunded in full already ({money(held.back, currency)}); "
@@ -115,7 +115,7 @@ def back_at_most(order: DeskOrder, records: Records, amount: int) -> tuple[int, 
     )
 
 
-def priced(order: DeskOrder, item_ids: list[str]) -> list[int]:
+def priced(order: Order, item_ids: list[str]) -> list[int]:
     remaining = list(order.items)
     prices = []
     for item_id in item_ids:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from agent_cli.domain.records import Payment
+from agent_cli.domain.orders import Payment
 from agent_cli.domain.writes.item_rules import (
     difference_of,
     planned_swaps,
@@ -30,7 +30,7 @@ def change_items(args: dict[str, Any], records: Records) -> Plan:
     status_is(order, "PENDING", PENDING_ONLY)
     swaps = planned_swaps(order, records, list(args["item_ids"]), list(args["new_item_ids"]))
     method = method_of(records.customer, args["payment_method_id"])
-    currency = order.order.currency
+    currency = order.currency
     difference = difference_of(swaps)
     covers(method, difference, currency)
     entry = Payment("payment" if difference > 0 else "refund", abs(difference), method.id)
@@ -39,9 +39,8 @@ def change_items(args: dict[str, Any], records: Records) -> Plan:
         items[items.index(old)] = new  # the first such item still unchanged, as τ² does
     after = dataclasses.replace(
         order,
-        order=dataclasses.replace(
-            order.order, status="PENDING_ITEM_MODIFIED", total=sum(i.price for i in items)
-        ),
+        status="PENDING_ITEM_MODIFIED",
+        total=sum(i.price for i in items),
         items=tuple(items),
         payments=(*order.payments, entry),
     )

@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any
 
 from agent_cli.domain.currencies import money
-from agent_cli.domain.records import Payment
+from agent_cli.domain.orders import Payment
 from agent_cli.domain.writes.rules import (
     PENDING_ONLY,
     Plan,
@@ -35,7 +35,7 @@ def payment(args: dict[str, Any], records: Records) -> Plan:
     paid = order.payments[0]
     if paid.payment_method_id == new.id:
         raise Unchanged(f"order {order.code} is paid with {new.id} already; nothing to change")
-    currency = order.order.currency
+    currency = order.currency
     covers(new, paid.amount, currency)
     added = (
         Payment("payment", paid.amount, new.id),

@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any
 
 from agent_cli.domain.currencies import money
-from agent_cli.domain.records import ReturnRequest
+from agent_cli.domain.orders import ReturnRequest
 from agent_cli.domain.writes.item_rules import back_at_most, items_held, priced, within_window
 from agent_cli.domain.writes.rules import (
     DELIVERED_ONLY,
@@ -39,11 +39,11 @@ def return_items(args: dict[str, Any], records: Records) -> Plan:
     item_ids = list(args["item_ids"])
     items_held(order, item_ids)
     within_window(order, records)
-    currency = order.order.currency
+    currency = order.currency
     amount, already = back_at_most(order, records, sum(priced(order, item_ids)))
     after = dataclasses.replace(
         order,
-        order=dataclasses.replace(order.order, status="RETURN_REQUESTED"),
+        status="RETURN_REQUESTED",
         returned=ReturnRequest(tuple(sorted(item_ids)), method.id),
     )
     summary = (

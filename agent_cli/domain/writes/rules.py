@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from datetime import date
 
 from agent_cli.domain.currencies import money
-from agent_cli.domain.records import Customer, DeskOrder, OrderItem, Payment, PaymentMethod, Product
+from agent_cli.domain.orders import Order, OrderItem, Payment
+from agent_cli.domain.records import Customer, PaymentMethod, Product
 
 SHOWN_STATUS = {  # as a customer reads it, τ²'s words
     "PENDING": "pending",
@@ -51,7 +52,7 @@ class Records:
     plan is made again on them inside the commit's transaction)."""
 
     customer: Customer
-    order: DeskOrder | None = None
+    order: Order | None = None
     products: tuple[Product, ...] = ()
     recorded: int = dataclasses.field(default=0, repr=False)
     window: ReturnWindow | None = dataclasses.field(default=None, repr=False)
@@ -71,7 +72,7 @@ class Plan:
     summary: str  # the exact change, as the customer is shown it
     version: str  # of the records it was planned on
     customer: Customer  # as it will be (an address, gift-card balances)
-    order: DeskOrder | None  # as it will be; None: no order is touched
+    order: Order | None  # as it will be; None: no order is touched
     added: tuple[Payment, ...] = ()  # the payment and refund entries it appends, in order
     amount: int = 0  # the money it moves, either way, in the order's minor units
     currency: str = ""  # the order's ("" for a customer's own record)
@@ -79,15 +80,15 @@ class Plan:
     delivered_at: date | None = None
 
 
-def order_of(records: Records) -> DeskOrder:
+def order_of(records: Records) -> Order:
     if records.order is None:
         raise ValueError("this change needs an order")
     return records.order
 
 
-def status_is(order: DeskOrder, wanted: str, instead: str) -> None:
+def status_is(order: Order, wanted: str, instead: str) -> None:
     """Refused unless the order's status is `wanted`: what it is, and what can be done."""
-    status = order.order.status
+    status = order.status
     if status == wanted:
         return
     if status == "PENDING_ITEM_MODIFIED":

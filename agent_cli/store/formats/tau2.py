@@ -19,21 +19,16 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from agent_cli.domain.currencies import major_number, money, to_minor
-from agent_cli.domain.orders import Order
-from agent_cli.domain.records import (
+from agent_cli.domain.orders import (
     Address,
-    Customer,
-    DeskData,
-    DeskOrder,
     ExchangeRequest,
+    Order,
     OrderItem,
     Payment,
-    PaymentMethod,
-    Product,
     ReturnRequest,
     Shipment,
-    Variant,
 )
+from agent_cli.domain.records import Customer, DeskData, PaymentMethod, Product, Variant
 from agent_cli.errors import OrderFileError
 from agent_cli.text import plain_value, read_json_file
 
@@ -257,7 +252,7 @@ def _product(p: _Product) -> Product:
     return Product(p.product_id, p.name, tuple(variants))
 
 
-def _order(key: str, o: _Order, db: _Db) -> DeskOrder:
+def _order(key: str, o: _Order, db: _Db) -> Order:
     where = f'orders["{key}"]'
     if key != o.order_id:
         raise _Bad(f"{where}.order_id: {o.order_id!r} differs from its key")
@@ -287,8 +282,13 @@ def _order(key: str, o: _Order, db: _Db) -> DeskOrder:
     _capped(total, f"{where}.items")
     _capped(sum(p.amount for p in payments), f"{where}.payment_history")
     a = o.address
-    return DeskOrder(
-        order=Order(o.order_id, STATUS_IN[o.status], total, None, CURRENCY, name),
+    return Order(
+        o.order_id,
+        STATUS_IN[o.status],
+        total,
+        None,
+        CURRENCY,
+        name,
         customer_id=o.user_id,
         address=Address(a.address1, a.address2, a.city, a.state, a.country, a.zip),
         items=items,
@@ -389,9 +389,9 @@ def _user_out(c: Customer, orders: list[str]) -> dict[str, Any]:
     }
 
 
-def _order_out(o: DeskOrder) -> dict[str, Any]:
+def _order_out(o: Order) -> dict[str, Any]:
     assert o.address is not None
-    currency = o.order.currency
+    currency = o.currency
     out: dict[str, Any] = {
         "order_id": o.code,
         "user_id": o.customer_id,
@@ -406,7 +406,7 @@ def _order_out(o: DeskOrder) -> dict[str, Any]:
             }
             for i in o.items
         ],
-        "status": STATUS_OUT[o.order.status],
+        "status": STATUS_OUT[o.status],
         "fulfillments": [
             {"tracking_id": list(s.tracking_ids), "item_ids": list(s.item_ids)} for s in o.shipments
         ],

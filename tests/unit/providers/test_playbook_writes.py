@@ -116,7 +116,7 @@ def test_a_cancel_is_proposed_confirmed_approved_and_made() -> None:
     )
     assert answer.startswith("Done (change #1): cancel B200")
     order = desk.order("B200")
-    assert order.order.status == "CANCELLED" and order.cancel_reason == "no longer needed"
+    assert order.status == "CANCELLED" and order.cancel_reason == "no longer needed"
 
 
 def test_a_cancel_in_japanese_by_mistake() -> None:
@@ -136,7 +136,7 @@ def test_no_yes_changes_nothing(reply: str) -> None:
     assert "B200" in answer and (
         "not changed anything" in answer or "何も変更していません" in answer
     )
-    assert desk.order("B200").order.status == "PENDING"
+    assert desk.order("B200").status == "PENDING"
 
 
 @pytest.mark.parametrize(
@@ -149,21 +149,21 @@ def test_words_that_may_decline_are_asked_again_in_plain_words(
     desk.say(f"Please cancel B200, {KAITO}", unclear, then)
     again = desk.asked()[1]
     assert "P1" in again and ("To be sure" in again or "念のため" in again)
-    assert (desk.order("B200").order.status == "CANCELLED") is made
+    assert (desk.order("B200").status == "CANCELLED") is made
 
 
 def test_no_approval_no_change_and_the_answer_says_so() -> None:
     desk = Desk(approve=False)
     answer = desk.say(f"Please cancel B200, {KAITO}", "yes")
     assert answer.startswith("The change to B200 was not made:") and "not approved" in answer
-    assert desk.order("B200").order.status == "PENDING"
+    assert desk.order("B200").status == "PENDING"
 
 
 def test_a_dry_run_says_what_would_change_and_changes_nothing() -> None:
     desk = Desk(dry_run=True)
     answer = desk.say(f"Please cancel B200, {KAITO}", "yes")
     assert answer.startswith("This is a dry run, so nothing was changed; the change would be:")
-    assert desk.order("B200").order.status == "PENDING"
+    assert desk.order("B200").status == "PENDING"
 
 
 def test_without_an_email_it_asks_who_first_and_proposes_nothing() -> None:
@@ -171,7 +171,7 @@ def test_without_an_email_it_asks_who_first_and_proposes_nothing() -> None:
     answer = desk.say("Please cancel B200", "I'd rather not say")
     assert desk.tools() == ["ask_user"]
     assert "email address on your account" in answer
-    assert desk.order("B200").order.status == "PENDING"
+    assert desk.order("B200").status == "PENDING"
 
 
 def test_another_customers_order_is_refused_as_missing() -> None:
@@ -243,7 +243,7 @@ def test_an_exchange_after_delivery_of_the_item_named() -> None:
     assert "exchange_delivered_order_items" in desk.tools()
     assert "exchange T-Shirt 1008001 (4,900 JPY) -> 1008002 (4,900 JPY) on A105" in answer
     order = desk.order("A105")
-    assert order.order.status == "EXCHANGE_REQUESTED" and order.exchange is not None
+    assert order.status == "EXCHANGE_REQUESTED" and order.exchange is not None
 
 
 def test_a_return_of_the_items_named_only() -> None:
@@ -364,7 +364,7 @@ def test_a_change_waiting_in_the_queue_says_so_and_changes_nothing() -> None:
         "cancel B200 (1 item; reason: no longer needed): refund 5,400 JPY to "
         "credit_card_1007 in 5-7 business days."
     )
-    assert desk.order("B200").order.status == "PENDING"
+    assert desk.order("B200").status == "PENDING"
 
 
 def test_a_refusal_keeps_the_customers_advice_and_drops_the_agents() -> None:

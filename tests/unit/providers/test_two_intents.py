@@ -84,7 +84,7 @@ def test_a_change_and_a_question_the_change_is_made_once() -> None:
     done, refunds = answer.split("\n")
     assert done.startswith("Done (change #1): cancel B200") and refunds.endswith("[refund-methods]")
     assert desk.tools().count("cancel_pending_order") == 2  # proposed, then made
-    assert desk.order("B200").order.status == "CANCELLED"
+    assert desk.order("B200").status == "CANCELLED"
 
 
 def test_two_intents_in_japanese_one_answer() -> None:
