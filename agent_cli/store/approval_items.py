@@ -22,7 +22,7 @@ from agent_cli.domain.write_tools import DESK_WRITES
 ITEM_STATUSES = ("pending", "approved", "denied", "expired", "failed")
 MAX_ID = 2**63 - 1  # an id the store can hold: SQLite's INTEGER, PostgreSQL's BIGINT
 ITEM_COLUMNS = (  # an `Approval`'s fields, in order
-    "id, tool, order_code, amount, reason, refund_key, judged, run_id, question, proposed_by, "
+    "id, kind, order_code, amount, summary, key, judged, run_id, question, proposed_by, "
     "created_at, expires_at, status, decided_by, decided_at, outcome, refund_id"
 )
 _CODE = re.compile(ORDER_CODE_PATTERN)
@@ -34,11 +34,11 @@ class Approval:
     """One item of the queue. `status` is as stored; `state` also says `expired`."""
 
     id: int
-    tool: str  # issue_refund, or one of the desk's writes (domain/writes/)
+    kind: str  # the tool: issue_refund, or one of the desk's writes (domain/writes/)
     order_code: str  # a write to a customer's own record (their address) has none: ""
     amount: int
-    reason: str  # a refund's reason; a write's change in words
-    refund_key: str  # a refund's idempotency key; a write's proposal (its tool and arguments)
+    summary: str  # a refund's reason; a write's change in words
+    key: str  # a refund's idempotency key; a write's proposal (its tool and arguments)
     judged: str  # JSON: the order as it was judged (a write: its records' version, its call)
     run_id: str
     question: str
@@ -63,7 +63,7 @@ class Approval:
 
     @property
     def is_write(self) -> bool:
-        return self.tool != "issue_refund"
+        return self.kind != "issue_refund"
 
     @property
     def write(self) -> dict[str, Any]:
@@ -104,17 +104,17 @@ def read_item(row: tuple[Any, ...]) -> Item:
 
 
 def _checked(item: Approval) -> Approval:
-    for name in ("tool", "reason", "refund_key", "judged", "run_id", "question", "proposed_by"):
+    for name in ("kind", "summary", "key", "judged", "run_id", "question", "proposed_by"):
         _text(item, name)
-    if item.tool != "issue_refund":
-        raise _Bad(f"tool {_shown(item.tool)} is not issue_refund")
+    if item.kind != "issue_refund":
+        raise _Bad(f"kind {_shown(item.kind)} is not issue_refund")
     if not isinstance(item.order_code, str) or not _CODE.match(item.order_code):
         raise _Bad(f"order_code {_shown(item.order_code)} is not an order code")
     if not _is_int(item.amount) or not 0 < item.amount <= MAX_ID:
         raise _Bad(f"amount {_shown(item.amount)} is not a positive whole amount")
-    if item.refund_key != refund_key(item.order_code, item.amount, item.reason):
+    if item.key != refund_key(item.order_code, item.amount, item.summary):
         raise _Bad(
-            f"refund_key {_shown(item.refund_key)} names another refund than "
+            f"key {_shown(item.key)} names another refund than "
             f"{item.amount:,} on {item.order_code} for its reason"
         )
     _judged(item.judged)
@@ -128,7 +128,7 @@ def _checked(item: Approval) -> Approval:
 
 def _checked_write(item: Approval) -> Approval:
     """A desk write's item: its call, the version of the records it was judged on."""
-    for name in ("reason", "refund_key", "judged", "run_id", "question", "proposed_by"):
+    for name in ("summary", "key", "judged", "run_id", "question", "proposed_by"):
         _text(item, name)
     if item.order_code and not _ORDER_ID.match(item.order_code):
         raise _Bad(f"order_code {_shown(item.order_code)} is not an order id")
@@ -207,12 +207,17 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else f"{text[:37]}..."
 
 
+# The JSON an item is shown as (`approvals --json`, the API) keeps the names it had before the
+# columns were named for any item: a reader of it does not break.
+_JSON_NAMES = {"kind": "tool", "summary": "reason", "key": "refund_key"}
+
+
 def item_json(item: Item, now: datetime) -> dict[str, object]:
     """An item as JSON: `state` (the stored status, or expired, or unreadable), the judged
     order as an object, the amount with its currency."""
     if isinstance(item, Unreadable):
         return {"id": item.id, "state": "unreadable", "problem": item.problem}
-    fields = asdict(item)
+    fields = {_JSON_NAMES.get(name, name): value for name, value in asdict(item).items()}
     del fields["status"]  # `state` says it, and says expired too
     moves_none = item.is_write and item.amount == 0  # an address: no money, no currency
     return {

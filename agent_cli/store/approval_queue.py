@@ -48,7 +48,7 @@ class RefundProposal:
     expires_in: timedelta
 
     @property
-    def refund_key(self) -> str:
+    def key(self) -> str:
         """The refund it proposes, as the refunds table keys it: never given, so never another."""
         return refund_key(self.order.code, self.amount, self.reason)
 
@@ -119,7 +119,7 @@ def queue(store: OrderStore, proposal: RefundProposal | WriteProposal) -> Approv
             proposal.order.code,
             proposal.amount,
             proposal.reason,
-            proposal.refund_key,
+            proposal.key,
             judged_json(proposal.order),
         )
     values = (
@@ -134,7 +134,7 @@ def queue(store: OrderStore, proposal: RefundProposal | WriteProposal) -> Approv
 
     def pending_or_new() -> Approval | int:
         waiting = store.query(
-            f"SELECT {ITEM_COLUMNS} FROM approvals WHERE refund_key = ? AND status = 'pending'",
+            f"SELECT {ITEM_COLUMNS} FROM approvals WHERE key = ? AND status = 'pending'",
             (key,),
         )
         now = now_utc()
@@ -146,7 +146,7 @@ def queue(store: OrderStore, proposal: RefundProposal | WriteProposal) -> Approv
         if still:  # the same refund, queued by an earlier run and still waiting: one is enough
             return still[0]
         return store.insert(
-            "INSERT INTO approvals (tool, order_code, amount, reason, refund_key, judged, run_id,"
+            "INSERT INTO approvals (kind, order_code, amount, summary, key, judged, run_id,"
             " question, proposed_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
             " ?, ?)",
             values,
@@ -202,8 +202,8 @@ def _approve(store: OrderStore, item: int, *, by: str, recheck: Recheck) -> Deci
         recorded = store.record_refund_locked(
             found.order_code,
             found.amount,
-            found.reason,
-            key=found.refund_key,
+            found.summary,
+            key=found.key,
             check=lambda order, refunded: recheck(found, order, refunded),
         )
     except RefundRefused as exc:
@@ -225,7 +225,7 @@ def _commit_write(store: OrderStore, found: Approval, *, by: str) -> Decided:
     try:
         done = commit_locked(
             store,
-            Agreed(tool=found.tool, version=write["version"], args=write["args"]),
+            Agreed(tool=found.kind, version=write["version"], args=write["args"]),
             target,
             by=by,
             run_id=found.run_id,

@@ -31,6 +31,7 @@ from agent_cli.store.sqlite import (
     order_row,
 )
 from agent_cli.store.tables import (
+    APPROVAL_COLUMNS_NAMED,
     ARTICLES_TABLE,
     CONVERSATION_ADDRESS,
     CONVERSATION_INDEXES,
@@ -112,6 +113,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     CONVERSATION_OPENER,
     (shop_rules_table("BIGSERIAL PRIMARY KEY"),),
     (*RUN_LOG_TABLES,),  # a team's run log (record/team_log.py)
+    APPROVAL_COLUMNS_NAMED,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 2  # a store older than this keeps whole units (upgrades.py)

@@ -123,6 +123,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ddl.CONVERSATION_OPENER,
     # The shop's rules a team pushed (shop_rules.py; read only from a team's PostgreSQL).
     (ddl.shop_rules_table("INTEGER PRIMARY KEY"),),
+    ddl.APPROVAL_COLUMNS_NAMED,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 MINOR_UNITS_VERSION = 4  # a store older than this keeps whole units (upgrades.py)

@@ -209,6 +209,16 @@ CONVERSATION_ADDRESS = (
 # chat's public one, speaks only in the conversations it opened.
 CONVERSATION_OPENER = ("ALTER TABLE conversations ADD COLUMN opened_by TEXT",)
 
+# The approval queue's columns named for any item, not a refund's (a later migration, so a
+# store of every earlier version keeps its rows): `kind` the tool (issue_refund or a desk
+# write), `key` the item's idempotency key (a refund's, or a write's call), `summary` a refund's
+# reason or a write's change in words.
+APPROVAL_COLUMNS_NAMED = (
+    "ALTER TABLE approvals RENAME COLUMN tool TO kind",
+    "ALTER TABLE approvals RENAME COLUMN refund_key TO key",
+    "ALTER TABLE approvals RENAME COLUMN reason TO summary",
+)
+
 OUTBOX_KINDS = ("message", "handover")
 OUTBOX_STATUSES = ("pending", "sent", "failed")
 
@@ -296,9 +306,10 @@ def refunds_table(id_column: str) -> str:
 
 
 def approvals_table(id_column: str, name: str = "approvals") -> str:
-    """The approval queue's table (approval_queue.py), likewise: a refund (an order, an amount
-    above 0), or a desk write (`reason` its change in words; no order for a customer's own
-    address, an amount of 0 for a change that moves no money)."""
+    """The approval queue's table (approval_queue.py) as it was first made, for the refunds
+    alone: `APPROVAL_COLUMNS_NAMED` below renames its refund columns to what they hold for any
+    kind of item. An item is a refund (an order, an amount above 0) or a desk write (no order
+    for a customer's own address, an amount of 0 for a change that moves no money)."""
     return f"""CREATE TABLE {name} (
             id {id_column},
             tool TEXT NOT NULL,

@@ -41,12 +41,12 @@ def amounts_to_minor_units(store: _Writable) -> None:
                 (_int(amount) * scale, _rescaled_key(str(key), scale), row_id),
             )
     for row_id, code, amount, key, judged in store.query(
-        "SELECT id, order_code, amount, refund_key, judged FROM approvals"
+        "SELECT id, order_code, amount, key, judged FROM approvals"
     ):
         scale = _judged_scale(str(judged)) or scales.get(str(code), 1)
         if scale != 1:
             store.execute(
-                "UPDATE approvals SET amount = ?, refund_key = ?, judged = ? WHERE id = ?",
+                "UPDATE approvals SET amount = ?, key = ?, judged = ? WHERE id = ?",
                 (
                     _int(amount) * scale,
                     _rescaled_key(str(key), scale),

@@ -43,7 +43,7 @@ def _row(item: Item, now: datetime) -> list[Text]:
         Text(state, style=_STYLES.get(state, "red")),
         Text(item.order_code or "-"),
         Text(_amount(item), justify="right"),
-        Text(clean_text(item.reason)),
+        Text(clean_text(item.summary)),
         Text(clean_text(item.proposed_by)),
         Text(item.expires_at),
     ]
@@ -56,11 +56,11 @@ def _amount(item: Approval) -> str:
 
 def show_approval(console: Console, item: Approval, now: datetime) -> None:
     rows = [
-        ("item", f"#{item.id} ({item.tool})"),
+        ("item", f"#{item.id} ({item.kind})"),
         ("state", item.state(now)),
         ("order", item.order_code or "-"),
         ("amount", _amount(item)),
-        ("change" if item.is_write else "reason", item.reason),
+        ("change" if item.is_write else "reason", item.summary),
         ("judged", item.judged),
         ("run", item.run_id),
         ("question", item.question),

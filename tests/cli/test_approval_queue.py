@@ -256,7 +256,7 @@ def many_pending(count: int) -> list[str]:
     db = sqlite3.connect(os.environ["AGENT_DB"])
     with db:
         db.executemany(
-            "INSERT INTO approvals (tool, order_code, amount, reason, refund_key, judged, run_id,"
+            "INSERT INTO approvals (kind, order_code, amount, summary, key, judged, run_id,"
             " question, proposed_by, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )

@@ -89,7 +89,7 @@ def test_a_queued_write_is_committed_once_by_a_person_later(opener: Opener) -> N
     store = opener()
     item = queued(store, CANCEL)
     assert item.is_write and item.order_code == "B200" and item.amount == 5400
-    assert item.reason.startswith("cancel B200 (1 item; reason: no longer needed)")
+    assert item.summary.startswith("cancel B200 (1 item; reason: no longer needed)")
     assert queued(store, CANCEL).id == item.id  # the same call waits once
     assert status(opener) == "PENDING"
     decided = approve(store, item.id)
@@ -416,5 +416,5 @@ def test_each_different_write_waits_as_its_own_item(opener: Opener) -> None:
     elsewhere = queued(store, (MOVE[0], {**MOVE[1], "city": "Kyoto", "zip": "600-8001"}))
     assert len({cancel.id, move.id, elsewhere.id}) == 3
     assert queued(store, MOVE).id == move.id
-    assert move.reason != elsewhere.reason and "Kyoto" in elsewhere.reason
+    assert move.summary != elsewhere.summary and "Kyoto" in elsewhere.summary
     store.close()

@@ -52,6 +52,13 @@ def _the_queue_reads_whole(store: Any) -> None:
     assert (usd.order_code, usd.amount, usd.currency) == ("C300", 4_000, "USD")
     assert '"total": 12900' in usd.judged
     assert (jpy.order_code, jpy.amount, jpy.currency) == ("A104", 2_000, "JPY")
+    # the refund's columns are named for any item now (kind, summary, key), their values kept
+    named = store.query("SELECT kind, summary, key FROM approvals ORDER BY id")
+    assert [(kind, summary) for kind, summary, _ in named] == [
+        ("issue_refund", "scratched"),
+        ("issue_refund", "missing part"),
+    ]
+    assert str(named[0][2]).startswith("C300:4000:")
 
 
 def test_an_item_queued_before_the_upgrade_is_approved_after_it(

@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 
 from agent_cli.domain.orders import refund_key
-from agent_cli.store.approval_items import MAX_ID, Approval, Unreadable, read_item
+from agent_cli.store.approval_items import MAX_ID, Approval, Unreadable, item_json, read_item
 
 JUDGED = '{"currency": "JPY", "delivered_at": "2026-10-01", "status": "DELIVERED", "total": 250000}'
 GOOD: dict[str, Any] = {
     "id": 7,
-    "tool": "issue_refund",
+    "kind": "issue_refund",
     "order_code": "A100",
     "amount": 1000,
-    "reason": "damaged",
-    "refund_key": refund_key("A100", 1000, "damaged"),
+    "summary": "damaged",
+    "key": refund_key("A100", 1000, "damaged"),
     "judged": JUDGED,
     "run_id": "run",
     "question": "Refund A100?",
@@ -55,9 +55,9 @@ def test_a_good_row_is_an_approval() -> None:
 @pytest.mark.parametrize(
     ("changes", "said"),
     [
-        ({"tool": "cancel_order"}, "tool 'cancel_order' is not issue_refund"),
-        ({"tool": 5}, "tool 5 is not text"),
-        ({"reason": None}, "reason None is not text"),
+        ({"kind": "cancel_order"}, "kind 'cancel_order' is not issue_refund"),
+        ({"kind": 5}, "kind 5 is not text"),
+        ({"summary": None}, "summary None is not text"),
         ({"question": b"x"}, "question b'x' is not text"),
         ({"order_code": "a/b"}, "order_code 'a/b' is not an order code"),
         ({"order_code": 100}, "order_code 100 is not an order code"),
@@ -100,7 +100,7 @@ def test_a_good_row_is_an_approval() -> None:
         ({"decided_at": "later"}, "decided_at 'later' is not a timestamp"),
         ({"refund_id": 0}, "refund_id 0 is not a refund's id"),
         ({"refund_id": "1"}, "refund_id '1' is not a refund's id"),
-        ({"reason": "x" * 100}, "names another refund than 1,000 on A100 for its reason"),
+        ({"summary": "x" * 100}, "names another refund than 1,000 on A100 for its reason"),
     ],
 )
 def test_each_field_is_checked_and_named(changes: dict[str, Any], said: str) -> None:
@@ -114,7 +114,7 @@ def test_a_judged_order_without_a_delivery_date_is_readable() -> None:
 
 def test_a_key_naming_another_amount_says_so() -> None:
     assert problem(amount=900) == (
-        f"refund_key {GOOD['refund_key']!r} names another refund than 900 on A100 for its reason"
+        f"key {GOOD['key']!r} names another refund than 900 on A100 for its reason"
     )
 
 
@@ -124,8 +124,8 @@ def test_a_row_whose_id_is_no_number_is_unreadable_as_item_0() -> None:
 
 
 def test_values_are_quoted_short() -> None:
-    assert problem(tool="t" * 38) == f"tool '{'t' * 38}' is not issue_refund"  # 40: whole
-    assert problem(tool="t" * 39) == f"tool '{'t' * 36}... is not issue_refund"  # 41: cut
+    assert problem(kind="t" * 38) == f"kind '{'t' * 38}' is not issue_refund"  # 40: whole
+    assert problem(kind="t" * 39) == f"kind '{'t' * 36}... is not issue_refund"  # 41: cut
 
 
 def test_an_item_is_expired_from_the_moment_it_expires() -> None:
@@ -142,7 +142,7 @@ def test_an_item_is_expired_from_the_moment_it_expires() -> None:
 def test_the_smallest_and_largest_amounts_are_whole_amounts() -> None:
     for amount in (1, MAX_ID):
         key = refund_key("A100", amount, "damaged")
-        assert isinstance(read_item(row(amount=amount, refund_key=key)), Approval)
+        assert isinstance(read_item(row(amount=amount, key=key)), Approval)
 
 
 def test_an_order_judged_at_a_total_of_zero_is_readable() -> None:
@@ -151,11 +151,11 @@ def test_an_order_judged_at_a_total_of_zero_is_readable() -> None:
 
 WRITE: dict[str, Any] = {
     **GOOD,
-    "tool": "cancel_pending_order",
+    "kind": "cancel_pending_order",
     "order_code": "#W2378156",
     "amount": 60891,
-    "reason": "cancel #W2378156 (2 items): refund 608.91 USD to paypal_5716091",
-    "refund_key": "cancel_pending_order:0123456789abcdef",
+    "summary": "cancel #W2378156 (2 items): refund 608.91 USD to paypal_5716091",
+    "key": "cancel_pending_order:0123456789abcdef",
     "judged": '{"args": {"order_id": "#W2378156", "reason": "no longer needed"}, '
     '"currency": "USD", "customer_id": "sara_doe_496", "version": "abc"}',
 }
@@ -190,3 +190,19 @@ def test_a_desk_write_s_row_is_read_as_one() -> None:
 )
 def test_a_desk_write_s_bad_row_is_named_never_acted_on(changes: dict[str, Any], said: str) -> None:
     assert said in write_problem(**changes)
+
+
+def test_an_item_s_json_keeps_the_names_its_readers_know() -> None:
+    """The columns are named for any item (kind, summary, key); `approvals --json` and the API
+    still say tool, reason and refund_key, so a script reading them does not break."""
+    now = datetime(2026, 10, 14, tzinfo=UTC)
+    for fields in (GOOD, WRITE):
+        item = read_item(tuple(fields.values()))
+        shown = item_json(item, now)
+        assert (shown["tool"], shown["reason"], shown["refund_key"]) == (
+            fields["kind"],
+            fields["summary"],
+            fields["key"],
+        )
+        assert not {"kind", "summary", "key", "status"} & shown.keys()
+        assert shown["state"] == "pending"
