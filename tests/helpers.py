@@ -170,3 +170,10 @@ def chromium_dom(url: str, profile: Path, *, budget_ms: int, window: str | None 
         url,
     ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False).stdout
+
+
+def write_script(tmp_path: Path, decisions: list[dict[str, Any]]) -> str:
+    """A `--script` file of these decisions, its path."""
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(decisions), encoding="utf-8")
+    return str(path)

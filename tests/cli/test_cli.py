@@ -15,7 +15,7 @@ from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
 from agent_cli.tools.offered import DESK
-from tests.helpers import json_lines
+from tests.helpers import json_lines, write_script
 
 runner = CliRunner()
 TODAY = ["--today", "2026-10-13"]
@@ -93,12 +93,6 @@ def test_unwritable_trace_fails_before_the_run(tmp_path: Path) -> None:
     result = agent("ask", "A100?", "--dry-run", "--trace", str(tmp_path / "no" / "t.jsonl"))
     assert_one_line_error(result, 2, "Cannot write the trace file")
     assert result.stdout == ""
-
-
-def write_script(tmp_path: Path, decisions: list[dict[str, object]]) -> str:
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps(decisions))
-    return str(path)
 
 
 def test_script_replay(tmp_path: Path) -> None:

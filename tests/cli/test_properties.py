@@ -30,6 +30,7 @@ from agent_cli.errors import AgentError, CaseFileError, MalformedReply, Provider
 from agent_cli.evaluation.cases import load_cases
 from agent_cli.providers.anthropic import AnthropicMessages, AnthropicOptions
 from agent_cli.providers.openai import OpenAIChat, OpenAIOptions
+from tests.contract.test_provider_replies import _request
 from tests.fakellm import (
     _anthropic_events,
     _openai_events,
@@ -39,7 +40,6 @@ from tests.fakellm import (
     openai_text,
 )
 from tests.helpers import mock_channel
-from tests.regressions.test_hostile_replies import _request
 
 runner = CliRunner()
 EXAMPLES = settings(

@@ -8,6 +8,7 @@ import json
 from datetime import date
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from agent_cli.cli import app
@@ -169,3 +170,59 @@ def test_today_option_never_moves_money(tmp_path: Path) -> None:
     assert observed.startswith("DENIED: order A103 was delivered 2026-06-15")
     assert f"days before {date.today().isoformat()}" in observed
     assert not any(r["event"] == "approval_requested" for r in records)
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("Is order A100 refundable?", "This desk refunds at most 50,000 JPY at a time"),
+        ("注文A100は返金できますか？", "この窓口で一度に返金できるのは50,000円までです"),
+    ],
+)
+def test_an_answer_says_what_the_shop_allows_when_it_is_less(
+    tmp_path: Path, question: str, said: str
+) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("[refunds]\nenabled = true\nmax_amount = 50000\n")
+    argv = ["ask", question, "--today", "2026-10-13", "--config", str(config), "--json"]
+    records = json_lines(runner.invoke(app, argv).stdout)
+    policy = [r for r in records if r["event"] == "observation" and r["tool"] == "refund_policy"]
+    assert policy[0]["observation"].endswith(" max_refund=50000")
+    assert said in records[-1]["answer"]
+    small = runner.invoke(app, [*argv[:1], "Is order A105 refundable?", *argv[2:]]).stdout
+    assert "at most" not in json_lines(small)[-1]["answer"]  # 15,800: within the cap
+    off = runner.invoke(app, ["ask", question, "--today", "2026-10-13", "-q"]).stdout
+    assert said not in off  # refunds off: no cap to speak of
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("Is order C300 refundable?", "This desk refunds at most 12.50 USD at a time"),
+        ("Is order A100 refundable?", "This desk refunds at most 1,000 JPY at a time"),
+        ("注文A100は返金できますか？", "この窓口で一度に返金できるのは1,000円までです"),
+    ],
+)
+def test_a_cap_per_currency_is_said_in_the_orders_own_currency(
+    tmp_path: Path, question: str, said: str
+) -> None:
+    """`max_amount = { JPY = 1000, USD = 12.50 }`: a dollar order is capped at 12.50 USD, a yen
+    order at 1,000 JPY; never the first number of the table for every order."""
+    config = tmp_path / "c.toml"
+    config.write_text("[refunds]\nenabled = true\nmax_amount = { JPY = 1000, USD = 12.50 }\n")
+    argv = ["ask", question, "--today", "2026-10-13", "--config", str(config), "-q"]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 0, result.stderr
+    assert said in result.stdout
+
+
+def test_the_amount_said_is_what_is_left_after_a_refund() -> None:
+    import os
+
+    from agent_cli.store.sqlite import OrderStore
+
+    store = OrderStore.open(Path(os.environ["AGENT_DB"]))
+    store.record_refund("A105", 800, "scratch", key="k")
+    store.close()
+    argv = ["ask", "Is order A105 refundable?", "--today", "2026-10-13", "-q"]
+    assert "refund amount 15,000 JPY" in runner.invoke(app, argv).stdout

@@ -1,6 +1,6 @@
-"""Behaviours the last round of deliberate breakages went past unnoticed: each pinned here by a
-test that fails when it breaks (tests/mutate.sh checks the modules behind them). Each test names
-the module it pins in a comment above it."""
+"""Behaviours deliberate breakages (the reviews' mutants) went past unnoticed: each pinned here
+by a test that fails when it breaks (tests/mutate.sh checks the modules behind them). Each test
+names the module it pins in a comment above it (the word Pins and the module's path)."""
 
 from __future__ import annotations
 

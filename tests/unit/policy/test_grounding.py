@@ -34,7 +34,7 @@ from agent_cli.tools import Tool, ToolFailure, ToolRegistry
 from agent_cli.tools.orders import LookupOrderArgs, format_order
 from tests.contract.test_providers import ask, final, records
 from tests.fakellm import FakeLLM, anthropic_calls, anthropic_text, openai_calls, openai_text
-from tests.helpers import TODAY, converse, registry
+from tests.helpers import TODAY, converse, registry, write_script
 
 runner = CliRunner()
 UNGROUNDED = "Yes, order A100 is refundable."
@@ -99,12 +99,6 @@ def test_codes_are_letters_then_digits_not_any_word() -> None:
 
 
 # -- the loop ------------------------------------------------------------------------------
-
-
-def write_script(tmp_path: Path, decisions: list[dict[str, Any]]) -> str:
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps(decisions), encoding="utf-8")
-    return str(path)
 
 
 def agent(*args: str) -> Result:

@@ -1,8 +1,7 @@
 """Whatever a provider sends ends as a repair or a clean ProviderError, never an internal error,
-and every run's trace ends with run_finished whatever went wrong.
-
-Pins agent_cli/providers/base.py and agent_cli/providers/http.py (the replies read),
-agent_cli/core/loop.py (a repair) and agent_cli/record/tracing.py (the trace's end)."""
+and every run's trace ends with run_finished whatever went wrong: bodies nested too deep, absurd
+Retry-After values, lone surrogates, oversized answers, duplicate call ids, NaN in arguments,
+calls past the per-reply limit."""
 
 from __future__ import annotations
 

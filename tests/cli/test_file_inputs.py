@@ -1,9 +1,8 @@
 """Every file the CLI reads is a regular file within a documented size, read with a bound
 (issue 50, part 1): a FIFO, `/dev/zero` or a directory named as any input is refused in one
 line naming it, with exit code 2, before a byte is read; it never hangs, and nothing is
-written. Run in a process of its own with a time limit, as a hang would be.
-
-Pins agent_cli/files.py (every bounded read) and agent_cli/cli/_boundary.py (exit 2)."""
+written. Controls in a value are refused or quoted; a full disk or a read-only store is said.
+Run in a process of its own with a time limit, as a hang would be."""
 
 from __future__ import annotations
 

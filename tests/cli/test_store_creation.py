@@ -1,8 +1,7 @@
-"""What a new user meets first: the database created (or not), its failures seen, the first
-answer a yes.
-
-Pins agent_cli/store/configured.py (the database created or not) and
-agent_cli/store/sqlite.py (its failures)."""
+"""The order store on first use: created where it is configured (or not, when the path is
+misspelt or the run is a dry run), `orders init` with or without the sample shop on both
+backends, a broken file named with exit 1, and the first answer on a fresh machine the
+README's."""
 
 from __future__ import annotations
 
