@@ -6,12 +6,12 @@ import dataclasses
 from pathlib import Path
 
 from agent_cli.config import load_settings
+from agent_cli.domain.tickets import TICKET_STATUSES, Ticket
 from agent_cli.errors import TicketNotFound, TicketUnchanged, UsageError
 from agent_cli.runtime import handovers
 from agent_cli.runtime.assemble import operator_name
 from agent_cli.runtime.stores import opened_store
 from agent_cli.store import conversations, tickets
-from agent_cli.store.tickets import TICKET_STATUSES, Ticket
 from agent_cli.text import print_json_lines
 from agent_cli.ui import make_console
 from agent_cli.ui.conversations_view import show_conversation_record

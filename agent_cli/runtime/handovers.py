@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from agent_cli.domain.tickets import Ticket
 from agent_cli.errors import ConversationClosed, ConversationNotFound
 from agent_cli.language.intent_model import EMAIL
 from agent_cli.policy.verdicts import find_order_codes
@@ -15,7 +16,6 @@ from agent_cli.store import conversations as stored
 from agent_cli.store import record_reads, tickets
 from agent_cli.store.conversations import Conversation
 from agent_cli.store.sqlite import OrderStore
-from agent_cli.store.tickets import Ticket
 
 MAX_REPLY_CHARS = 4_000
 

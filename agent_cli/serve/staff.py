@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from agent_cli.domain.tickets import TICKET_STATUSES
 from agent_cli.runtime import handovers
 from agent_cli.runtime.converse import Setup
 from agent_cli.runtime.queue_decisions import decide_item, recheck_for
@@ -31,7 +32,7 @@ from agent_cli.store import approval_queue, help_articles, tickets
 from agent_cli.store.approval_items import ITEM_STATUSES, Unreadable, item_json
 from agent_cli.store.approval_queue import now_utc
 from agent_cli.store.sqlite import OrderStore
-from agent_cli.store.tickets import MAX_ID, TICKET_STATUSES
+from agent_cli.store.tickets import MAX_ID
 from agent_cli.store.tokens import Scope, Token
 
 T = TypeVar("T")

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
+from agent_cli.domain.tickets import NewTicket, Ticket
 from agent_cli.store.sqlite import OrderStore
 
-TicketStatus = Literal["open", "claimed", "closed"]
-TICKET_STATUSES: tuple[TicketStatus, ...] = ("open", "claimed", "closed")
 MAX_ID = 2**63 - 1  # an id the store can hold: SQLite's INTEGER, PostgreSQL's BIGINT
 
 
@@ -21,32 +20,6 @@ _COLUMNS = (
     "id, status, customer_id, order_code, summary, question, run_id, opened_at, claimed_by, "
     "claimed_at, closed_by, closed_at, note"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Ticket:
-    id: int
-    status: str
-    customer_id: str | None
-    order_code: str | None
-    summary: str
-    question: str
-    run_id: str
-    opened_at: str
-    claimed_by: str | None = None
-    claimed_at: str | None = None
-    closed_by: str | None = None
-    closed_at: str | None = None
-    note: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class NewTicket:
-    summary: str
-    question: str
-    run_id: str
-    customer_id: str | None = None
-    order_code: str | None = None
 
 
 def _now() -> str:

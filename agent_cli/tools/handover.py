@@ -13,6 +13,7 @@ from pydantic import Field
 
 from agent_cli.core.seams import Observation
 from agent_cli.core.tool_outcomes import Simulated, Transferred
+from agent_cli.domain.tickets import NewTicket
 from agent_cli.language.intent_model import EMAIL
 from agent_cli.store import tickets
 from agent_cli.store.sqlite import OrderStore
@@ -35,7 +36,7 @@ def handover_tool(
             return Observation.of(
                 Simulated("transfer_to_human_agents", "open a ticket for a person to follow up")
             )
-        new = tickets.NewTicket(
+        new = NewTicket(
             " ".join(clean_text(args.summary).split()),  # a model's words: no control is kept
             clean_text(session.question),
             session.run_id,

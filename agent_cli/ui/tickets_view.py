@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from rich.console import Console
 from rich.text import Text
 
-from agent_cli.store.tickets import Ticket
+from agent_cli.domain.tickets import Ticket
 from agent_cli.ui.console import clean_text
 from agent_cli.ui.tables import print_rows, whole_table
 

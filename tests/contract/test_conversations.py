@@ -23,6 +23,7 @@ from typer.testing import CliRunner, Result
 import agent_cli
 from agent_cli.cli import app
 from agent_cli.core.seams import ModelRequest
+from agent_cli.domain.tickets import NewTicket
 from agent_cli.errors import (
     ConversationBusy,
     ConversationClosed,
@@ -641,7 +642,7 @@ def test_a_reply_needs_a_ticket_of_a_stored_conversation() -> None:
     from agent_cli.store import tickets as stored_tickets
 
     with _opened() as store:
-        stored_tickets.open_ticket(store, stored_tickets.NewTicket("s", "q", "no-such-run"))
+        stored_tickets.open_ticket(store, NewTicket("s", "q", "no-such-run"))
     refused = agent("tickets", "reply", "1", "hello")
     assert refused.exit_code == 1 and "no stored conversation" in refused.stderr
     empty = agent("tickets", "reply", "1", "   ")

@@ -23,6 +23,7 @@ from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from agent_cli.cli import app as cli_app
+from agent_cli.domain.tickets import NewTicket
 from agent_cli.runtime.converse import setup_for
 from agent_cli.serve.app import make_app
 from agent_cli.store import conversation_leases as leases
@@ -491,9 +492,7 @@ def test_staff_take_and_close_tickets_over_http(client: TestClient) -> None:
     staff = token("staff", name="desk-lead")
     store = _store()
     try:
-        tickets.open_ticket(
-            store, tickets.NewTicket("A101 arrived damaged", "My camera is broken", "run1")
-        )
+        tickets.open_ticket(store, NewTicket("A101 arrived damaged", "My camera is broken", "run1"))
     finally:
         store.close()
     listed = client.get("/v1/tickets", headers=auth(staff)).json()["tickets"]

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from agent_cli.cli import app
 from agent_cli.domain.records import Article
+from agent_cli.domain.tickets import NewTicket
 from agent_cli.errors import OrderFileError, StoreError
 from agent_cli.store import approval_queue, copy_store, tickets
 from agent_cli.store.bulk_writes import save_desk
@@ -57,10 +58,10 @@ def full_store(store: OrderStore) -> None:
         store, propose(store, "cancel_pending_order", args, B200), args, B200, by="op", run_id="r"
     )
     first = tickets.open_ticket(
-        store, tickets.NewTicket("angry", "where is it?", "run-2", "kaito_yamamoto_1007", "B200")
+        store, NewTicket("angry", "where is it?", "run-2", "kaito_yamamoto_1007", "B200")
     )
     tickets.claim(store, first.id, by="mika")
-    tickets.open_ticket(store, tickets.NewTicket("help", "a person please", "run-3"))
+    tickets.open_ticket(store, NewTicket("help", "a person please", "run-3"))
 
 
 @pytest.fixture
@@ -140,7 +141,7 @@ def test_the_moved_store_works_on_numbering_new_rows_after_the_old(
     new = target()
     try:
         move_store(old, new, source=str(origin))
-        ticket = tickets.open_ticket(new, tickets.NewTicket("more", "again", "run-9"))
+        ticket = tickets.open_ticket(new, NewTicket("more", "again", "run-9"))
         late = old.find_refund("k-late")
         assert late is not None
         refund = new.record_refund("A101", 500, "once", key="k-new").refund
@@ -158,7 +159,7 @@ def test_a_store_that_is_not_empty_is_refused_unless_replace(origin: Path, targe
     old = OrderStore.open(origin, create=False)
     new = target()
     try:
-        tickets.open_ticket(new, tickets.NewTicket("there", "first", "run-0"))
+        tickets.open_ticket(new, NewTicket("there", "first", "run-0"))
         save_articles(new, [Article("old-faq", "Old FAQ", "Gone soon.")])
         before = dump(new)
         with pytest.raises(StoreNotEmpty) as raised:

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from agent_cli.cli import app
+from agent_cli.domain.tickets import NewTicket
 from agent_cli.store import tickets
 from agent_cli.store.sqlite import OrderStore
 
@@ -113,9 +114,9 @@ def test_bad_options_are_usage_errors() -> None:
 
 
 def test_tickets_on_both_backends(either_store: OrderStore) -> None:
-    new = tickets.NewTicket("summary here", "the question", "run-1", "aoi_suzuki_1002", "A101")
+    new = NewTicket("summary here", "the question", "run-1", "aoi_suzuki_1002", "A101")
     first = tickets.open_ticket(either_store, new)
-    second = tickets.open_ticket(either_store, tickets.NewTicket("two", "q", "run-2"))
+    second = tickets.open_ticket(either_store, NewTicket("two", "q", "run-2"))
     assert (first.id, second.id) == (1, 2) and first.status == "open"
     assert first.opened_at.endswith("+00:00")  # UTC, as `tickets list` heads its column
     assert second.customer_id is None and second.order_code is None
