@@ -500,6 +500,8 @@ def test_staff_take_and_close_tickets_over_http(client: TestClient) -> None:
     claimed = client.post("/v1/tickets/1/claim", headers=auth(staff))
     assert claimed.status_code == 200 and claimed.json()["claimed_by"] == "token:desk-lead"
     assert client.post("/v1/tickets/1/claim", headers=auth(staff)).status_code == 409
+    mine = client.get("/v1/tickets?status=claimed", headers=auth(staff)).json()["tickets"]
+    assert [(t["id"], t["status"]) for t in mine] == [(1, "claimed")]
     closed = client.post("/v1/tickets/1/close", headers=auth(staff), json={"note": "replaced"})
     assert closed.status_code == 200 and closed.json()["note"] == "replaced"
     assert client.get("/v1/tickets", headers=auth(staff)).json()["tickets"] == []

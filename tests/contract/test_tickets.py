@@ -84,6 +84,9 @@ def test_a_person_claims_and_closes_a_ticket_once(tmp_path: Path) -> None:
     assert listed.stdout.splitlines()[1].startswith("#1\topen\taoi_suzuki_1002\tA101\t")
     claimed = agent("tickets", "claim", "1", "--as", "lead")
     assert claimed.exit_code == 0 and claimed.stdout == "#1: claimed by lead\n"
+    mine = agent("tickets", "list", "--status", "claimed").stdout.splitlines()
+    assert len(mine) == 2 and mine[1].startswith("#1\tclaimed\taoi_suzuki_1002\t")
+    assert agent("tickets", "list", "--status", "open").stdout.count("\n") == 1  # none open
     again = agent("tickets", "claim", "1", "--as", "other")
     assert again.exit_code == 1 and "claimed already, by lead" in again.stderr
     closed = agent("tickets", "close", "1", "--note", "Called back;\n replaced", "--as", "lead")
