@@ -2,7 +2,10 @@
 weighted by tf-idf, in pure Python (no numpy: start-up and install size matter), deterministic,
 trained on the labelled corpus (language/intent_corpus.py) when the package is built, shipped
 with it, and trained again and cached (language/intent_cache.py) only for a shop's own examples.
-It replaced naive Bayes, which read the same features four points worse on held-out messages.
+A message's probabilities are the regression's mixed with a fifth of multinomial naive Bayes's
+over the same features (`NB_WEIGHT`): alone, naive Bayes read held-out messages four points worse;
+mixed in, it corrects the regression where a message's words are rare (chosen by 4-fold
+cross-validation of the lines learnt: English 93.6 -> 94.2%, Japanese 93.2 -> 94.2%).
 
 Character n-grams read Japanese, which has no spaces, and survive typos ("cancle", "retrun");
 words and word pairs carry English. Codes, emails and digits are folded to one token each
@@ -19,6 +22,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import pairwise
 from typing import cast
 
@@ -29,8 +33,10 @@ EPOCHS = 5  # passes of stochastic gradient descent over the examples
 RATE = 2.0  # the first pass's step; pass n steps RATE / n
 PRUNE = 0.1  # weights smaller than this are dropped: a third of the size, no accuracy lost
 SEED = 7  # the order the examples are shown in, the same on every machine
-VERSION = 3  # bump when the features or the training change: the cache is keyed by it
-SETTINGS = (VERSION, EPOCHS, RATE, PRUNE, SEED)
+NB_WEIGHT = 0.2  # naive Bayes's share of a message's probabilities
+NB_ALPHA = 0.05  # naive Bayes's smoothing: a feature never seen with an intent counts this much
+VERSION = 4  # bump when the features or the training change: the cache is keyed by it
+SETTINGS = (VERSION, EPOCHS, RATE, PRUNE, SEED, NB_WEIGHT, NB_ALPHA)
 
 EMAIL = re.compile(r"[\w.%+-]+@[\w-]+(?:\.[\w-]+)+")  # policy/verdicts.py reads it too
 _CODE = re.compile(r"#?(?<![a-z0-9])[a-z]{1,3}[0-9]{2,9}(?![a-z0-9])|#[0-9]{4,}")
@@ -83,20 +89,46 @@ def features(text: str) -> set[str]:
     return grams
 
 
+@dataclass(frozen=True, slots=True)
+class NaiveBayes:
+    """Multinomial naive Bayes's per-intent terms: the log prior, and the log of the intent's
+    feature count smoothed over the vocabulary (each feature's own counts are in its row)."""
+
+    prior: tuple[float, ...]
+    denominator: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    idf: float
+    weights: tuple[tuple[int, float], ...]  # the regression's, pruned: may be none
+    counts: tuple[tuple[int, float], ...]  # naive Bayes's: log((count + alpha) / alpha)
+
+
 class IntentModel:
     """Softmax regression over `features`: a message is the tf-idf weights of its known
     features, scaled to length one, and each intent's score is its bias plus the weights of
-    those features. Each feature keeps its idf and only the intents whose weight survived
-    pruning, as a text row ("2.31|3:0.412 7:-0.105") so the shipped model loads in
-    milliseconds and rows are parsed only when read."""
+    those features; mixed with naive Bayes over the same features. Each feature keeps its idf,
+    the intents whose weight survived pruning and the intents it was seen with (how often), as
+    a text row ("2.31|3:0.412 7:-0.105|3:12 7:1") so the shipped model loads in milliseconds
+    and rows are parsed only when read."""
 
-    def __init__(self, intents: Sequence[Intent], bias: Sequence[float], rows: Mapping[str, str]):
+    def __init__(
+        self,
+        intents: Sequence[Intent],
+        bias: Sequence[float],
+        rows: Mapping[str, str],
+        bayes: NaiveBayes,
+    ):
         if not intents or len(intents) != len(bias):
             raise ValueError("an intent model needs one bias per intent")
+        if not len(bayes.prior) == len(bayes.denominator) == len(intents):
+            raise ValueError("an intent model needs naive Bayes's terms for each intent")
         self.intents = tuple(intents)
         self._bias = tuple(bias)
         self._rows = rows
-        self._parsed: dict[str, tuple[float, tuple[tuple[int, float], ...]]] = {}
+        self._bayes = bayes
+        self._parsed: dict[str, _Row] = {}
 
     @classmethod
     def trained_on(cls, examples: Iterable[tuple[str, Intent]]) -> IntentModel:
@@ -113,54 +145,103 @@ class IntentModel:
             (_weighted(g, idf), index[intent]) for g, (_, intent) in zip(grams, data, strict=True)
         ]
         weights, bias = _descend(vectors, len(intents))
-        rows = {
-            gram: f"{idf[gram]:.4f}|{kept}"
-            for gram, row in sorted(weights.items())
-            if (kept := " ".join(f"{k}:{w:.4f}" for k, w in sorted(row.items()) if abs(w) >= PRUNE))
-        }
-        return cls(intents, [round(b, 6) for b in bias], rows)
+        counts, bayes = _count(grams, [index[intent] for _, intent in data], len(intents))
+        rows = {}
+        for gram in sorted(counts):
+            row = weights.get(gram, {})
+            kept = " ".join(f"{k}:{w:.4f}" for k, w in sorted(row.items()) if abs(w) >= PRUNE)
+            seen = " ".join(f"{k}:{n}" for k, n in sorted(counts[gram].items()))
+            rows[gram] = f"{idf[gram]:.4f}|{kept}|{seen}"
+        return cls(intents, [round(b, 6) for b in bias], rows, bayes)
 
     def read(self, text: str) -> Reading:
         """The intent of one message, with every intent's probability; a message of codes,
         emails and digits alone asks for nothing yet, so it is `unknown` whatever it scores."""
         grams = features(text)
         known = [self._row(g) for g in grams if g in self._rows]
-        if not known:
+        bayes = self._bayes_floor(len(known))
+        norm = 0.0  # the squared length of the regression's features (those it kept weights of)
+        for row in known:
+            for k, gain in row.counts:
+                bayes[k] += gain
+            if row.weights:
+                norm += row.idf * row.idf
+        if not norm:
             return Reading(UNKNOWN, 0.0, dict.fromkeys(self.intents, 0.0))
-        length = math.sqrt(sum(idf * idf for idf, _ in known))
+        length = math.sqrt(norm)
         scores = list(self._bias)
-        for idf, row in known:
-            for k, weight in row:
-                scores[k] += weight * idf / length
-        chances = dict(zip(self.intents, _softmax(scores), strict=True))
+        for row in known:
+            scale = row.idf / length
+            for k, weight in row.weights:
+                scores[k] += weight * scale
+        mixed = [
+            (1 - NB_WEIGHT) * regression + NB_WEIGHT * naive
+            for regression, naive in zip(_softmax(scores), _softmax(bayes), strict=True)
+        ]
+        chances = dict(zip(self.intents, mixed, strict=True))
         best = max(self.intents, key=chances.__getitem__)
         sure = chances[best] >= THRESHOLD and _has_words(grams)
         return Reading(best if sure else UNKNOWN, chances[best], chances)
 
-    def _row(self, gram: str) -> tuple[float, tuple[tuple[int, float], ...]]:
+    def _bayes_floor(self, known: int) -> list[float]:
+        """Naive Bayes's scores before the message's features' own counts: each intent's log
+        prior, and for each of the `known` features the log of a count never seen with it
+        (alpha) over the intent's smoothed total; a feature seen with an intent then adds its
+        `_gain`."""
+        unseen = math.log(NB_ALPHA)
+        return [
+            prior + known * (unseen - denominator)
+            for prior, denominator in zip(self._bayes.prior, self._bayes.denominator, strict=True)
+        ]
+
+    def _row(self, gram: str) -> _Row:
         row = self._parsed.get(gram)
         if row is None:
-            idf, _, rest = self._rows[gram].partition("|")
-            pairs = (pair.partition(":") for pair in rest.split())
-            row = float(idf), tuple((int(k), float(w)) for k, _, w in pairs)
+            idf, weights, counts = self._rows[gram].split("|")
+            row = _Row(
+                float(idf),
+                tuple((int(k), float(w)) for k, _, w in map(_pair, weights.split())),
+                tuple((int(k), _gain(int(n))) for k, _, n in map(_pair, counts.split())),
+            )
             self._parsed[gram] = row
         return row
 
     def state(self) -> dict[str, object]:
         """What the model is, as JSON-ready data (the shipped file's and the cache's)."""
-        return {"intents": list(self.intents), "bias": list(self._bias), "rows": dict(self._rows)}
+        return {
+            "intents": list(self.intents),
+            "bias": list(self._bias),
+            "bayes": {
+                "prior": list(self._bayes.prior),
+                "denominator": list(self._bayes.denominator),
+            },
+            # two texts of a line per feature, not an object of 50,000 keys: JSON reads them in
+            # half the time, and every process that reads a message loads the model
+            "grams": "\n".join(self._rows),
+            "rows": "\n".join(self._rows.values()),
+        }
 
     @classmethod
     def from_state(cls, state: Mapping[str, object]) -> IntentModel:
         """The model `state` describes; ValueError when it is not one (a damaged cache)."""
-        intents, bias, rows = (state.get(k) for k in ("intents", "bias", "rows"))
+        intents, bias, grams, lines, bayes = (
+            state.get(k) for k in ("intents", "bias", "grams", "rows", "bayes")
+        )
         if not (isinstance(intents, list) and all(i in NAMES for i in intents)):
             raise ValueError("the model names an unknown intent")
-        if not (isinstance(bias, list) and isinstance(rows, dict)):
+        if not (isinstance(bias, list) and isinstance(bayes, dict)):
             raise ValueError("the model is not a model")
-        if not all(isinstance(v, str) and "|" in v for v in rows.values()):
+        if not (isinstance(grams, str) and isinstance(lines, str)):
             raise ValueError("the model's rows are not rows")
-        return cls(cast(list[Intent], intents), [float(b) for b in bias], rows)
+        keys, values = grams.split("\n"), lines.split("\n")
+        rows = dict(zip(keys, values, strict=False))
+        if not len(keys) == len(values) == len(rows) or lines.count("|") != 2 * len(rows):
+            raise ValueError("the model's rows are not rows")
+        prior, denominator = bayes.get("prior"), bayes.get("denominator")
+        if not (isinstance(prior, list) and isinstance(denominator, list)):
+            raise ValueError("the model's naive Bayes is not one")
+        terms = NaiveBayes(tuple(map(float, prior)), tuple(map(float, denominator)))
+        return cls(cast(list[Intent], intents), [float(b) for b in bias], rows, terms)
 
 
 Vector = dict[str, float]
@@ -171,6 +252,38 @@ def _has_words(grams: set[str]) -> bool:
     """Whether the message (its `features`) holds a word besides codes, emails and digits."""
     words = (g[2:] for g in grams if g.startswith("w:"))
     return any(w not in _FOLDED and not w.isdigit() for w in words)
+
+
+def _pair(text: str) -> tuple[str, str, str]:
+    return text.partition(":")
+
+
+@cache
+def _gain(count: int) -> float:
+    """What a feature seen `count` times with an intent adds to naive Bayes's score for it,
+    beyond a feature never seen with it."""
+    return math.log((count + NB_ALPHA) / NB_ALPHA)
+
+
+def _count(
+    grams: Sequence[set[str]], labels: Sequence[int], intents: int
+) -> tuple[dict[str, dict[int, int]], NaiveBayes]:
+    """Naive Bayes's counts: for each feature, the messages of each intent holding it; and each
+    intent's prior and smoothed total."""
+    counts: dict[str, dict[int, int]] = {}
+    totals, messages = [0] * intents, [0] * intents
+    for message, label in zip(grams, labels, strict=True):
+        messages[label] += 1
+        totals[label] += len(message)
+        for gram in message:
+            row = counts.setdefault(gram, {})
+            row[label] = row.get(label, 0) + 1
+    size = len(counts) * NB_ALPHA
+    bayes = NaiveBayes(
+        tuple(round(math.log(m / len(labels)), 6) for m in messages),
+        tuple(round(math.log(t + size), 6) for t in totals),
+    )
+    return counts, bayes
 
 
 def _idf(grams: Sequence[set[str]]) -> dict[str, float]:

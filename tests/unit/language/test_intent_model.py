@@ -19,10 +19,10 @@ from agent_cli.language.intent_model import IntentModel, features, normalise
 from agent_cli.language.intent_scores import held_out, score
 
 # The floor the held-out accuracy must not drop below, per language (an `unknown` reading counts
-# as wrong). Measured 93.6% (English) and 95.4% (Japanese) when last set, 93.6% and 93.2% in a
-# 4-fold cross-validation of the lines learnt; issue 49 asks for 95% in both, which English does
-# not reach yet (benchmarks/intents.py prints the figures).
-FLOOR = {"en": 0.93, "ja": 0.93}
+# as wrong). Measured 94.8% (English) and 95.7% (Japanese) when last set (the regression mixed
+# with naive Bayes), 94.2% and 94.2% in a 4-fold cross-validation of the lines learnt; issue 49
+# asks for 95% in both, which English does not reach yet (benchmarks/intents.py prints them).
+FLOOR = {"en": 0.94, "ja": 0.95}
 
 
 @pytest.fixture(scope="module")
@@ -98,8 +98,8 @@ def test_the_model_never_learns_a_held_out_line() -> None:
         intent_corpus.Example("zebracrossing refund", "refund", "en", held_out=True),
     ]
     model = IntentModel.trained_on((e.text, e.intent) for e in lines if not e.held_out)
-    rows = model.state()["rows"]
-    assert "w:cancel" in rows and "w:zebracrossing" not in rows  # type: ignore[operator]
+    rows = rows_of(model.state())
+    assert "w:cancel" in rows and "w:zebracrossing" not in rows
     assert model.intents == ("status", "cancel")
 
 
@@ -379,20 +379,29 @@ def test_a_shops_examples_are_read_in_their_own_language(tmp_path: Path) -> None
 # Pins from mutation testing (tests/mutate.sh on language/): the arithmetic, the edges.
 
 
-def test_the_regression_arithmetic_by_hand() -> None:
+def rows_of(state: dict[str, object]) -> dict[str, str]:
+    """A model's rows by feature, as its state keeps them (a line each)."""
+    grams, rows = state["grams"], state["rows"]
+    assert isinstance(grams, str) and isinstance(rows, str)
+    return dict(zip(grams.split("\n"), rows.split("\n"), strict=True))
+
+
+def test_the_arithmetic_by_hand() -> None:
     """Two intents, three messages: each row holds its feature's idf, log((1 + n) / (1 + df))
-    + 1, and the weights that survived pruning; a reading is the softmax of the bias plus each
-    known feature's weight times its idf over the message's length (the idfs' norm)."""
+    + 1, the weights that survived pruning, and how many messages of each intent hold it. The
+    regression's reading is the softmax of the bias plus each known feature's weight times its
+    idf over the message's length (the idfs' norm); naive Bayes's, the softmax of each intent's
+    log prior plus, for each known feature, the log of its count plus alpha over the intent's
+    feature total plus alpha times the vocabulary; a reading mixes them, NB_WEIGHT of the second."""
     import math
 
-    from agent_cli.language.intent_model import PRUNE, features
+    from agent_cli.language.intent_model import PRUNE
 
     lines = [("zap", "cancel"), ("zap", "cancel"), ("zip", "status")]
     model = IntentModel.trained_on(lines)
     state = model.state()
     assert state["intents"] == ["status", "cancel"]  # the table's order
-    rows = state["rows"]
-    assert isinstance(rows, dict)
+    rows = rows_of(state)
     idf_of = {gram: float(row.partition("|")[0]) for gram, row in rows.items()}
     assert idf_of["w:zap"] == pytest.approx(math.log(4 / 3) + 1, abs=1e-4)
     assert idf_of["w:zip"] == pytest.approx(math.log(4 / 2) + 1, abs=1e-4)
@@ -404,15 +413,72 @@ def test_the_regression_arithmetic_by_hand() -> None:
     }
     assert all(abs(w) >= PRUNE for row in weights.values() for w in row.values())
     assert weights["w:zap"][1] > 0 > weights["w:zip"][1]  # a word of cancel's raises cancel
-    known = [g for g in features("zap") if g in rows]
-    length = math.sqrt(sum(idf_of[g] ** 2 for g in known))
+    counts = {
+        gram: {int(k): int(n) for k, _, n in (p.partition(":") for p in row.split("|")[2].split())}
+        for gram, row in rows.items()
+    }
+    assert counts["w:zap"] == {1: 2} and counts["w:zip"] == {0: 1}
+    # "p" is a message naive Bayes is unsure of (about 1 in 3), not only the words it learnt
+    for message in ("zap", "zap zip", "p", "zi"):
+        cancel = model.read(message).probabilities["cancel"]
+        assert cancel == pytest.approx(read_by_hand(model, lines, message), abs=1e-4), message
+    assert model.read("zap").intent == "cancel" and model.read("zip").intent == "status"
+
+
+def read_by_hand(model: IntentModel, lines: list[tuple[str, str]], message: str) -> float:
+    """The probability of the second intent of a two-intent model, computed from its state and
+    the lines it learnt as the model's docstring says (regression and naive Bayes, mixed)."""
+    import math
+
+    from agent_cli.language.intent_model import NB_ALPHA, NB_WEIGHT, features
+
+    state = model.state()
+    rows = rows_of(state)
+    idf_of = {gram: float(row.partition("|")[0]) for gram, row in rows.items()}
+    weights, counts = (
+        {
+            gram: {
+                int(k): float(n)
+                for k, _, n in (p.partition(":") for p in row.split("|")[part].split())
+            }
+            for gram, row in rows.items()
+        }
+        for part in (1, 2)
+    )
+    intents = list(model.intents)
+    totals = [sum(len(features(t)) for t, i in lines if i == name) for name in intents]
+    priors = [sum(1 for _, i in lines if i == name) / len(lines) for name in intents]
+    known = [g for g in features(message) if g in rows]
+    weighted = [g for g in known if weights[g]]  # a feature whose weights were all pruned: none
+    length = math.sqrt(sum(idf_of[g] ** 2 for g in weighted))
     scores = list(state["bias"])  # type: ignore[call-overload]
-    for gram in known:
+    for gram in weighted:
         for k, weight in weights[gram].items():
             scores[k] += weight * idf_of[gram] / length
-    odds = math.exp(scores[1] - scores[0])
-    assert model.read("zap").probabilities["cancel"] == pytest.approx(odds / (1 + odds), abs=1e-3)
-    assert model.read("zap").intent == "cancel" and model.read("zip").intent == "status"
+    regression = 1 / (1 + math.exp(scores[0] - scores[1]))
+    bayes = [
+        math.log(priors[k])
+        + sum(
+            math.log((counts[g].get(k, 0) + NB_ALPHA) / (totals[k] + NB_ALPHA * len(rows)))
+            for g in known
+        )
+        for k in range(2)
+    ]
+    naive = 1 / (1 + math.exp(bayes[0] - bayes[1]))
+    return (1 - NB_WEIGHT) * regression + NB_WEIGHT * naive
+
+
+def test_a_feature_whose_weights_were_pruned_counts_for_naive_bayes_alone() -> None:
+    """A word both intents share evenly keeps no weight of the regression's (pruned), and no
+    part in its length; naive Bayes still counts it."""
+    lines = [("zap a", "cancel"), ("zip a", "status")] * 2
+    model = IntentModel.trained_on(lines)
+    rows = rows_of(model.state())
+    assert rows["w:a"].split("|")[1:] == ["", "0:2 1:2"]
+    for message in ("zap a", "zip a a"):
+        cancel = model.read(message).probabilities["cancel"]
+        assert cancel == pytest.approx(read_by_hand(model, lines, message), abs=1e-4), message
+    assert model.read("a").intent == UNKNOWN  # no feature the regression kept: nothing read
 
 
 def test_more_examples_of_an_intent_make_it_likelier_for_words_both_share() -> None:
@@ -438,26 +504,51 @@ def test_a_typographic_apostrophe_reads_as_a_plain_one() -> None:
 
 
 def test_a_model_needs_a_prior_and_a_floor_per_intent() -> None:
+    from agent_cli.language.intent_model import NaiveBayes
+
+    two = NaiveBayes((0.0, 0.0), (0.0, 0.0))
     with pytest.raises(ValueError, match="one bias per intent"):
-        IntentModel(("cancel", "status"), [0.0], {})
+        IntentModel(("cancel", "status"), [0.0], {}, two)
     with pytest.raises(ValueError):
-        IntentModel((), [], {})
+        IntentModel((), [], {}, NaiveBayes((), ()))
+    with pytest.raises(ValueError, match="naive Bayes's terms for each intent"):
+        IntentModel(("cancel", "status"), [0.0, 0.0], {}, NaiveBayes((0.0,), (0.0,)))
+
+
+GOOD_STATE: dict[str, object] = {
+    "intents": ["cancel"],
+    "bias": [0.0],
+    "bayes": {"prior": [0.0], "denominator": [1.0]},
+    "grams": "w:a",
+    "rows": "1.0|0:1.0|0:1",
+}
 
 
 @pytest.mark.parametrize(
     "state",
     [
-        {"intents": ["cancel"], "bias": [0.0], "rows": []},
-        {"intents": ["cancel"], "bias": 0.0, "rows": {}},
-        {"intents": ["cancel"], "bias": [0.0], "rows": {"a": 1}},
-        {"intents": ["cancel"], "bias": [0.0], "rows": {"a": "1.0 0:1.0"}},
-        {"intents": ["nope"], "bias": [0.0], "rows": {}},
-        {"intents": "cancel", "bias": [0.0], "rows": {}},
+        {**GOOD_STATE, "rows": []},
+        {**GOOD_STATE, "bias": 0.0},
+        {**GOOD_STATE, "rows": 1},
+        {**GOOD_STATE, "rows": "1.0 0:1.0|0:1"},  # a row of one bar
+        {**GOOD_STATE, "grams": "a\nb"},  # two features, one row
+        {**GOOD_STATE, "grams": "a\na", "rows": "1.0||0:1\n1.0||0:1"},  # a feature twice
+        {**GOOD_STATE, "bayes": {"prior": [0.0]}},
+        {**GOOD_STATE, "bayes": None},
+        {**GOOD_STATE, "intents": ["nope"]},
+        {**GOOD_STATE, "intents": "cancel"},
+        {key: value for key, value in GOOD_STATE.items() if key != "grams"},
     ],
 )
 def test_a_state_that_is_not_a_model_is_refused(state: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         IntentModel.from_state(state)
+
+
+def test_the_good_state_is_a_model() -> None:
+    """The refused states above are this one with one thing wrong."""
+    model = IntentModel.from_state(GOOD_STATE)
+    assert model.read("a").intent == "cancel"
 
 
 def test_the_cache_creates_its_folders_and_keeps_the_newest(
