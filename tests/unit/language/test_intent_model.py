@@ -380,10 +380,10 @@ def test_a_shops_examples_are_read_in_their_own_language(tmp_path: Path) -> None
 
 
 def rows_of(state: dict[str, object]) -> dict[str, str]:
-    """A model's rows by feature, as its state keeps them (a line each)."""
-    grams, rows = state["grams"], state["rows"]
-    assert isinstance(grams, str) and isinstance(rows, str)
-    return dict(zip(grams.split("\n"), rows.split("\n"), strict=True))
+    """A model's rows by feature, as its state keeps them."""
+    rows = state["rows"]
+    assert isinstance(rows, dict)
+    return rows
 
 
 def test_the_arithmetic_by_hand() -> None:
@@ -519,8 +519,7 @@ GOOD_STATE: dict[str, object] = {
     "intents": ["cancel"],
     "bias": [0.0],
     "bayes": {"prior": [0.0], "denominator": [1.0]},
-    "grams": "w:a",
-    "rows": "1.0|0:1.0|0:1",
+    "rows": {"w:a": "1.0|0:1.0|0:1"},
 }
 
 
@@ -530,14 +529,15 @@ GOOD_STATE: dict[str, object] = {
         {**GOOD_STATE, "rows": []},
         {**GOOD_STATE, "bias": 0.0},
         {**GOOD_STATE, "rows": 1},
-        {**GOOD_STATE, "rows": "1.0 0:1.0|0:1"},  # a row of one bar
-        {**GOOD_STATE, "grams": "a\nb"},  # two features, one row
-        {**GOOD_STATE, "grams": "a\na", "rows": "1.0||0:1\n1.0||0:1"},  # a feature twice
+        {**GOOD_STATE, "rows": {"w:a": "1.0 0:1.0|0:1"}},  # a row of one bar
+        {**GOOD_STATE, "rows": {"w:a": "1.0|0:1|0:1", "w:b": "1.0|0:1"}},  # three bars, two rows
+        {**GOOD_STATE, "rows": {"w:a": 1}},
+        {**GOOD_STATE, "rows": "1.0|0:1.0|0:1"},
         {**GOOD_STATE, "bayes": {"prior": [0.0]}},
         {**GOOD_STATE, "bayes": None},
         {**GOOD_STATE, "intents": ["nope"]},
         {**GOOD_STATE, "intents": "cancel"},
-        {key: value for key, value in GOOD_STATE.items() if key != "grams"},
+        {key: value for key, value in GOOD_STATE.items() if key != "rows"},
     ],
 )
 def test_a_state_that_is_not_a_model_is_refused(state: dict[str, object]) -> None:
