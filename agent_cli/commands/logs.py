@@ -18,7 +18,8 @@ from agent_cli.core.events import Event, RunStatus
 from agent_cli.errors import RunLogError, UsageError
 from agent_cli.record.log_place import log_place
 from agent_cli.record.replay import event_from_record, summarize_run
-from agent_cli.record.runlog import UNFINISHED, LoggedRun, RunFilter, RunLog
+from agent_cli.record.run_filters import RunFilter
+from agent_cli.record.runlog import UNFINISHED, LoggedRun, RunLog
 from agent_cli.record.tracing import read_record
 from agent_cli.runtime.drive import warn
 from agent_cli.ui import RunView, make_console, show_logged_runs, show_run_header

@@ -15,7 +15,6 @@ import sqlite3
 import stat
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -23,6 +22,7 @@ from typing import Any, NamedTuple, TypeVar
 from agent_cli.config import state_dir
 from agent_cli.core.seams import Exchange
 from agent_cli.errors import UsageError
+from agent_cli.record.run_filters import RunFilter, like_pattern
 from agent_cli.store.schema import migrate, schema_version
 
 T = TypeVar("T")
@@ -314,7 +314,7 @@ class RunLog:
             f"(question {like} ? ESCAPE '\\' OR coalesce(answer, '') {like} ? ESCAPE '\\')"
             for _ in words
         )
-        params = [pattern for word in words for pattern in (_like(word),) * 2]
+        params = [pattern for word in words for pattern in (like_pattern(word),) * 2]
         return self._select(
             f"WHERE {clauses} ORDER BY id DESC LIMIT ?", (*params, self._limit(limit))
         )
@@ -349,7 +349,7 @@ class RunLog:
             found = self._rows(
                 f"SELECT DISTINCT session_id FROM runs WHERE {where} AND session_id LIKE ?"
                 " ESCAPE '\\' LIMIT 2",
-                (_like(prefix).removeprefix("%"),),
+                (like_pattern(prefix).removeprefix("%"),),
             )
             if len(found) != 1:
                 problem = "matches several sessions; give more of it" if found else "is no session"
@@ -445,44 +445,5 @@ def _migrate(connection: sqlite3.Connection) -> None:
     connection.execute("PRAGMA journal_mode = WAL")
 
 
-@dataclass(frozen=True, slots=True)
-class RunFilter:
-    """Which logged runs to list. Eval cases are kept apart: listed only with kind "eval" (or
-    "all"), so an eval of 100 cases does not bury the operators' runs."""
-
-    status: str | None = None
-    since: datetime | None = None
-    kind: str | None = None  # ask, chat, conversation, eval, tool or all; None: all but eval
-    provider: str | None = None
-    model: str | None = None
-    session: str | None = None  # a session id or its first characters
-
-    def where(self) -> tuple[str, tuple[Any, ...]]:
-        clauses, params = [], []
-        for column, value in (
-            ("status", self.status),
-            ("provider", self.provider),
-            ("model", self.model),
-            ("kind", None if self.kind == "all" else self.kind),
-        ):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(value)
-        if self.kind is None:
-            clauses.append("kind != 'eval'")
-        if self.session is not None:
-            clauses.append("session_id LIKE ? ESCAPE '\\'")
-            params.append(_like(self.session).removeprefix("%"))
-        if self.since is not None:
-            clauses.append("started_at >= ?")
-            params.append(self.since.astimezone(UTC).isoformat(timespec="milliseconds"))
-        return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
-
-
 def _sql_limit(limit: int | None) -> int:
     return -1 if limit is None else limit  # SQLite: a negative LIMIT is none
-
-
-def _like(word: str) -> str:
-    escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"

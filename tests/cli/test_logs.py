@@ -22,7 +22,8 @@ from agent_cli.errors import UsageError
 from agent_cli.evaluation.cases import builtin_cases
 from agent_cli.evaluation.heard import with_heard
 from agent_cli.record.recorder import RunRecorder
-from agent_cli.record.runlog import _MIGRATIONS, SCHEMA_VERSION, RunFilter, RunLog
+from agent_cli.record.run_filters import RunFilter
+from agent_cli.record.runlog import _MIGRATIONS, SCHEMA_VERSION, RunLog
 from tests.fakellm import FakeLLM, openai_calls, openai_text
 
 runner = CliRunner()
@@ -108,6 +109,8 @@ def test_search_finds_words_in_questions_and_answers_in_any_case() -> None:
     assert found("SHIPPINGです") == ["本日は2026-10-13です。注文A101は返金できますか？"]
     for hostile in ['"', "a%", "_1", 'A1"00', "NEAR(a b)", "*"]:
         assert agent("logs", "search", hostile).exit_code == 0  # never an FTS syntax error
+    for literal in ("a%", "_1"):  # % and _ are the customer's characters, not wildcards
+        assert agent("logs", "search", literal).stdout == "", literal
     none = agent("logs", "search", "A999")
     assert none.exit_code == 0 and none.stdout == ""
     assert "No logged run mentions 'A999'" in none.stderr
