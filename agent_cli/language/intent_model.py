@@ -19,7 +19,6 @@ import math
 import random
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -140,12 +139,12 @@ class IntentModel:
             raise ValueError("an intent model needs at least one example")
         index = {name: k for k, name in enumerate(intents)}
         grams = [features(text) for text, _ in data]
-        idf = _idf(grams)
+        counts, bayes = _count(grams, [index[intent] for _, intent in data], len(intents))
+        idf = _idf(counts, len(grams))
         vectors = [
             (_weighted(g, idf), index[intent]) for g, (_, intent) in zip(grams, data, strict=True)
         ]
         weights, bias = _descend(vectors, len(intents))
-        counts, bayes = _count(grams, [index[intent] for _, intent in data], len(intents))
         rows = {}
         for gram in sorted(counts):
             row = weights.get(gram, {})
@@ -287,13 +286,10 @@ def _count(
     return counts, bayes
 
 
-def _idf(grams: Sequence[set[str]]) -> dict[str, float]:
-    """Each feature's inverse document frequency (smoothed): rare features weigh more."""
-    counts: Counter[str] = Counter()
-    for message in grams:
-        counts.update(message)
-    n = len(grams)
-    return {gram: math.log((1 + n) / (1 + d)) + 1 for gram, d in counts.items()}
+def _idf(counts: Mapping[str, Mapping[int, int]], n: int) -> dict[str, float]:
+    """Each feature's inverse document frequency (smoothed) over `n` messages, from naive
+    Bayes's counts (the messages holding it, per intent): rare features weigh more."""
+    return {gram: math.log((1 + n) / (1 + sum(seen.values()))) + 1 for gram, seen in counts.items()}
 
 
 def _weighted(grams: set[str], idf: Mapping[str, float]) -> Vector:

@@ -127,7 +127,14 @@ def wait_for(condition: Any, seconds: float = 10) -> None:
 def start_a_slow_run(fake_llm: FakeLLM, trace: Path) -> subprocess.Popen[str]:
     """`agent ask` in its own process, one step done, waiting on a reply that takes 20 s."""
     fake_llm.queue(openai_calls(("refund_policy", {})), Reply(body=openai_text("late"), delay=20))
-    process = spawn_agent(
+    process = ask_over_openai(fake_llm, trace)
+    wait_for(lambda: len(fake_llm.requests) == 2)
+    return process
+
+
+def ask_over_openai(fake_llm: FakeLLM, trace: Path) -> subprocess.Popen[str]:
+    """`agent ask q` in its own process, over the fake server, its trace written to `trace`."""
+    return spawn_agent(
         "ask",
         "q",
         "--provider",
@@ -138,8 +145,6 @@ def start_a_slow_run(fake_llm: FakeLLM, trace: Path) -> subprocess.Popen[str]:
         str(trace),
         env={"OPENAI_API_KEY": KEY},
     )
-    wait_for(lambda: len(fake_llm.requests) == 2)
-    return process
 
 
 def test_sigterm_during_a_slow_response_is_recorded_and_exits_143(
@@ -198,17 +203,7 @@ def test_ctrl_c_during_a_retry_wait_stops_at_once(fake_llm: FakeLLM, tmp_path: P
 
     fake_llm.queue(error(503, "busy", headers={"retry-after": "30"}))
     trace = tmp_path / "t.jsonl"
-    process = spawn_agent(
-        "ask",
-        "q",
-        "--provider",
-        "openai",
-        "--base-url",
-        fake_llm.url,
-        "--trace",
-        str(trace),
-        env={"OPENAI_API_KEY": KEY},
-    )
+    process = ask_over_openai(fake_llm, trace)
     wait_for(lambda: len(fake_llm.requests) == 1)
     time.sleep(0.5)  # now sleeping in the 30 s retry wait
     started = time.monotonic()
