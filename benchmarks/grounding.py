@@ -72,7 +72,7 @@ def loop_run(check: AnswerCheck | None) -> Callable[[], object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=3000)
+    parser.add_argument("--runs", type=lambda v: max(int(v), 1), default=3000)
     runs = parser.parse_args().runs
     history = (  # what the loop hands the check at the end of the scripted run
         Step(1, CallTool(tool="lookup_order", args={"order_code": "A100"}), "ok", False),
@@ -81,8 +81,8 @@ def main() -> None:
     off_samples: list[float] = []
     on_samples: list[float] = []
     for _ in range(10):  # alternate, so drift in the machine's load hits both alike
-        off_samples.append(median_s(loop_run(None), runs // 10) / STEPS)
-        on_samples.append(median_s(loop_run(ground_answer), runs // 10) / STEPS)
+        off_samples.append(median_s(loop_run(None), max(runs // 10, 1)) / STEPS)
+        on_samples.append(median_s(loop_run(ground_answer), max(runs // 10, 1)) / STEPS)
     off, on = statistics.median(off_samples), statistics.median(on_samples)
     typical = median_s(lambda: ground_answer(TYPICAL, history), runs)
     figures = median_s(
