@@ -111,6 +111,10 @@ def test_search_finds_words_in_questions_and_answers_in_any_case() -> None:
         assert agent("logs", "search", hostile).exit_code == 0  # never an FTS syntax error
     for literal in ("a%", "_1"):  # % and _ are the customer's characters, not wildcards
         assert agent("logs", "search", literal).stdout == "", literal
+    ask("Is 100% of A100 refundable?")
+    backslash = agent("logs", "search", "0\\")  # a backslash is one too: not "0%"
+    assert backslash.exit_code == 0 and backslash.stdout == ""
+    assert "100%" in agent("logs", "search", "0%").stdout
     none = agent("logs", "search", "A999")
     assert none.exit_code == 0 and none.stdout == ""
     assert "No logged run mentions 'A999'" in none.stderr
